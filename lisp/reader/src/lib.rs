@@ -1,0 +1,1 @@
+//! Text to syntax for mprof-lisp.

@@ -1,0 +1,1 @@
+//! The mprof reduction engine.
