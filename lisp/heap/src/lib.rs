@@ -1,1 +1,21 @@
-//! The mprof-lisp object model.
+//! The mprof-lisp object model on gc-arena 0.7.
+//!
+//! Everything a Lisp program can touch is a [`Value`]; every heap object is
+//! made by [`alloc_object`], which knows the object's category (cons, float,
+//! structure/vector, other) and real size, and tells the profiler through the
+//! [`AllocHooks`] installed on this thread. The printer lives here too.
+//!
+//! This crate knows nothing of the evaluator or the profiler: it depends only
+//! on the reader (for converting syntax to values) and gc-arena.
+
+pub mod alloc;
+pub mod code;
+// pub mod datum;
+pub mod object;
+pub mod packages;
+pub mod printer;
+pub mod value;
+
+pub use object::{AllocEvent, AllocHooks, Category, Obj, SiteTag, alloc_object, set_alloc_hooks};
+pub use packages::{FindStatus, PackageError, Packages};
+pub use value::{Ptr, Value};

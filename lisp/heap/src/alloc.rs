@@ -1,0 +1,439 @@
+//! Typed constructors over [`alloc_object`]: one function per kind of object,
+//! each passing the object's category, bin type name and out-of-line bytes.
+//! Also the write-barriered mutators of heap objects.
+//!
+//! Invariant: these are the only places that decide an object's category:
+//! conses c, floats f, strings/vectors/arrays/structures s, everything else o.
+
+use gc_arena::barrier::{field, unlock};
+use gc_arena::{Gc, Lock, Mutation, RefLock};
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{One, Signed, ToPrimitive, Zero};
+
+use crate::code::Proto;
+use crate::object::{Category, Obj, alloc_object};
+use crate::value::*;
+
+pub fn cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> Value<'gc> {
+    Value::Cons(alloc_object(
+        mc,
+        Category::Cons,
+        "cons",
+        0,
+        Cons { car: Lock::new(car), cdr: Lock::new(cdr) },
+    ))
+}
+
+pub fn float<'gc>(mc: &Mutation<'gc>, x: f64) -> Value<'gc> {
+    Value::Float(alloc_object(mc, Category::Float, "double-float", 0, x))
+}
+
+pub fn string_from_chars<'gc>(mc: &Mutation<'gc>, s: LString) -> Value<'gc> {
+    let extra = s.chars.capacity() * std::mem::size_of::<char>();
+    Value::String(alloc_object(mc, Category::StructureVector, "string", extra, RefLock::new(s)))
+}
+
+pub fn string<'gc>(mc: &Mutation<'gc>, s: &str) -> Value<'gc> {
+    string_from_chars(mc, LString::new(s))
+}
+
+pub fn vector_from<'gc>(
+    mc: &Mutation<'gc>,
+    items: Vec<Value<'gc>>,
+    fill_pointer: Option<usize>,
+    adjustable: bool,
+    element_type: Value<'gc>,
+) -> Value<'gc> {
+    let extra = items.capacity() * std::mem::size_of::<Value>();
+    Value::Vector(alloc_object(
+        mc,
+        Category::StructureVector,
+        "simple-vector",
+        extra,
+        RefLock::new(LVector { items, fill_pointer, adjustable, element_type }),
+    ))
+}
+
+pub fn vector<'gc>(mc: &Mutation<'gc>, items: Vec<Value<'gc>>) -> Value<'gc> {
+    vector_from(mc, items, None, false, Value::Nil)
+}
+
+pub fn array<'gc>(
+    mc: &Mutation<'gc>,
+    dims: Vec<usize>,
+    items: Vec<Value<'gc>>,
+    element_type: Value<'gc>,
+) -> Value<'gc> {
+    let extra = items.capacity() * std::mem::size_of::<Value>() + dims.capacity() * 8;
+    Value::Array(alloc_object(
+        mc,
+        Category::StructureVector,
+        "array",
+        extra,
+        RefLock::new(LArray { dims, items, element_type }),
+    ))
+}
+
+/// An integer: a fixnum when it fits in an i64, else a bignum.
+pub fn integer<'gc>(mc: &Mutation<'gc>, n: BigInt) -> Value<'gc> {
+    match n.to_i64() {
+        Some(i) => Value::Fixnum(i),
+        None => {
+            let extra = (n.bits() as usize).div_ceil(64) * 8;
+            Value::BigInt(alloc_object(mc, Category::Other, "bignum", extra, Big(n)))
+        }
+    }
+}
+
+/// A rational num/den in lowest terms: an integer when the denominator divides.
+/// The caller guarantees `den` is not zero.
+pub fn rational<'gc>(mc: &Mutation<'gc>, num: BigInt, den: BigInt) -> Value<'gc> {
+    let (mut num, mut den) = (num, den);
+    if den.is_negative() {
+        num = -num;
+        den = -den;
+    }
+    let g = num.gcd(&den);
+    if !g.is_zero() && !g.is_one() {
+        num /= &g;
+        den /= &g;
+    }
+    if den.is_one() {
+        return integer(mc, num);
+    }
+    let extra = ((num.bits() + den.bits()) as usize).div_ceil(64) * 8;
+    Value::Ratio(alloc_object(mc, Category::Other, "ratio", extra, Ratio { num, den }))
+}
+
+pub fn make_symbol<'gc>(mc: &Mutation<'gc>, name: &str) -> Ptr<'gc, Symbol<'gc>> {
+    alloc_object(
+        mc,
+        Category::Other,
+        "symbol",
+        name.len(),
+        Symbol {
+            name: name.into(),
+            package: Lock::new(None),
+            value: Lock::new(Value::Unbound),
+            function: Lock::new(Value::Unbound),
+            plist: Lock::new(Value::Nil),
+            flags: std::cell::Cell::new(0),
+            setf_function: Lock::new(Value::Unbound),
+        },
+    )
+}
+
+pub fn closure<'gc>(
+    mc: &Mutation<'gc>,
+    proto: Ptr<'gc, Proto<'gc>>,
+    captured: Box<[Value<'gc>]>,
+) -> Value<'gc> {
+    let extra = captured.len() * std::mem::size_of::<Value>();
+    Value::Function(alloc_object(
+        mc,
+        Category::Other,
+        "function",
+        extra,
+        Function::Closure(Closure { proto, captured }),
+    ))
+}
+
+pub fn builtin<'gc>(mc: &Mutation<'gc>, name: Value<'gc>, id: u32) -> Value<'gc> {
+    Value::Function(alloc_object(mc, Category::Other, "function", 0, Function::Builtin(Builtin { name, id })))
+}
+
+pub fn proto<'gc>(mc: &Mutation<'gc>, p: Proto<'gc>) -> Ptr<'gc, Proto<'gc>> {
+    let extra = p.code.len() * std::mem::size_of::<crate::code::Op>()
+        + p.consts.len() * std::mem::size_of::<Value>();
+    alloc_object(mc, Category::Other, "code", extra, p)
+}
+
+pub fn cell<'gc>(mc: &Mutation<'gc>, v: Value<'gc>) -> Value<'gc> {
+    Value::Cell(alloc_object(mc, Category::Other, "value-cell", 0, Lock::new(v)))
+}
+
+pub fn structure<'gc>(
+    mc: &Mutation<'gc>,
+    stype: Ptr<'gc, StructType<'gc>>,
+    type_name: &str,
+    slots: Vec<Value<'gc>>,
+) -> Value<'gc> {
+    let extra = slots.capacity() * std::mem::size_of::<Value>();
+    Value::Struct(alloc_object(
+        mc,
+        Category::StructureVector,
+        type_name,
+        extra,
+        Structure { stype, slots: RefLock::new(slots) },
+    ))
+}
+
+pub fn struct_type<'gc>(
+    mc: &Mutation<'gc>,
+    name: Value<'gc>,
+    precedence: Vec<Value<'gc>>,
+    slot_names: Vec<Value<'gc>>,
+    is_condition: bool,
+) -> Ptr<'gc, StructType<'gc>> {
+    alloc_object(
+        mc,
+        Category::Other,
+        "structure-type",
+        0,
+        StructType {
+            name,
+            precedence: RefLock::new(precedence),
+            slot_names: RefLock::new(slot_names),
+            is_condition,
+            report: Lock::new(Value::Nil),
+            extra: Lock::new(Value::Nil),
+        },
+    )
+}
+
+pub fn hash_table<'gc>(mc: &Mutation<'gc>, test: HashTest) -> Value<'gc> {
+    Value::HashTable(alloc_object(
+        mc,
+        Category::Other,
+        "hash-table",
+        0,
+        RefLock::new(HashTable { test, buckets: Default::default(), count: 0 }),
+    ))
+}
+
+pub fn package<'gc>(mc: &Mutation<'gc>, name: &str) -> Ptr<'gc, Package<'gc>> {
+    alloc_object(
+        mc,
+        Category::Other,
+        "package",
+        0,
+        Package {
+            name: name.into(),
+            nicknames: Default::default(),
+            symbols: RefLock::new(Default::default()),
+            uses: RefLock::new(Vec::new()),
+        },
+    )
+}
+
+pub fn stream<'gc>(mc: &Mutation<'gc>, name: &str, kind: StreamKind) -> Value<'gc> {
+    Value::Stream(alloc_object(
+        mc,
+        Category::Other,
+        "stream",
+        0,
+        RefLock::new(Stream { kind, column: 0, open: true, name: name.to_string() }),
+    ))
+}
+
+pub fn random_state<'gc>(mc: &Mutation<'gc>, seed: u64) -> Value<'gc> {
+    Value::RandomState(alloc_object(
+        mc,
+        Category::Other,
+        "random-state",
+        0,
+        RandomState { state: std::cell::Cell::new(seed.max(1)) },
+    ))
+}
+
+// ---- mutators (write barriers) ----
+
+pub fn set_car<'gc>(mc: &Mutation<'gc>, c: Ptr<'gc, Cons<'gc>>, v: Value<'gc>) {
+    let w = Gc::write(mc, c);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, Cons, car).set(v);
+}
+
+pub fn set_cdr<'gc>(mc: &Mutation<'gc>, c: Ptr<'gc, Cons<'gc>>, v: Value<'gc>) {
+    let w = Gc::write(mc, c);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, Cons, cdr).set(v);
+}
+
+/// Mutable access to a RefLock'd object (vectors, strings, hash tables, arrays, streams).
+pub fn borrow_mut<'gc, 'a, T: 'gc>(
+    mc: &Mutation<'gc>,
+    p: Ptr<'gc, RefLock<T>>,
+) -> std::cell::RefMut<'gc, T> {
+    let w = Gc::write(mc, p);
+    field!(w, Obj, val).unlock().borrow_mut()
+}
+
+pub fn set_lock<'gc>(mc: &Mutation<'gc>, p: Ptr<'gc, Lock<Value<'gc>>>, v: Value<'gc>) {
+    let w = Gc::write(mc, p);
+    field!(w, Obj, val).unlock().set(v);
+}
+
+pub fn struct_slots_mut<'gc>(
+    mc: &Mutation<'gc>,
+    s: Ptr<'gc, Structure<'gc>>,
+) -> std::cell::RefMut<'gc, Vec<Value<'gc>>> {
+    let w = Gc::write(mc, s);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, Structure, slots).borrow_mut()
+}
+
+pub fn struct_type_set_report<'gc>(mc: &Mutation<'gc>, t: Ptr<'gc, StructType<'gc>>, v: Value<'gc>) {
+    let w = Gc::write(mc, t);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, StructType, report).set(v);
+}
+
+pub fn struct_type_set_extra<'gc>(mc: &Mutation<'gc>, t: Ptr<'gc, StructType<'gc>>, v: Value<'gc>) {
+    let w = Gc::write(mc, t);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, StructType, extra).set(v);
+}
+
+pub fn struct_type_precedence_mut<'gc>(
+    mc: &Mutation<'gc>,
+    t: Ptr<'gc, StructType<'gc>>,
+) -> std::cell::RefMut<'gc, Vec<Value<'gc>>> {
+    let w = Gc::write(mc, t);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, StructType, precedence).borrow_mut()
+}
+
+pub fn struct_type_slots_mut<'gc>(
+    mc: &Mutation<'gc>,
+    t: Ptr<'gc, StructType<'gc>>,
+) -> std::cell::RefMut<'gc, Vec<Value<'gc>>> {
+    let w = Gc::write(mc, t);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, StructType, slot_names).borrow_mut()
+}
+
+pub fn symbol_set_value<'gc>(mc: &Mutation<'gc>, s: Ptr<'gc, Symbol<'gc>>, v: Value<'gc>) {
+    let w = Gc::write(mc, s);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, Symbol, value).set(v);
+}
+
+pub fn symbol_set_function<'gc>(mc: &Mutation<'gc>, s: Ptr<'gc, Symbol<'gc>>, v: Value<'gc>) {
+    let w = Gc::write(mc, s);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, Symbol, function).set(v);
+}
+
+pub fn symbol_set_setf_function<'gc>(mc: &Mutation<'gc>, s: Ptr<'gc, Symbol<'gc>>, v: Value<'gc>) {
+    let w = Gc::write(mc, s);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, Symbol, setf_function).set(v);
+}
+
+pub fn symbol_set_plist<'gc>(mc: &Mutation<'gc>, s: Ptr<'gc, Symbol<'gc>>, v: Value<'gc>) {
+    let w = Gc::write(mc, s);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, Symbol, plist).set(v);
+}
+
+pub fn symbol_set_package<'gc>(
+    mc: &Mutation<'gc>,
+    s: Ptr<'gc, Symbol<'gc>>,
+    p: Option<Ptr<'gc, Package<'gc>>>,
+) {
+    let w = Gc::write(mc, s);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, Symbol, package).set(p);
+}
+
+pub fn package_symbols_mut<'gc>(
+    mc: &Mutation<'gc>,
+    p: Ptr<'gc, Package<'gc>>,
+) -> std::cell::RefMut<'gc, indexmap::IndexMap<Box<str>, (Ptr<'gc, Symbol<'gc>>, bool)>> {
+    let w = Gc::write(mc, p);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, Package, symbols).borrow_mut()
+}
+
+pub fn package_uses_mut<'gc>(
+    mc: &Mutation<'gc>,
+    p: Ptr<'gc, Package<'gc>>,
+) -> std::cell::RefMut<'gc, Vec<Ptr<'gc, Package<'gc>>>> {
+    let w = Gc::write(mc, p);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, Package, uses).borrow_mut()
+}
+
+// ---- list helpers ----
+
+/// A proper list of the given items.
+pub fn list<'gc>(mc: &Mutation<'gc>, items: &[Value<'gc>]) -> Value<'gc> {
+    list_with_tail(mc, items, Value::Nil)
+}
+
+pub fn list_with_tail<'gc>(mc: &Mutation<'gc>, items: &[Value<'gc>], tail: Value<'gc>) -> Value<'gc> {
+    let mut acc = tail;
+    for &v in items.iter().rev() {
+        acc = cons(mc, v, acc);
+    }
+    acc
+}
+
+pub fn car<'gc>(v: Value<'gc>) -> Value<'gc> {
+    match v {
+        Value::Cons(c) => c.car.get(),
+        _ => Value::Nil,
+    }
+}
+
+pub fn cdr<'gc>(v: Value<'gc>) -> Value<'gc> {
+    match v {
+        Value::Cons(c) => c.cdr.get(),
+        _ => Value::Nil,
+    }
+}
+
+/// Iterate over the elements of a list; stops at the first non-cons tail.
+pub fn list_iter<'gc>(v: Value<'gc>) -> ListIter<'gc> {
+    ListIter { cur: v }
+}
+
+pub struct ListIter<'gc> {
+    cur: Value<'gc>,
+}
+
+impl<'gc> ListIter<'gc> {
+    /// What remains: NIL after a proper list, the dotted tail otherwise.
+    pub fn rest(&self) -> Value<'gc> {
+        self.cur
+    }
+}
+
+impl<'gc> Iterator for ListIter<'gc> {
+    type Item = Value<'gc>;
+    fn next(&mut self) -> Option<Value<'gc>> {
+        match self.cur {
+            Value::Cons(c) => {
+                self.cur = c.cdr.get();
+                Some(c.car.get())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The elements of a proper list, or None if it is dotted or circular
+/// (circularity detected with a tortoise and hare).
+pub fn list_to_vec<'gc>(v: Value<'gc>) -> Option<Vec<Value<'gc>>> {
+    let mut out = Vec::new();
+    let mut slow = v;
+    let mut cur = v;
+    loop {
+        match cur {
+            Value::Nil => return Some(out),
+            Value::Cons(c) => {
+                out.push(c.car.get());
+                cur = c.cdr.get();
+                if out.len() % 2 == 0 {
+                    slow = cdr(slow);
+                    if slow.eq(cur) && cur.truthy() {
+                        return None;
+                    }
+                }
+            }
+            _ => return None,
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! Packages and symbol interning.
+//!
+//! Invariants:
+//! - The symbol named "NIL" in COMMON-LISP is `Value::Nil`; interning "NIL"
+//!   from any package that uses COMMON-LISP yields `Value::Nil`.
+//! - Keywords are constants whose value is themselves.
+//! - A package's symbol map holds every symbol *present* in it (with its
+//!   external flag); inherited symbols are found through `uses`.
+
+use gc_arena::{Collect, Mutation, RefLock};
+use indexmap::IndexMap;
+
+use crate::alloc;
+use crate::value::*;
+
+/// The registry of packages and the handful every part of the system needs.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct Packages<'gc> {
+    /// By name and by nickname.
+    pub by_name: RefLock<IndexMap<String, Ptr<'gc, Package<'gc>>>>,
+    pub common_lisp: Ptr<'gc, Package<'gc>>,
+    pub keyword: Ptr<'gc, Package<'gc>>,
+    pub user: Ptr<'gc, Package<'gc>>,
+    pub system: Ptr<'gc, Package<'gc>>,
+    pub mprof: Ptr<'gc, Package<'gc>>,
+    /// The symbol T.
+    pub t: Ptr<'gc, Symbol<'gc>>,
+}
+
+/// Why a symbol could not be found or made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PackageError {
+    NoSuchPackage(String),
+    NotExternal { package: String, name: String },
+}
+
+impl std::fmt::Display for PackageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PackageError::NoSuchPackage(p) => write!(f, "package {p} does not exist"),
+            PackageError::NotExternal { package, name } => {
+                write!(f, "the symbol {name} is not external in the {package} package")
+            }
+        }
+    }
+}
+
+impl<'gc> Packages<'gc> {
+    pub fn new(mc: &Mutation<'gc>) -> Packages<'gc> {
+        let common_lisp = alloc::package(mc, "COMMON-LISP");
+        let keyword = alloc::package(mc, "KEYWORD");
+        let user = alloc::package(mc, "COMMON-LISP-USER");
+        let system = alloc::package(mc, "MPROF-SYSTEM");
+        let mprof = alloc::package(mc, "MPROF");
+        common_lisp.nicknames.borrow_mut().push("CL".into());
+        user.nicknames.borrow_mut().push("CL-USER".into());
+        system.nicknames.borrow_mut().push("SYS".into());
+        alloc::package_uses_mut(mc, user).push(common_lisp);
+        alloc::package_uses_mut(mc, system).push(common_lisp);
+        alloc::package_uses_mut(mc, mprof).push(common_lisp);
+        let t = alloc::make_symbol(mc, "T");
+        alloc::symbol_set_package(mc, t, Some(common_lisp));
+        alloc::symbol_set_value(mc, t, Value::Symbol(t));
+        t.set_flag(SYM_CONSTANT, true);
+        alloc::package_symbols_mut(mc, common_lisp).insert("T".into(), (t, true));
+        let mut by_name = IndexMap::new();
+        for p in [common_lisp, keyword, user, system, mprof] {
+            by_name.insert(p.name.to_string(), p);
+            for n in p.nicknames.borrow().iter() {
+                by_name.insert(n.clone(), p);
+            }
+        }
+        Packages {
+            by_name: RefLock::new(by_name),
+            common_lisp,
+            keyword,
+            user,
+            system,
+            mprof,
+            t,
+        }
+    }
+
+    pub fn find_package(&self, name: &str) -> Option<Ptr<'gc, Package<'gc>>> {
+        self.by_name.borrow().get(name).copied()
+    }
+
+    /// Make a new package (or return the existing one of that name).
+    pub fn make_package(
+        mc: &Mutation<'gc>,
+        this: gc_arena::Gc<'gc, Packages<'gc>>,
+        name: &str,
+        nicknames: &[String],
+    ) -> Ptr<'gc, Package<'gc>> {
+        if let Some(p) = this.find_package(name) {
+            return p;
+        }
+        let p = alloc::package(mc, name);
+        p.nicknames.borrow_mut().extend(nicknames.iter().cloned());
+        let w = gc_arena::Gc::write(mc, this);
+        let mut map = gc_arena::barrier::unlock!(w, Packages, by_name).borrow_mut();
+        map.insert(name.to_string(), p);
+        for n in nicknames {
+            map.insert(n.clone(), p);
+        }
+        p
+    }
+
+    /// Look a name up in a package: present symbols first, then the external
+    /// symbols of the packages it uses. Returns the symbol and whether it is
+    /// external / inherited.
+    pub fn find_symbol(
+        &self,
+        package: Ptr<'gc, Package<'gc>>,
+        name: &str,
+    ) -> Option<(Value<'gc>, FindStatus)> {
+        if name == "NIL" && self.is_cl_visible(package) {
+            let status = if gc_arena::Gc::ptr_eq(package, self.common_lisp) {
+                FindStatus::External
+            } else {
+                FindStatus::Inherited
+            };
+            return Some((Value::Nil, status));
+        }
+        if let Some(&(s, ext)) = package.symbols.borrow().get(name) {
+            return Some((Value::Symbol(s), if ext { FindStatus::External } else { FindStatus::Internal }));
+        }
+        for used in package.uses.borrow().iter() {
+            if let Some(&(s, true)) = used.symbols.borrow().get(name) {
+                return Some((Value::Symbol(s), FindStatus::Inherited));
+            }
+        }
+        None
+    }
+
+    fn is_cl_visible(&self, package: Ptr<'gc, Package<'gc>>) -> bool {
+        gc_arena::Gc::ptr_eq(package, self.common_lisp)
+            || package.uses.borrow().iter().any(|u| gc_arena::Gc::ptr_eq(*u, self.common_lisp))
+    }
+
+    /// Intern a name in a package, making a new symbol when none is accessible.
+    pub fn intern(&self, mc: &Mutation<'gc>, package: Ptr<'gc, Package<'gc>>, name: &str) -> Value<'gc> {
+        if let Some((v, _)) = self.find_symbol(package, name) {
+            return v;
+        }
+        let s = alloc::make_symbol(mc, name);
+        alloc::symbol_set_package(mc, s, Some(package));
+        let is_keyword = gc_arena::Gc::ptr_eq(package, self.keyword);
+        if is_keyword {
+            alloc::symbol_set_value(mc, s, Value::Symbol(s));
+            s.set_flag(SYM_CONSTANT, true);
+        }
+        alloc::package_symbols_mut(mc, package).insert(name.into(), (s, is_keyword));
+        Value::Symbol(s)
+    }
+
+    /// Intern and export (used to build the standard packages).
+    pub fn intern_external(&self, mc: &Mutation<'gc>, package: Ptr<'gc, Package<'gc>>, name: &str) -> Value<'gc> {
+        let v = self.intern(mc, package, name);
+        if let Value::Symbol(s) = v {
+            self.export(mc, package, s);
+        }
+        v
+    }
+
+    /// Make a symbol external in `package`, importing it first if it is not present.
+    pub fn export(&self, mc: &Mutation<'gc>, package: Ptr<'gc, Package<'gc>>, s: Ptr<'gc, Symbol<'gc>>) {
+        alloc::package_symbols_mut(mc, package).insert(s.name.clone(), (s, true));
+    }
+
+    /// Make a symbol present (internal) in `package`.
+    pub fn import(&self, mc: &Mutation<'gc>, package: Ptr<'gc, Package<'gc>>, s: Ptr<'gc, Symbol<'gc>>) {
+        let mut map = alloc::package_symbols_mut(mc, package);
+        let ext = map.get(&*s.name).map(|e| e.1).unwrap_or(false);
+        map.insert(s.name.clone(), (s, ext));
+    }
+
+    pub fn keyword(&self, mc: &Mutation<'gc>, name: &str) -> Value<'gc> {
+        self.intern(mc, self.keyword, name)
+    }
+
+    /// Resolve `pkg:name` (external only) or `pkg::name`.
+    pub fn intern_qualified(
+        &self,
+        mc: &Mutation<'gc>,
+        package_name: &str,
+        name: &str,
+        external_only: bool,
+    ) -> Result<Value<'gc>, PackageError> {
+        let package = self
+            .find_package(package_name)
+            .ok_or_else(|| PackageError::NoSuchPackage(package_name.to_string()))?;
+        if external_only && !gc_arena::Gc::ptr_eq(package, self.keyword) {
+            return match self.find_symbol(package, name) {
+                Some((v, FindStatus::External)) => Ok(v),
+                // Inherited externals of CL are accessible through a using package too.
+                Some((v, FindStatus::Inherited)) => Ok(v),
+                _ => Err(PackageError::NotExternal { package: package.name.to_string(), name: name.to_string() }),
+            };
+        }
+        Ok(self.intern(mc, package, name))
+    }
+}
+
+/// How `find_symbol` found a symbol (CL's second value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FindStatus {
+    Internal,
+    External,
+    Inherited,
+}

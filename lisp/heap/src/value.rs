@@ -1,0 +1,381 @@
+//! The value representation: one 16-byte [`Value`] enum whose immediates are
+//! fixnums and characters and whose other variants point to [`Obj`] heap
+//! objects made by `alloc_object`.
+//!
+//! Invariants:
+//! - `Value` is `Copy` and 16 bytes (a test pins it).
+//! - `Value::Nil` is the symbol NIL and the empty list; there is no NIL symbol object.
+//! - `Value::Unbound` never escapes to Lisp code: it marks an unbound variable,
+//!   an undefined function cell or a missing optional argument.
+//! - Identity (`eq`) of heap values is pointer identity (`Gc::ptr_eq`), never
+//!   `Gc`'s content comparison.
+
+use std::cell::{Cell, RefCell};
+
+use gc_arena::{Collect, Gc, Lock, RefLock};
+use indexmap::IndexMap;
+use num_bigint::BigInt;
+
+use crate::code::Proto;
+use crate::object::Obj;
+
+/// A pointer to a heap object.
+pub type Ptr<'gc, T> = Gc<'gc, Obj<T>>;
+
+/// A Lisp value.
+#[derive(Copy, Clone, Collect)]
+#[collect(no_drop)]
+pub enum Value<'gc> {
+    Nil,
+    /// Internal marker; see the module invariants.
+    Unbound,
+    Fixnum(i64),
+    Char(char),
+    Cons(Ptr<'gc, Cons<'gc>>),
+    Float(Ptr<'gc, f64>),
+    Symbol(Ptr<'gc, Symbol<'gc>>),
+    String(Ptr<'gc, RefLock<LString>>),
+    Vector(Ptr<'gc, RefLock<LVector<'gc>>>),
+    Array(Ptr<'gc, RefLock<LArray<'gc>>>),
+    BigInt(Ptr<'gc, Big>),
+    Ratio(Ptr<'gc, Ratio>),
+    Function(Ptr<'gc, Function<'gc>>),
+    Struct(Ptr<'gc, Structure<'gc>>),
+    HashTable(Ptr<'gc, RefLock<HashTable<'gc>>>),
+    Package(Ptr<'gc, Package<'gc>>),
+    Stream(Ptr<'gc, RefLock<Stream>>),
+    RandomState(Ptr<'gc, RandomState>),
+    /// A structure or condition type descriptor.
+    StructType(Ptr<'gc, StructType<'gc>>),
+    /// Internal: a mutable variable captured by a closure.
+    Cell(Ptr<'gc, Lock<Value<'gc>>>),
+    /// Internal: compiled code, a constant of the enclosing function.
+    Proto(Ptr<'gc, Proto<'gc>>),
+}
+
+impl<'gc> Value<'gc> {
+    pub fn is_nil(self) -> bool {
+        matches!(self, Value::Nil)
+    }
+
+    pub fn truthy(self) -> bool {
+        !matches!(self, Value::Nil)
+    }
+
+    pub fn bool(b: bool, t: Value<'gc>) -> Value<'gc> {
+        if b { t } else { Value::Nil }
+    }
+
+    pub fn as_cons(self) -> Option<Ptr<'gc, Cons<'gc>>> {
+        match self {
+            Value::Cons(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub fn as_symbol(self) -> Option<Ptr<'gc, Symbol<'gc>>> {
+        match self {
+            Value::Symbol(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn is_list(self) -> bool {
+        matches!(self, Value::Nil | Value::Cons(_))
+    }
+
+    /// The `eq` identity: immediates by value, heap objects by address.
+    pub fn eq(self, other: Value<'gc>) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Nil, Nil) | (Unbound, Unbound) => true,
+            (Fixnum(a), Fixnum(b)) => a == b,
+            (Char(a), Char(b)) => a == b,
+            _ => match (self.heap_address(), other.heap_address()) {
+                (Some(a), Some(b)) => a == b,
+                _ => false,
+            },
+        }
+    }
+
+    /// The address of a heap object, for identity and EQ hashing.
+    /// gc-arena never moves objects, so the address is stable for its lifetime.
+    pub fn heap_address(self) -> Option<usize> {
+        use Value::*;
+        Some(match self {
+            Nil | Unbound | Fixnum(_) | Char(_) => return None,
+            Cons(p) => Gc::as_ptr(p) as usize,
+            Float(p) => Gc::as_ptr(p) as usize,
+            Symbol(p) => Gc::as_ptr(p) as usize,
+            String(p) => Gc::as_ptr(p) as usize,
+            Vector(p) => Gc::as_ptr(p) as usize,
+            Array(p) => Gc::as_ptr(p) as usize,
+            BigInt(p) => Gc::as_ptr(p) as usize,
+            Ratio(p) => Gc::as_ptr(p) as usize,
+            Function(p) => Gc::as_ptr(p) as usize,
+            Struct(p) => Gc::as_ptr(p) as usize,
+            HashTable(p) => Gc::as_ptr(p) as usize,
+            Package(p) => Gc::as_ptr(p) as usize,
+            Stream(p) => Gc::as_ptr(p) as usize,
+            RandomState(p) => Gc::as_ptr(p) as usize,
+            StructType(p) => Gc::as_ptr(p) as usize,
+            Cell(p) => Gc::as_ptr(p) as usize,
+            Proto(p) => Gc::as_ptr(p) as usize,
+        })
+    }
+}
+
+/// A cons cell.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct Cons<'gc> {
+    pub car: Lock<Value<'gc>>,
+    pub cdr: Lock<Value<'gc>>,
+}
+
+/// Symbol flag: proclaimed special (dynamic).
+pub const SYM_SPECIAL: u8 = 1;
+/// Symbol flag: a constant (defconstant, keywords, T).
+pub const SYM_CONSTANT: u8 = 2;
+/// Symbol flag: the function cell holds a macro expander.
+pub const SYM_MACRO: u8 = 4;
+/// Symbol flag: names a special operator.
+pub const SYM_SPECIAL_OPERATOR: u8 = 8;
+
+/// A symbol. Values live in the symbol (shallow binding): a dynamic binding
+/// saves the old value on the VM's dynamic stack.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct Symbol<'gc> {
+    #[collect(require_static)]
+    pub name: Box<str>,
+    pub package: Lock<Option<Ptr<'gc, Package<'gc>>>>,
+    pub value: Lock<Value<'gc>>,
+    pub function: Lock<Value<'gc>>,
+    pub plist: Lock<Value<'gc>>,
+    #[collect(require_static)]
+    pub flags: Cell<u8>,
+    /// The setf expander name for (setf NAME) functions: the function cell of (SETF NAME).
+    pub setf_function: Lock<Value<'gc>>,
+}
+
+impl<'gc> Symbol<'gc> {
+    pub fn has_flag(&self, flag: u8) -> bool {
+        self.flags.get() & flag != 0
+    }
+    pub fn set_flag(&self, flag: u8, on: bool) {
+        let f = self.flags.get();
+        self.flags.set(if on { f | flag } else { f & !flag });
+    }
+}
+
+/// A string: a vector of characters (category s), optionally with a fill pointer.
+#[derive(Clone, Debug, Default)]
+pub struct LString {
+    pub chars: Vec<char>,
+    pub fill_pointer: Option<usize>,
+    pub adjustable: bool,
+}
+
+impl LString {
+    pub fn new(s: &str) -> Self {
+        LString { chars: s.chars().collect(), fill_pointer: None, adjustable: false }
+    }
+    /// The active characters (up to the fill pointer).
+    pub fn active(&self) -> &[char] {
+        match self.fill_pointer {
+            Some(fp) => &self.chars[..fp.min(self.chars.len())],
+            None => &self.chars,
+        }
+    }
+    pub fn to_rust_string(&self) -> String {
+        self.active().iter().collect()
+    }
+}
+
+// SAFETY-free: LString owns no Gc pointers.
+gc_arena::static_collect!(LString);
+
+/// A one-dimensional general vector.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct LVector<'gc> {
+    pub items: Vec<Value<'gc>>,
+    #[collect(require_static)]
+    pub fill_pointer: Option<usize>,
+    #[collect(require_static)]
+    pub adjustable: bool,
+    /// The declared element type, as a symbol (T when none was given).
+    pub element_type: Value<'gc>,
+}
+
+impl<'gc> LVector<'gc> {
+    pub fn active(&self) -> &[Value<'gc>] {
+        match self.fill_pointer {
+            Some(fp) => &self.items[..fp.min(self.items.len())],
+            None => &self.items,
+        }
+    }
+}
+
+/// An array of rank other than one, stored in row-major order.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct LArray<'gc> {
+    #[collect(require_static)]
+    pub dims: Vec<usize>,
+    pub items: Vec<Value<'gc>>,
+    pub element_type: Value<'gc>,
+}
+
+/// A bignum: an integer outside the fixnum range.
+#[derive(Collect, Debug)]
+#[collect(require_static)]
+pub struct Big(pub BigInt);
+
+/// An exact ratio in lowest terms with a positive denominator greater than one.
+#[derive(Collect, Debug, Clone)]
+#[collect(require_static)]
+pub struct Ratio {
+    pub num: BigInt,
+    pub den: BigInt,
+}
+
+/// A function object.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub enum Function<'gc> {
+    Closure(Closure<'gc>),
+    Builtin(Builtin<'gc>),
+}
+
+impl<'gc> Function<'gc> {
+    /// The function's name (a symbol, a `(SETF name)` list, or NIL for anonymous ones).
+    pub fn name(&self) -> Value<'gc> {
+        match self {
+            Function::Closure(c) => c.proto.name,
+            Function::Builtin(b) => b.name,
+        }
+    }
+}
+
+/// A compiled Lisp function with the variables it captured.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct Closure<'gc> {
+    pub proto: Ptr<'gc, Proto<'gc>>,
+    pub captured: Box<[Value<'gc>]>,
+}
+
+/// A function written in Rust; `id` indexes the evaluator's builtin table.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct Builtin<'gc> {
+    pub name: Value<'gc>,
+    #[collect(require_static)]
+    pub id: u32,
+}
+
+/// A structure (or condition) instance.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct Structure<'gc> {
+    pub stype: Ptr<'gc, StructType<'gc>>,
+    pub slots: RefLock<Vec<Value<'gc>>>,
+}
+
+/// A structure or condition type: its name, its supertypes and its slots.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct StructType<'gc> {
+    pub name: Value<'gc>,
+    /// This type's name followed by every supertype's name, most specific first.
+    pub precedence: RefLock<Vec<Value<'gc>>>,
+    /// Slot names (symbols), in storage order.
+    pub slot_names: RefLock<Vec<Value<'gc>>>,
+    #[collect(require_static)]
+    pub is_condition: bool,
+    /// For conditions: the :report function or string (NIL when none).
+    pub report: Lock<Value<'gc>>,
+    /// Extra per-type data the evaluator keeps (e.g. slot initforms, readers).
+    pub extra: Lock<Value<'gc>>,
+}
+
+/// The four hash table tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HashTest {
+    Eq,
+    Eql,
+    Equal,
+    Equalp,
+}
+
+/// A hash table. Entries are grouped in buckets by a hash computed under the
+/// table's test; iteration follows insertion order of the buckets.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct HashTable<'gc> {
+    #[collect(require_static)]
+    pub test: HashTest,
+    pub buckets: IndexMap<u64, Vec<(Value<'gc>, Value<'gc>)>>,
+    #[collect(require_static)]
+    pub count: usize,
+}
+
+/// A package: a name space of symbols.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct Package<'gc> {
+    #[collect(require_static)]
+    pub name: Box<str>,
+    #[collect(require_static)]
+    pub nicknames: RefCell<Vec<String>>,
+    /// Every symbol accessible as present in this package, with whether it is external.
+    pub symbols: RefLock<IndexMap<Box<str>, (Ptr<'gc, Symbol<'gc>>, bool)>>,
+    pub uses: RefLock<Vec<Ptr<'gc, Package<'gc>>>>,
+}
+
+/// A stream's data. Streams that reach the host (standard output, files) hold
+/// an index into the evaluator's table of host channels, not a Rust handle.
+#[derive(Debug)]
+pub enum StreamKind {
+    /// A host channel: 0 standard input, 1 standard output, 2 standard error, others files.
+    Host { channel: u32, input: bool, output: bool },
+    StringOutput { buffer: String },
+    StringInput { text: Vec<char>, pos: usize },
+}
+
+/// A stream: its data plus the column (for `fresh-line` and `~&`) and whether it is open.
+#[derive(Debug)]
+pub struct Stream {
+    pub kind: StreamKind,
+    pub column: usize,
+    pub open: bool,
+    /// The name shown when printed: a file name, "*STANDARD-OUTPUT*"...
+    pub name: String,
+}
+
+gc_arena::static_collect!(Stream);
+
+/// A random state (xorshift64*).
+#[derive(Collect, Debug)]
+#[collect(require_static)]
+pub struct RandomState {
+    pub state: Cell<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_is_two_words() {
+        assert_eq!(std::mem::size_of::<Value<'static>>(), 16);
+    }
+
+    #[test]
+    fn a_cons_object_is_small() {
+        // Obj<Cons> = tag (8) + two values (32).
+        assert_eq!(std::mem::size_of::<Obj<Cons<'static>>>(), 40);
+    }
+}
