@@ -1,0 +1,1 @@
+//! Exports: folded stacks, flame-graph SVG, JSON and pprof.

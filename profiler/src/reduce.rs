@@ -1,0 +1,555 @@
+//! Reduction: from the calling-context tree to the numbers the tables print.
+//!
+//! Everything is derived from the tree at reduction time, in time linear in the number of
+//! nodes (plus the leak table's bounded walk of `path_depth` callers per node):
+//! - subtree sums ("inclusive" counters) by one reverse sweep, since parents precede
+//!   children;
+//! - a function's self+desc bytes, and a caller->callee edge's bytes, are summed over the
+//!   *topmost* occurrence on each path (a depth-first walk keeps, per function and per
+//!   edge, how often it is on the current path). So every path credits a function or an
+//!   edge once: the paper's Figure 7 credits F->G with 10 bytes, not 20;
+//! - recursion cycles are the strongly connected components of the function graph
+//!   (Tarjan). They are shown the gprof way, as `<cycle N>` entries with exact numbers
+//!   computed by the same walk with members mapped to the cycle, or, on request, merged
+//!   into one entry as the paper did.
+//! The reduction knows nothing of the display: report.rs formats it.
+
+use rustc_hash::FxHashMap;
+
+use crate::monitor::{FuncId, HeapErrorKind};
+use crate::profile::{Counters, Profile};
+
+/// What shapes the reduction (a subset of `ReportOptions`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReduceOptions {
+    pub merge_cycles: bool,
+    pub call_sites: bool,
+    pub path_depth: usize,
+}
+
+/// A row of the call graph: a function, or a recursion cycle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entity {
+    pub name: String,
+    /// The function, for function entities.
+    pub func: Option<FuncId>,
+    /// For a cycle: its number. For a member of a cycle shown unmerged: its cycle's number.
+    pub cycle: Option<usize>,
+    /// True for a `<cycle N>` entity.
+    pub is_cycle: bool,
+    /// Counters of allocations made directly in this entity, per category.
+    pub self_counters: Vec<Counters>,
+    /// Counters of allocations made in this entity and its descendants, each path once.
+    pub total: Vec<Counters>,
+    /// Allocating calls from other entities.
+    pub called: u64,
+    /// Recursive calls: folded self-recursion plus calls along self edges.
+    pub recursion: u64,
+    /// Entities (indices into `Reduction::entities`) that are members of this cycle.
+    pub members: Vec<usize>,
+}
+
+impl Entity {
+    pub fn self_bytes(&self) -> u64 {
+        self.self_counters.iter().map(|c| c.bytes).sum()
+    }
+    pub fn total_bytes(&self) -> u64 {
+        self.total.iter().map(|c| c.bytes).sum()
+    }
+    pub fn total_allocs(&self) -> u64 {
+        self.total.iter().map(|c| c.allocs).sum()
+    }
+}
+
+/// A caller->callee edge with the bytes allocated under it, each path once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edge {
+    pub caller: usize,
+    pub callee: usize,
+    pub counters: Vec<Counters>,
+    /// Allocations under the edge (the paper's "calls during an allocation").
+    pub calls: u64,
+}
+
+impl Edge {
+    pub fn bytes(&self) -> u64 {
+        self.counters.iter().map(|c| c.bytes).sum()
+    }
+}
+
+/// One element of a printed path.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PathStep {
+    pub name: String,
+    /// Present when call sites are distinguished and the site is known.
+    pub call_site: Option<u64>,
+}
+
+/// A partial path (the last `path_depth` callers) with what was kept under it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartialPath {
+    /// Outermost first.
+    pub steps: Vec<PathStep>,
+    /// True when the path reaches the bottom of the stack (nothing was cut off).
+    pub complete: bool,
+    pub kept_allocs: u64,
+    pub kept_bytes: u64,
+}
+
+/// A heap error with its path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorRow {
+    pub kind: HeapErrorKind,
+    pub count: u64,
+    pub address: u64,
+    pub path: PartialPath,
+}
+
+/// Everything the tables print.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reduction {
+    pub ncat: usize,
+    /// Sums over all nodes, per category.
+    pub totals: Vec<Counters>,
+    /// Call-graph entities; functions first (index = function id), then cycles.
+    pub entities: Vec<Entity>,
+    /// Edges between entities (`caller != callee`).
+    pub edges: Vec<Edge>,
+    /// Allocations made on the root node itself (no frame known), per category.
+    pub unattributed: Vec<Counters>,
+    /// Partial paths with kept memory, largest first.
+    pub kept_paths: Vec<PartialPath>,
+    pub errors: Vec<ErrorRow>,
+    /// Number of recursion cycles found.
+    pub cycles: usize,
+    /// True when cycle members were merged into their cycle (the paper's way).
+    pub cycles_merged: bool,
+}
+
+impl Reduction {
+    pub fn total_of<F: Fn(&Counters) -> u64>(&self, f: F) -> u64 {
+        self.totals.iter().map(f).sum()
+    }
+}
+
+/// The per-entity numbers of one depth-first walk.
+struct Walk {
+    self_counters: Vec<Counters>,
+    total: Vec<Counters>,
+    recursion: Vec<u64>,
+    edges: Vec<Edge>,
+}
+
+/// Walks the tree once, mapping each function through `entity_of`, and credits each
+/// entity and each edge at its topmost occurrence on every path.
+fn walk(p: &Profile, children: &Children, incl: &[Counters], entity_of: &[u32], nent: usize) -> Walk {
+    let ncat = p.scheme.len();
+    let mut w = Walk {
+        self_counters: vec![Counters::default(); nent * ncat],
+        total: vec![Counters::default(); nent * ncat],
+        recursion: vec![0; nent],
+        edges: Vec::new(),
+    };
+    let mut on_path = vec![0u32; nent];
+    let mut edge_on_path: Vec<u32> = Vec::new();
+    let mut edge_ids: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+    let mut edge_of_node = vec![u32::MAX; p.nodes.len()];
+    let ent = |node: usize| entity_of[p.nodes[node].func.0 as usize];
+    // (node, next child position); entering pushes, finishing pops.
+    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+    while let Some(top) = stack.last_mut() {
+        let (node, pos) = *top;
+        if pos < children.of(node).len() {
+            top.1 += 1;
+            let c = children.of(node)[pos] as usize;
+            let e = ent(c) as usize;
+            let cinc = &incl[c * ncat..(c + 1) * ncat];
+            for (k, cnt) in p.nodes[c].counters.iter().enumerate() {
+                w.self_counters[e * ncat + k].add(cnt);
+            }
+            if on_path[e] == 0 {
+                for k in 0..ncat {
+                    w.total[e * ncat + k].add(&cinc[k]);
+                }
+            }
+            on_path[e] += 1;
+            w.recursion[e] += p.nodes[c].recursion;
+            if node != 0 {
+                let pe = ent(node);
+                let key = (pe, e as u32);
+                let next = w.edges.len() as u32;
+                let id = *edge_ids.entry(key).or_insert_with(|| {
+                    w.edges.push(Edge {
+                        caller: pe as usize,
+                        callee: e,
+                        counters: vec![Counters::default(); ncat],
+                        calls: 0,
+                    });
+                    edge_on_path.push(0);
+                    next
+                });
+                if edge_on_path[id as usize] == 0 {
+                    let edge = &mut w.edges[id as usize];
+                    for k in 0..ncat {
+                        edge.counters[k].add(&cinc[k]);
+                        edge.calls += cinc[k].allocs;
+                    }
+                }
+                edge_on_path[id as usize] += 1;
+                edge_of_node[c] = id;
+            }
+            stack.push((c, 0));
+        } else {
+            stack.pop();
+            if node != 0 {
+                on_path[ent(node) as usize] -= 1;
+                if let Some(slot) = edge_on_path.get_mut(edge_of_node[node] as usize) {
+                    *slot -= 1;
+                }
+            }
+        }
+    }
+    w
+}
+
+/// Children lists in one flat array (counting sort by parent).
+struct Children {
+    start: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl Children {
+    fn new(p: &Profile) -> Self {
+        let n = p.nodes.len();
+        let mut start = vec![0u32; n + 1];
+        for node in p.nodes.iter().skip(1) {
+            if let Some(parent) = node.parent {
+                start[parent.0 as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![0u32; n.saturating_sub(1)];
+        for (i, node) in p.nodes.iter().enumerate().skip(1) {
+            if let Some(parent) = node.parent {
+                let slot = &mut fill[parent.0 as usize];
+                list[*slot as usize] = i as u32;
+                *slot += 1;
+            }
+        }
+        Children { start, list }
+    }
+
+    fn of(&self, node: usize) -> &[u32] {
+        &self.list[self.start[node] as usize..self.start[node + 1] as usize]
+    }
+}
+
+/// Strongly connected components with more than one member, by Tarjan's algorithm
+/// (iterative, so deep graphs cannot overflow the stack). Returns, per function, the
+/// index of its cycle or `u32::MAX`, and the number of cycles.
+fn find_cycles(nfunc: usize, edges: &[(u32, u32)]) -> (Vec<u32>, usize) {
+    let mut adj_start = vec![0usize; nfunc + 1];
+    for &(a, _) in edges {
+        adj_start[a as usize + 1] += 1;
+    }
+    for i in 0..nfunc {
+        adj_start[i + 1] += adj_start[i];
+    }
+    let mut fill = adj_start.clone();
+    let mut adj = vec![0u32; edges.len()];
+    for &(a, b) in edges {
+        adj[fill[a as usize]] = b;
+        fill[a as usize] += 1;
+    }
+    const UNSEEN: u32 = u32::MAX;
+    let mut index = vec![UNSEEN; nfunc];
+    let mut low = vec![0u32; nfunc];
+    let mut on_stack = vec![false; nfunc];
+    let mut scc_stack: Vec<u32> = Vec::new();
+    let mut cycle_of = vec![u32::MAX; nfunc];
+    let mut ncycles = 0usize;
+    let mut next_index = 0u32;
+    for root in 0..nfunc {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        let mut call: Vec<(u32, usize)> = vec![(root as u32, adj_start[root])];
+        index[root] = next_index;
+        low[root] = next_index;
+        next_index += 1;
+        scc_stack.push(root as u32);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut pos)) = call.last_mut() {
+            let v = v as usize;
+            if *pos < adj_start[v + 1] {
+                let w = adj[*pos] as usize;
+                *pos += 1;
+                if index[w] == UNSEEN {
+                    index[w] = next_index;
+                    low[w] = next_index;
+                    next_index += 1;
+                    scc_stack.push(w as u32);
+                    on_stack[w] = true;
+                    call.push((w as u32, adj_start[w]));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                call.pop();
+                if let Some(&(u, _)) = call.last() {
+                    low[u as usize] = low[u as usize].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    let mut members = Vec::new();
+                    while let Some(w) = scc_stack.pop() {
+                        on_stack[w as usize] = false;
+                        members.push(w);
+                        if w as usize == v {
+                            break;
+                        }
+                    }
+                    if members.len() > 1 {
+                        for m in members {
+                            cycle_of[m as usize] = ncycles as u32;
+                        }
+                        ncycles += 1;
+                    }
+                }
+            }
+        }
+    }
+    (cycle_of, ncycles)
+}
+
+/// Reduces a profile. Fails only on a profile that breaks `Profile::validate`.
+pub fn reduce(p: &Profile, options: &ReduceOptions) -> Result<Reduction, String> {
+    p.validate()?;
+    let ncat = p.scheme.len();
+    let n = p.nodes.len();
+    let nfunc = p.functions.len();
+
+    let mut incl: Vec<Counters> = Vec::with_capacity(n * ncat);
+    for node in &p.nodes {
+        incl.extend_from_slice(&node.counters);
+    }
+    for i in (1..n).rev() {
+        if let Some(parent) = p.nodes[i].parent {
+            let parent = parent.0 as usize;
+            for k in 0..ncat {
+                let c = incl[i * ncat + k];
+                incl[parent * ncat + k].add(&c);
+            }
+        }
+    }
+    let mut totals = vec![Counters::default(); ncat];
+    for k in 0..ncat {
+        totals[k] = incl[k];
+    }
+    let children = Children::new(p);
+
+    // The function graph, for cycle detection.
+    let mut fedges: Vec<(u32, u32)> = p
+        .nodes
+        .iter()
+        .skip(1)
+        .filter_map(|node| {
+            let parent = node.parent?.0 as usize;
+            (parent != 0).then(|| (p.nodes[parent].func.0, node.func.0)).filter(|(a, b)| a != b)
+        })
+        .collect();
+    fedges.sort_unstable();
+    fedges.dedup();
+    let (cycle_of, ncycles) = find_cycles(nfunc, &fedges);
+
+    // Cycle numbers follow the order of the cycles' total bytes, computed below; start
+    // with Tarjan's order and renumber at the end.
+    let identity: Vec<u32> = (0..nfunc as u32).collect();
+    let merged: Vec<u32> = (0..nfunc)
+        .map(|f| if cycle_of[f] == u32::MAX { f as u32 } else { nfunc as u32 + cycle_of[f] })
+        .collect();
+    let nent = nfunc + ncycles;
+
+    let fwalk = walk(p, &children, &incl, if options.merge_cycles { &merged } else { &identity }, nent);
+    let cwalk = if ncycles > 0 && !options.merge_cycles {
+        Some(walk(p, &children, &incl, &merged, nent))
+    } else {
+        None
+    };
+
+    let mut entities: Vec<Entity> = (0..nent)
+        .map(|e| {
+            let is_cycle = e >= nfunc;
+            Entity {
+                name: if is_cycle { String::new() } else { p.functions[e].name.clone() },
+                func: (!is_cycle).then_some(FuncId(e as u32)),
+                cycle: match (is_cycle, options.merge_cycles) {
+                    (true, _) => Some(e - nfunc),
+                    (false, false) => (cycle_of[e] != u32::MAX).then_some(cycle_of[e] as usize),
+                    (false, true) => None,
+                },
+                is_cycle,
+                self_counters: vec![Counters::default(); ncat],
+                total: vec![Counters::default(); ncat],
+                called: 0,
+                recursion: 0,
+                members: Vec::new(),
+            }
+        })
+        .collect();
+    for f in 0..nfunc {
+        if cycle_of[f] != u32::MAX {
+            entities[nfunc + cycle_of[f] as usize].members.push(f);
+        }
+    }
+    let mut edges: Vec<Edge> = Vec::new();
+    // Each entity takes its numbers from one walk: functions from the walk that maps
+    // them to themselves, cycles from the walk that maps members to their cycle.
+    let mut apply = |w: &Walk, select: &dyn Fn(usize) -> bool, entities: &mut Vec<Entity>| {
+        for (e, ent) in entities.iter_mut().enumerate() {
+            if select(e) {
+                ent.self_counters = w.self_counters[e * ncat..(e + 1) * ncat].to_vec();
+                ent.total = w.total[e * ncat..(e + 1) * ncat].to_vec();
+                ent.recursion = w.recursion[e];
+            }
+        }
+        for edge in &w.edges {
+            if !select(edge.callee) {
+                continue;
+            }
+            if edge.caller == edge.callee {
+                entities[edge.callee].recursion += edge.calls;
+            } else {
+                entities[edge.callee].called += edge.calls;
+                edges.push(edge.clone());
+            }
+        }
+    };
+    match &cwalk {
+        Some(cw) => {
+            apply(&fwalk, &|e| e < nfunc, &mut entities);
+            apply(cw, &|e| e >= nfunc, &mut entities);
+        }
+        None => apply(&fwalk, &|_| true, &mut entities),
+    }
+
+    // Number the cycles by decreasing total bytes, then by their first member's name.
+    let mut order: Vec<usize> = (0..ncycles).collect();
+    let first_name = |c: usize| {
+        entities[nfunc + c].members.iter().map(|&m| entities[m].name.clone()).min().unwrap_or_default()
+    };
+    order.sort_by(|&a, &b| {
+        entities[nfunc + b]
+            .total_bytes()
+            .cmp(&entities[nfunc + a].total_bytes())
+            .then_with(|| first_name(a).cmp(&first_name(b)))
+    });
+    let mut number = vec![0usize; ncycles];
+    for (rank, &c) in order.iter().enumerate() {
+        number[c] = rank + 1;
+    }
+    for e in entities.iter_mut() {
+        if let Some(c) = e.cycle {
+            e.cycle = Some(number[c]);
+        }
+        if e.is_cycle {
+            e.name = format!("<cycle {}>", e.cycle.unwrap_or(0));
+        }
+    }
+    if options.merge_cycles {
+        // Members live on only inside their cycle; their names say which.
+        for c in nfunc..nent {
+            let members: Vec<String> = entities[c].members.iter().map(|&m| entities[m].name.clone()).collect();
+            entities[c].name = format!("{} ({})", entities[c].name, members.join(" "));
+        }
+    }
+
+    let mut kept: FxHashMap<(Vec<(u32, u64)>, bool), (u64, u64)> = FxHashMap::default();
+    for (i, node) in p.nodes.iter().enumerate() {
+        let (allocs, bytes) = node
+            .counters
+            .iter()
+            .fold((0u64, 0u64), |(a, b), c| (a + c.kept_allocs(), b + c.kept_bytes()));
+        if allocs == 0 && bytes == 0 {
+            continue;
+        }
+        let key = partial_key(p, i, options);
+        let slot = kept.entry(key).or_default();
+        slot.0 += allocs;
+        slot.1 += bytes;
+    }
+    let mut kept_paths: Vec<PartialPath> = kept
+        .into_iter()
+        .map(|((key, complete), (kept_allocs, kept_bytes))| PartialPath {
+            steps: steps_of(p, &key),
+            complete,
+            kept_allocs,
+            kept_bytes,
+        })
+        .collect();
+    kept_paths.sort_by(|a, b| b.kept_bytes.cmp(&a.kept_bytes).then_with(|| a.steps.cmp_names(&b.steps)));
+
+    let errors = p
+        .errors
+        .iter()
+        .map(|e| {
+            let (key, complete) = partial_key(p, e.node.0 as usize, options);
+            ErrorRow {
+                kind: e.kind,
+                count: e.count,
+                address: e.address,
+                path: PartialPath { steps: steps_of(p, &key), complete, kept_allocs: 0, kept_bytes: 0 },
+            }
+        })
+        .collect();
+
+    let unattributed = p.nodes[0].counters.clone();
+    Ok(Reduction {
+        ncat,
+        totals,
+        entities,
+        edges,
+        unattributed,
+        kept_paths,
+        errors,
+        cycles: ncycles,
+        cycles_merged: options.merge_cycles,
+    })
+}
+
+/// The last `path_depth` (function, call site) pairs above and including `node`,
+/// outermost first, and whether that reaches the root.
+fn partial_key(p: &Profile, node: usize, options: &ReduceOptions) -> (Vec<(u32, u64)>, bool) {
+    let mut key = Vec::with_capacity(options.path_depth);
+    let mut at = node;
+    while at != 0 && key.len() < options.path_depth {
+        let n = &p.nodes[at];
+        key.push((n.func.0, if options.call_sites { n.call_site } else { 0 }));
+        at = n.parent.map_or(0, |x| x.0 as usize);
+    }
+    key.reverse();
+    (key, at == 0)
+}
+
+fn steps_of(p: &Profile, key: &[(u32, u64)]) -> Vec<PathStep> {
+    key.iter()
+        .map(|&(f, site)| PathStep {
+            name: p.functions.get(f as usize).map_or_else(|| "?".to_string(), |i| i.name.clone()),
+            call_site: (site != 0).then_some(site),
+        })
+        .collect()
+}
+
+trait CmpNames {
+    fn cmp_names(&self, other: &Self) -> std::cmp::Ordering;
+}
+
+impl CmpNames for Vec<PathStep> {
+    fn cmp_names(&self, other: &Self) -> std::cmp::Ordering {
+        let a = self.iter().map(|s| (&s.name, s.call_site));
+        let b = other.iter().map(|s| (&s.name, s.call_site));
+        a.cmp(b)
+    }
+}
