@@ -1,0 +1,1109 @@
+//! The parser: assembles tokens into `Datum`s with spans, expands the reader macros
+//! (`'` `` ` `` `,` `,@` `#'`), and applies `#+`/`#-` feature conditionals.
+//!
+//! It never recurses. Open lists, vectors, prefixes and conditionals live on an explicit
+//! stack of `Frame`s, and a finished datum is handed down that stack by `deliver`, so no
+//! input can overflow the Rust stack. `ReadOptions::max_depth` additionally bounds how deep
+//! the *result* may nest, because the consumers of a `Datum` (its derived `Drop`, `Debug`,
+//! `Clone`) do recurse.
+//!
+//! A form skipped by `#+`/`#-` is still read, like CL's `*read-suppress*`: brackets,
+//! strings and comments must balance, but tokens are not interpreted (so `#-sbcl sb-ext:foo`
+//! or `#+nope #\NoSuchName` are fine) and nothing of it is kept.
+//!
+//! Tests: the `tests` module below (data-driven `check` on the printed result, and error
+//! kinds/positions) plus `tests/` at the crate root.
+
+use logos::{Lexer, Logos};
+
+use crate::datum::{
+    COMMON_LISP_PACKAGE, Datum, DatumKind, PackagePrefix, SYSTEM_PACKAGE, Span, SymbolName,
+};
+use crate::error::{Positions, ReadError, ReadErrorKind};
+use crate::lexer::{LexError, Token};
+use crate::token::{Classified, char_from_name, classify_atom, classify_radix, classify_uninterned};
+
+/// How deep a datum may nest by default (lists, vectors and quote-like prefixes all count).
+/// Far beyond hand-written code, and shallow enough that recursive consumers of the
+/// result stay well inside a 2 MiB thread stack: the derived `Drop` of a `Datum` takes about
+/// 200 bytes of stack per level in a debug build (measured: a 2 MiB test thread overflowed
+/// near 10,000 levels). Set `ReadOptions::max_depth` to `usize::MAX` to lift the limit;
+/// the reader itself never recurses.
+pub const DEFAULT_MAX_DEPTH: usize = 2_000;
+
+/// Options for one read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadOptions {
+    /// Named in error messages.
+    pub file: Option<String>,
+    /// Feature names for `#+`/`#-`, compared case-insensitively (conventionally upcased,
+    /// without the colon): e.g. `["MPROF-LISP", "COMMON-LISP"]`.
+    pub features: Vec<String>,
+    /// Reading a datum nested deeper than this is a `Malformed` error.
+    pub max_depth: usize,
+}
+
+impl Default for ReadOptions {
+    /// No file, the features `:mprof-lisp` and `:common-lisp`, `DEFAULT_MAX_DEPTH`.
+    fn default() -> ReadOptions {
+        ReadOptions {
+            file: None,
+            features: vec!["MPROF-LISP".to_string(), "COMMON-LISP".to_string()],
+            max_depth: DEFAULT_MAX_DEPTH,
+        }
+    }
+}
+
+/// The reader-macro prefixes that wrap the next datum in a two-element list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Prefix {
+    Quote,
+    Function,
+    Backquote,
+    Comma,
+    CommaAt,
+    CommaDot,
+}
+
+impl Prefix {
+    fn text(self) -> &'static str {
+        match self {
+            Prefix::Quote => "'",
+            Prefix::Function => "#'",
+            Prefix::Backquote => "`",
+            Prefix::Comma => ",",
+            Prefix::CommaAt => ",@",
+            Prefix::CommaDot => ",.",
+        }
+    }
+
+    fn symbol(self) -> SymbolName {
+        match self {
+            Prefix::Quote => SymbolName::external(COMMON_LISP_PACKAGE, "QUOTE"),
+            Prefix::Function => SymbolName::external(COMMON_LISP_PACKAGE, "FUNCTION"),
+            Prefix::Backquote => SymbolName::external(SYSTEM_PACKAGE, "BACKQUOTE"),
+            Prefix::Comma => SymbolName::external(SYSTEM_PACKAGE, "UNQUOTE"),
+            // `,.` may destroy the spliced list in CL; splicing a copy is a valid
+            // implementation of it.
+            Prefix::CommaAt | Prefix::CommaDot => {
+                SymbolName::external(SYSTEM_PACKAGE, "UNQUOTE-SPLICING")
+            }
+        }
+    }
+
+    fn is_comma(self) -> bool {
+        matches!(self, Prefix::Comma | Prefix::CommaAt | Prefix::CommaDot)
+    }
+}
+
+/// The state of the dotted tail of an open list.
+enum Tail {
+    None,
+    /// A dot has been read; the next datum is the tail.
+    AfterDot(Span),
+    /// The tail has been read; only `)` may follow.
+    Done(Box<Datum>),
+}
+
+/// One open construct waiting for datums.
+enum Frame {
+    List { open: Span, items: Vec<Datum>, tail: Tail },
+    Vector { open: Span, items: Vec<Datum> },
+    /// `changed_backquote_depth` records whether pushing this frame changed the backquote
+    /// depth, so popping it restores the depth exactly.
+    Prefix { prefix: Prefix, open: Span, changed_backquote_depth: bool },
+    /// `#+` or `#-` waiting for its feature expression.
+    FeatureExpr { plus: bool, open: Span },
+    /// `#+expr` or `#-expr` waiting for the form it guards; `skip` means suppress it.
+    FeatureForm { skip: bool, open: Span, expr_end: usize },
+}
+
+/// Reads datums one after another from a source text.
+///
+/// ```
+/// use mprof_reader::{ReadOptions, Reader};
+/// let options = ReadOptions::default();
+/// let mut reader = Reader::new("(+ 1 2) 'x", &options);
+/// assert_eq!(reader.read().unwrap().unwrap().to_string(), "(+ 1 2)");
+/// assert_eq!(reader.read().unwrap().unwrap().to_string(), "(COMMON-LISP:QUOTE X)");
+/// assert_eq!(reader.read().unwrap(), None);
+/// ```
+pub struct Reader<'a> {
+    src: &'a str,
+    lexer: Lexer<'a, Token>,
+    options: &'a ReadOptions,
+    positions: Positions,
+    /// Nesting of backquotes minus commas around the current position.
+    backquote_depth: u32,
+    /// Number of enclosing forms skipped by `#+`/`#-` (0: interpret tokens).
+    suppress: u32,
+    /// Frames that nest their datum (lists, vectors, prefixes) on the stack.
+    depth: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `src`.
+    pub fn new(src: &'a str, options: &'a ReadOptions) -> Reader<'a> {
+        Reader {
+            src,
+            lexer: Token::lexer(src),
+            options,
+            positions: Positions::new(),
+            backquote_depth: 0,
+            suppress: 0,
+            depth: 0,
+        }
+    }
+
+    /// A reader positioned at byte `start` of `src`; spans stay relative to the whole of
+    /// `src`. Fails (Malformed) when `start` is past the end or not on a character boundary.
+    pub fn starting_at(
+        src: &'a str,
+        start: usize,
+        options: &'a ReadOptions,
+    ) -> Result<Reader<'a>, ReadError> {
+        let mut reader = Reader::new(src, options);
+        if !src.is_char_boundary(start) {
+            let at = start.min(src.len());
+            return Err(reader.error(
+                ReadErrorKind::Malformed,
+                at,
+                format!("cannot start reading at byte {start}: it is not the start of a character in the {}-byte source", src.len()),
+            ));
+        }
+        reader.lexer.bump(start);
+        Ok(reader)
+    }
+
+    /// Byte offset just after the last token consumed.
+    pub fn offset(&self) -> usize {
+        self.lexer.span().end
+    }
+
+    /// Reads the next datum; `Ok(None)` when only whitespace, comments and forms skipped
+    /// by `#+`/`#-` remain.
+    pub fn read(&mut self) -> Result<Option<Datum>, ReadError> {
+        let mut stack: Vec<Frame> = Vec::new();
+        self.backquote_depth = 0;
+        self.suppress = 0;
+        self.depth = 0;
+        let result = self.read_with(&mut stack);
+        // The stack may hold partial data; dismantle it without recursion.
+        for frame in stack.drain(..) {
+            match frame {
+                Frame::List { items, tail, .. } => {
+                    items.into_iter().for_each(crate::dismantle);
+                    if let Tail::Done(t) = tail {
+                        crate::dismantle(*t);
+                    }
+                }
+                Frame::Vector { items, .. } => items.into_iter().for_each(crate::dismantle),
+                _ => {}
+            }
+        }
+        result
+    }
+
+    fn read_with(&mut self, stack: &mut Vec<Frame>) -> Result<Option<Datum>, ReadError> {
+        loop {
+            let token = match self.lexer.next() {
+                None => {
+                    return match stack.last() {
+                        None => Ok(None),
+                        Some(frame) => Err(self.end_of_input_error(frame)),
+                    };
+                }
+                Some(Err(error)) => {
+                    if self.suppress > 0 && self.ignorable_under_suppression(error) {
+                        continue;
+                    }
+                    return Err(self.lex_error(error));
+                }
+                Some(Ok(token)) => token,
+            };
+            let range = self.lexer.span();
+            let value = match token {
+                Token::Open => {
+                    let open = self.span(range.start, range.end);
+                    self.enter(stack, Frame::List { open, items: Vec::new(), tail: Tail::None })?;
+                    continue;
+                }
+                Token::HashParen => {
+                    let open = self.span(range.start, range.end);
+                    self.enter(stack, Frame::Vector { open, items: Vec::new() })?;
+                    continue;
+                }
+                Token::Close => match self.close(stack, range.start, range.end)? {
+                    Some(datum) => datum,
+                    None => continue,
+                },
+                Token::Quote => {
+                    self.enter_prefix(stack, Prefix::Quote, range.start, range.end)?;
+                    continue;
+                }
+                Token::HashQuote => {
+                    self.enter_prefix(stack, Prefix::Function, range.start, range.end)?;
+                    continue;
+                }
+                Token::Backquote => {
+                    self.enter_prefix(stack, Prefix::Backquote, range.start, range.end)?;
+                    continue;
+                }
+                Token::Comma => {
+                    self.enter_prefix(stack, Prefix::Comma, range.start, range.end)?;
+                    continue;
+                }
+                Token::CommaAt => {
+                    self.enter_prefix(stack, Prefix::CommaAt, range.start, range.end)?;
+                    continue;
+                }
+                Token::CommaDot => {
+                    self.enter_prefix(stack, Prefix::CommaDot, range.start, range.end)?;
+                    continue;
+                }
+                Token::HashPlus | Token::HashMinus => {
+                    let open = self.span(range.start, range.end);
+                    stack.push(Frame::FeatureExpr { plus: token == Token::HashPlus, open });
+                    continue;
+                }
+                // The callback skips block comments; logos never emits this variant.
+                Token::BlockComment | Token::HashUnknown => continue,
+                Token::Atom(text) => {
+                    let span = self.span(range.start, range.end);
+                    let slice = &self.src[range.clone()];
+                    if self.suppress > 0 {
+                        Datum::new(nil(), span)
+                    } else {
+                        match classify_atom(slice, text.escaped) {
+                            Ok(Classified::Datum(kind)) => Datum::new(kind, span),
+                            Ok(Classified::Dot) => {
+                                self.dot(stack, span)?;
+                                continue;
+                            }
+                            Err(message) => {
+                                return Err(self.error(ReadErrorKind::Malformed, range.start, message));
+                            }
+                        }
+                    }
+                }
+                Token::Str(escaped) => {
+                    let span = self.span(range.start, range.end);
+                    let body = &self.src[range.start + 1..range.end - 1];
+                    Datum::new(DatumKind::String(unescape(body, escaped)), span)
+                }
+                Token::Char => {
+                    let span = self.span(range.start, range.end);
+                    let name = &self.src[range.start + 2..range.end];
+                    match char_from_name(name) {
+                        Ok(c) => Datum::new(DatumKind::Char(c), span),
+                        Err(_) if self.suppress > 0 => Datum::new(nil(), span),
+                        Err(message) => {
+                            return Err(self.error(ReadErrorKind::Malformed, range.start, message));
+                        }
+                    }
+                }
+                Token::Uninterned(text) => {
+                    let span = self.span(range.start, range.end);
+                    let body = &self.src[range.start + text.body_start as usize..range.end];
+                    match classify_uninterned(body) {
+                        Ok(kind) => Datum::new(kind, span),
+                        Err(_) if self.suppress > 0 => Datum::new(nil(), span),
+                        Err(message) => {
+                            return Err(self.error(ReadErrorKind::Malformed, range.start, message));
+                        }
+                    }
+                }
+                Token::Radix(radix) => {
+                    let span = self.span(range.start, range.end);
+                    let split = range.start + radix.text.body_start as usize;
+                    let (prefix, body) = (&self.src[range.start..split], &self.src[split..range.end]);
+                    match classify_radix(prefix, radix.radix, body, radix.text.escaped) {
+                        Ok(kind) => Datum::new(kind, span),
+                        Err(_) if self.suppress > 0 => Datum::new(nil(), span),
+                        Err(_) if body.is_empty() && range.end == self.src.len() => {
+                            return Err(self.error(
+                                ReadErrorKind::Incomplete,
+                                range.end,
+                                format!("end of input after {prefix}: expected a number in radix {}", radix.radix),
+                            ));
+                        }
+                        Err(message) => {
+                            return Err(self.error(ReadErrorKind::Malformed, range.start, message));
+                        }
+                    }
+                }
+            };
+            if let Some(datum) = self.deliver(stack, value)? {
+                return Ok(Some(datum));
+            }
+        }
+    }
+
+    /// Hands a finished datum to the innermost open frame, closing prefixes and
+    /// conditionals it completes. Returns the datum when no frame is left to take it.
+    fn deliver(&mut self, stack: &mut Vec<Frame>, mut value: Datum) -> Result<Option<Datum>, ReadError> {
+        loop {
+            let suppressed = self.suppress > 0;
+            match stack.last_mut() {
+                None => return Ok(Some(value)),
+                Some(Frame::List { items, tail, open }) => {
+                    if suppressed {
+                        return Ok(None);
+                    }
+                    match tail {
+                        Tail::None => items.push(value),
+                        Tail::AfterDot(_) => *tail = Tail::Done(Box::new(value)),
+                        Tail::Done(_) => {
+                            let open = *open;
+                            return Err(self.error(
+                                ReadErrorKind::Malformed,
+                                value.span.start,
+                                format!(
+                                    "expected a closing ')' after the element that follows the dot in the list opened at {}:{}: \
+                                     a dot may only appear before the last element of a list",
+                                    open.line, open.column
+                                ),
+                            ));
+                        }
+                    }
+                    return Ok(None);
+                }
+                Some(Frame::Vector { items, .. }) => {
+                    if !suppressed {
+                        items.push(value);
+                    }
+                    return Ok(None);
+                }
+                Some(Frame::Prefix { prefix, open, changed_backquote_depth }) => {
+                    let (prefix, open, changed) = (*prefix, *open, *changed_backquote_depth);
+                    stack.pop();
+                    self.depth -= 1;
+                    if changed {
+                        if prefix == Prefix::Backquote {
+                            self.backquote_depth -= 1;
+                        } else {
+                            self.backquote_depth += 1;
+                        }
+                    }
+                    if !suppressed {
+                        let head_span = Span { end: open.start + prefix.text().len(), ..open };
+                        let span = Span { end: value.span.end, ..open };
+                        let head = Datum::new(DatumKind::Symbol(prefix.symbol()), head_span);
+                        value = Datum::new(DatumKind::List(vec![head, value], None), span);
+                    }
+                }
+                Some(Frame::FeatureExpr { plus, open }) => {
+                    let (plus, open) = (*plus, *open);
+                    stack.pop();
+                    let skip = if suppressed {
+                        true
+                    } else {
+                        let present = self.feature_present(&value)?;
+                        present != plus
+                    };
+                    if skip {
+                        self.suppress += 1;
+                    }
+                    stack.push(Frame::FeatureForm { skip, open, expr_end: value.span.end });
+                    return Ok(None);
+                }
+                Some(Frame::FeatureForm { skip, .. }) => {
+                    let skip = *skip;
+                    stack.pop();
+                    if skip {
+                        self.suppress -= 1;
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Pushes a frame that nests its datum, enforcing `max_depth`.
+    fn enter(&mut self, stack: &mut Vec<Frame>, frame: Frame) -> Result<(), ReadError> {
+        self.depth += 1;
+        if self.depth > self.options.max_depth && self.suppress == 0 {
+            let start = match &frame {
+                Frame::List { open, .. } | Frame::Vector { open, .. } | Frame::Prefix { open, .. } => open.start,
+                Frame::FeatureExpr { open, .. } | Frame::FeatureForm { open, .. } => open.start,
+            };
+            return Err(self.error(
+                ReadErrorKind::Malformed,
+                start,
+                format!(
+                    "forms nested more than {} levels deep (the reader's limit, ReadOptions::max_depth)",
+                    self.options.max_depth
+                ),
+            ));
+        }
+        stack.push(frame);
+        Ok(())
+    }
+
+    fn enter_prefix(
+        &mut self,
+        stack: &mut Vec<Frame>,
+        prefix: Prefix,
+        start: usize,
+        end: usize,
+    ) -> Result<(), ReadError> {
+        let mut changed_backquote_depth = false;
+        if self.suppress == 0 {
+            if prefix == Prefix::Backquote {
+                self.backquote_depth += 1;
+                changed_backquote_depth = true;
+            } else if prefix.is_comma() {
+                if self.backquote_depth == 0 {
+                    return Err(self.error(
+                        ReadErrorKind::Malformed,
+                        start,
+                        format!("{} may only appear inside a backquoted form (`)", prefix.text()),
+                    ));
+                }
+                if prefix != Prefix::Comma {
+                    match stack.last() {
+                        Some(Frame::Prefix { prefix: Prefix::Backquote, .. }) => {
+                            return Err(self.error(
+                                ReadErrorKind::Malformed,
+                                start,
+                                format!(
+                                    "`{} is not allowed: {} splices into an enclosing list, so it must appear inside a list within the backquote",
+                                    prefix.text(),
+                                    prefix.text()
+                                ),
+                            ));
+                        }
+                        Some(Frame::List { tail: Tail::AfterDot(_), .. }) => {
+                            return Err(self.error(
+                                ReadErrorKind::Malformed,
+                                start,
+                                format!(
+                                    "{} is not allowed right after a dot: write (a . ,b) or (a {}b)",
+                                    prefix.text(),
+                                    prefix.text()
+                                ),
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+                self.backquote_depth -= 1;
+                changed_backquote_depth = true;
+            }
+        }
+        let open = self.span(start, end);
+        self.enter(stack, Frame::Prefix { prefix, open, changed_backquote_depth })
+    }
+
+    /// Handles `)`: closes the innermost list or vector, or explains what was expected.
+    fn close(&mut self, stack: &mut Vec<Frame>, start: usize, end: usize) -> Result<Option<Datum>, ReadError> {
+        let suppressed = self.suppress > 0;
+        let message = match stack.last() {
+            None => "unexpected ')': there is no open list to close".to_string(),
+            Some(Frame::List { tail: Tail::AfterDot(dot), .. }) if !suppressed => format!(
+                "expected a form after the dot at {}:{}, found ')'",
+                dot.line, dot.column
+            ),
+            Some(Frame::List { .. } | Frame::Vector { .. }) => {
+                self.depth -= 1;
+                let span = match stack.pop() {
+                    Some(Frame::List { open, items, tail }) => {
+                        let span = Span { end, ..open };
+                        let tail = match tail {
+                            Tail::Done(t) => Some(t),
+                            _ => None,
+                        };
+                        Datum::new(list_with_tail(items, tail), span)
+                    }
+                    Some(Frame::Vector { open, items }) => {
+                        Datum::new(DatumKind::Vector(items), Span { end, ..open })
+                    }
+                    // Unreachable: the match arm guarantees a list or vector on top.
+                    _ => return Ok(None),
+                };
+                return Ok(Some(span));
+            }
+            Some(Frame::Prefix { prefix, open, .. }) => format!(
+                "expected a form after {} at {}:{}, found ')'",
+                prefix.text(),
+                open.line,
+                open.column
+            ),
+            Some(Frame::FeatureExpr { plus, open }) => format!(
+                "expected a feature expression after {} at {}:{}, found ')'",
+                if *plus { "#+" } else { "#-" },
+                open.line,
+                open.column
+            ),
+            Some(Frame::FeatureForm { open, expr_end, .. }) => format!(
+                "expected a form after {} at {}:{}, found ')'",
+                shorten(&self.src[open.start..*expr_end]),
+                open.line,
+                open.column
+            ),
+        };
+        Err(self.error(ReadErrorKind::Malformed, start, message))
+    }
+
+    /// Handles the lone `.` token of dotted-pair notation.
+    fn dot(&mut self, stack: &mut [Frame], span: Span) -> Result<(), ReadError> {
+        let message = match stack.last_mut() {
+            Some(Frame::List { items, tail, open }) => match tail {
+                Tail::None if !items.is_empty() => {
+                    *tail = Tail::AfterDot(span);
+                    return Ok(());
+                }
+                Tail::None => format!(
+                    "misplaced dot: nothing precedes it in the list opened at {}:{} \
+                     (a dot may only appear before the last element of a list, as in (a . b))",
+                    open.line, open.column
+                ),
+                _ => "misplaced dot: a dot may only appear before the last element of a list".to_string(),
+            },
+            _ => "a dot is only allowed inside a list, before its last element, as in (a . b)".to_string(),
+        };
+        Err(self.error(ReadErrorKind::Malformed, span.start, message))
+    }
+
+    /// Evaluates a feature expression: a symbol (present in `features`?), or
+    /// `(:and ...)`, `(:or ...)`, `(:not x)`. Symbols are compared by name, as CL reads
+    /// them in the keyword package.
+    fn feature_present(&self, expr: &Datum) -> Result<bool, ReadError> {
+        self.feature_present_at(expr, 0)
+    }
+
+    fn feature_present_at(&self, expr: &Datum, level: usize) -> Result<bool, ReadError> {
+        // Feature expressions are tiny in practice; bounding their nesting keeps this
+        // (the reader's only) recursion shallow.
+        const MAX_FEATURE_NESTING: usize = 64;
+        let malformed = |message: String| {
+            let (line, column) = (expr.span.line, expr.span.column);
+            ReadError {
+                kind: ReadErrorKind::Malformed,
+                message,
+                file: self.options.file.clone(),
+                line,
+                column,
+                offset: expr.span.start,
+            }
+        };
+        if level > MAX_FEATURE_NESTING {
+            return Err(malformed(format!(
+                "feature expression nested more than {MAX_FEATURE_NESTING} levels deep"
+            )));
+        }
+        match &expr.kind {
+            DatumKind::Symbol(sym) => Ok(match sym.package {
+                PackagePrefix::None | PackagePrefix::Keyword => {
+                    self.options.features.iter().any(|f| f.eq_ignore_ascii_case(&sym.name))
+                }
+                _ => false,
+            }),
+            // `()` is NIL, which is never a feature.
+            DatumKind::List(items, None) if items.is_empty() => Ok(false),
+            DatumKind::List(items, None) => {
+                let operator = match items[0].as_symbol() {
+                    Some(s) if matches!(s.package, PackagePrefix::None | PackagePrefix::Keyword) => {
+                        s.name.as_str()
+                    }
+                    _ => "",
+                };
+                let operands = &items[1..];
+                match operator {
+                    "AND" => {
+                        for operand in operands {
+                            if !self.feature_present_at(operand, level + 1)? {
+                                return Ok(false);
+                            }
+                        }
+                        Ok(true)
+                    }
+                    "OR" => {
+                        for operand in operands {
+                            if self.feature_present_at(operand, level + 1)? {
+                                return Ok(true);
+                            }
+                        }
+                        Ok(false)
+                    }
+                    "NOT" => match operands {
+                        [operand] => Ok(!self.feature_present_at(operand, level + 1)?),
+                        _ => Err(malformed(format!(
+                            "(:not ...) in a feature expression takes exactly one feature, found {}",
+                            operands.len()
+                        ))),
+                    },
+                    _ => Err(malformed(format!(
+                        "unknown feature operator {}: expected :and, :or or :not",
+                        items[0]
+                    ))),
+                }
+            }
+            _ => Err(malformed(format!(
+                "expected a feature expression (a symbol, or a list starting with :and, :or or :not), found {}",
+                shorten(&self.src[expr.span.start..expr.span.end])
+            ))),
+        }
+    }
+
+    /// Lexer errors that `*read-suppress*` tolerates: dispatch macros this reader does not
+    /// implement (their argument is then read and skipped as an ordinary form).
+    fn ignorable_under_suppression(&self, error: LexError) -> bool {
+        let range = self.lexer.span();
+        error == LexError::UnknownDispatch
+            && range.len() > 1
+            && !self.src[range].ends_with('<')
+    }
+
+    fn lex_error(&mut self, error: LexError) -> ReadError {
+        let range = self.lexer.span();
+        let (line, column) = self.positions.locate(self.src, range.start);
+        let end = self.src.len();
+        let incomplete = |reader: &mut Reader, message: String| reader.error(ReadErrorKind::Incomplete, end, message);
+        match error {
+            LexError::UnterminatedString => incomplete(
+                self,
+                format!("end of input inside a string opened at {line}:{column}: expected a closing '\"'"),
+            ),
+            LexError::UnterminatedComment => incomplete(
+                self,
+                format!("end of input inside a #| comment opened at {line}:{column}: expected a closing '|#'"),
+            ),
+            LexError::UnterminatedMultipleEscape => incomplete(
+                self,
+                format!("end of input inside |...| in the symbol starting at {line}:{column}: expected a closing '|'"),
+            ),
+            LexError::EscapeAtEnd => incomplete(
+                self,
+                "end of input after '\\': expected the character it escapes".to_string(),
+            ),
+            LexError::HashAtEnd => incomplete(
+                self,
+                "end of input after '#': expected a dispatch character such as ( ' \\ : + - x b o".to_string(),
+            ),
+            LexError::CharAtEnd => {
+                incomplete(self, "end of input after #\\: expected a character or character name".to_string())
+            }
+            LexError::UnknownDispatch => {
+                let text = &self.src[range.clone()];
+                let message = match text.as_bytes().get(1..) {
+                    Some([]) | None => {
+                        let next = self.src[range.end..].chars().next().unwrap_or(' ');
+                        format!("'#' followed by {} is not valid syntax: expected a dispatch character such as ( ' \\ : + - x b o", describe_char(next))
+                    }
+                    Some(rest) => match rest.last().map(|b| b.to_ascii_uppercase()) {
+                        Some(b'.') => "read-time evaluation #. is not supported".to_string(),
+                        Some(b'S') => "structure literals #S(...) are not supported".to_string(),
+                        Some(b'C') => "complex numbers #C(...) are not supported".to_string(),
+                        Some(b'*') => "bit vectors #* are not supported".to_string(),
+                        Some(b'P') => "pathnames #P\"...\" are not supported".to_string(),
+                        Some(b'A') => "array literals #A / #nA are not supported".to_string(),
+                        Some(b'=' | b'#') => format!("{text}: the labels #n= and #n# are not supported"),
+                        Some(b'<') => "#< starts an unreadable object (printed as #<...>): it cannot be read back".to_string(),
+                        _ => format!("unknown dispatch macro {text}"),
+                    },
+                };
+                self.error(ReadErrorKind::Malformed, range.start, message)
+            }
+            LexError::Unexpected => {
+                let c = self.src[range.start..].chars().next().unwrap_or(' ');
+                self.error(ReadErrorKind::Malformed, range.start, format!("unexpected {}", describe_char(c)))
+            }
+        }
+    }
+
+    /// The error for input that ends while `frame` is still open.
+    fn end_of_input_error(&mut self, frame: &Frame) -> ReadError {
+        let message = match frame {
+            Frame::List { open, tail: Tail::AfterDot(dot), .. } => format!(
+                "end of input: expected a form after the dot at {}:{} and a closing ')' for the list opened at {}:{}",
+                dot.line, dot.column, open.line, open.column
+            ),
+            Frame::List { open, .. } => format!(
+                "end of input: expected a closing ')' for the list opened at {}:{}",
+                open.line, open.column
+            ),
+            Frame::Vector { open, .. } => format!(
+                "end of input: expected a closing ')' for the vector opened at {}:{}",
+                open.line, open.column
+            ),
+            Frame::Prefix { prefix, open, .. } => format!(
+                "end of input: expected a form after {} at {}:{}",
+                prefix.text(),
+                open.line,
+                open.column
+            ),
+            Frame::FeatureExpr { plus, open } => format!(
+                "end of input: expected a feature expression after {} at {}:{}",
+                if *plus { "#+" } else { "#-" },
+                open.line,
+                open.column
+            ),
+            Frame::FeatureForm { open, expr_end, .. } => format!(
+                "end of input: expected a form after {} at {}:{}",
+                shorten(&self.src[open.start..*expr_end]),
+                open.line,
+                open.column
+            ),
+        };
+        self.error(ReadErrorKind::Incomplete, self.src.len(), message)
+    }
+
+    fn span(&mut self, start: usize, end: usize) -> Span {
+        let (line, column) = self.positions.locate(self.src, start);
+        Span { start, end, line, column }
+    }
+
+    fn error(&mut self, kind: ReadErrorKind, offset: usize, message: String) -> ReadError {
+        let (line, column) = self.positions.locate(self.src, offset);
+        ReadError { kind, message, file: self.options.file.clone(), line, column, offset }
+    }
+}
+
+impl Iterator for Reader<'_> {
+    type Item = Result<Datum, ReadError>;
+
+    /// Yields datums until the end of the input or the first error (after which it
+    /// yields nothing: the reader's position inside a broken form is meaningless).
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.read() {
+            Ok(Some(datum)) => Some(Ok(datum)),
+            Ok(None) => None,
+            Err(error) => {
+                // Park the lexer at the end so iteration stops.
+                let rest = self.src.len() - self.lexer.span().end;
+                self.lexer.bump(rest);
+                Some(Err(error))
+            }
+        }
+    }
+}
+
+/// Builds a list, splicing a proper-list tail as CL does: `(a . (b c))` is `(a b c)`.
+fn list_with_tail(mut items: Vec<Datum>, tail: Option<Box<Datum>>) -> DatumKind {
+    match tail.map(|t| *t) {
+        None => DatumKind::List(items, None),
+        Some(Datum { kind: DatumKind::List(more, more_tail), .. }) => {
+            items.extend(more);
+            DatumKind::List(items, more_tail)
+        }
+        Some(tail) => DatumKind::List(items, Some(Box::new(tail))),
+    }
+}
+
+/// The datum a suppressed token reads as (CL returns NIL under `*read-suppress*`).
+fn nil() -> DatumKind {
+    DatumKind::List(Vec::new(), None)
+}
+
+/// The contents of a string literal with `\x` replaced by `x`.
+fn unescape(body: &str, escaped: bool) -> String {
+    if !escaped {
+        return body.to_string();
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            out.extend(chars.next());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Source text for a message, cut to a readable length.
+fn shorten(text: &str) -> String {
+    const MAX: usize = 40;
+    match text.char_indices().nth(MAX) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+    }
+}
+
+fn describe_char(c: char) -> String {
+    match crate::datum::char_name(c) {
+        Some(name) => format!("#\\{name}"),
+        None if c.is_control() => format!("the character U+{:04X}", c as u32),
+        None => format!("'{c}'"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads `src` and renders each datum with `Display`, separated by spaces; an error
+    /// renders as `<kind> <line>:<column>: <message>` after the datums read before it.
+    fn render(src: &str, options: &ReadOptions) -> String {
+        let mut out = Vec::new();
+        for result in Reader::new(src, options) {
+            match result {
+                Ok(datum) => out.push(datum.to_string()),
+                Err(e) => out.push(format!("{:?} {}:{}: {}", e.kind, e.line, e.column, e.message)),
+            }
+        }
+        out.join(" ")
+    }
+
+    fn check(src: &str, expected: &str) {
+        assert_eq!(render(src, &ReadOptions::default()), expected, "reading {src:?}");
+    }
+
+    fn check_features(src: &str, features: &[&str], expected: &str) {
+        let options = ReadOptions {
+            features: features.iter().map(|f| f.to_string()).collect(),
+            ..ReadOptions::default()
+        };
+        assert_eq!(render(src, &options), expected, "reading {src:?} with {features:?}");
+    }
+
+    fn read1(src: &str) -> Datum {
+        match read_all_default(src) {
+            Ok(mut forms) if forms.len() == 1 => forms.remove(0),
+            other => panic!("expected one datum from {src:?}, got {other:?}"),
+        }
+    }
+
+    fn read_all_default(src: &str) -> Result<Vec<Datum>, ReadError> {
+        Reader::new(src, &ReadOptions::default()).collect()
+    }
+
+    #[test]
+    fn lists_and_dotted_pairs() {
+        check("()", "()");
+        check("(a b c)", "(A B C)");
+        check("(a . b)", "(A . B)");
+        check("(a b . c)", "(A B . C)");
+        check("(a . (b c))", "(A B C)");
+        check("(a . ())", "(A)");
+        check("(a .b)", "(A .B)");
+        check("(a . #(1))", "(A . #(1))");
+        check("((a) (b (c)))", "((A) (B (C)))");
+        check("(a . b c)", "Malformed 1:8: expected a closing ')' after the element that follows the dot in the list opened at 1:1: a dot may only appear before the last element of a list");
+        check("(. a)", "Malformed 1:2: misplaced dot: nothing precedes it in the list opened at 1:1 (a dot may only appear before the last element of a list, as in (a . b))");
+        check("(a . . b)", "Malformed 1:6: misplaced dot: a dot may only appear before the last element of a list");
+        check("(a . b . c)", "Malformed 1:8: misplaced dot: a dot may only appear before the last element of a list");
+        check("(a .)", "Malformed 1:5: expected a form after the dot at 1:4, found ')'");
+        check(".", "Malformed 1:1: a dot is only allowed inside a list, before its last element, as in (a . b)");
+        check("#(a . b)", "Malformed 1:5: a dot is only allowed inside a list, before its last element, as in (a . b)");
+        check("'.", "Malformed 1:2: a dot is only allowed inside a list, before its last element, as in (a . b)");
+    }
+
+    #[test]
+    fn reader_macros() {
+        check("'a", "(COMMON-LISP:QUOTE A)");
+        check("#'car", "(COMMON-LISP:FUNCTION CAR)");
+        check("''a", "(COMMON-LISP:QUOTE (COMMON-LISP:QUOTE A))");
+        check("`(a ,b ,@c ,.d)", "(MPROF-SYSTEM:BACKQUOTE (A (MPROF-SYSTEM:UNQUOTE B) (MPROF-SYSTEM:UNQUOTE-SPLICING C) (MPROF-SYSTEM:UNQUOTE-SPLICING D)))");
+        check("``(a ,,b)", "(MPROF-SYSTEM:BACKQUOTE (MPROF-SYSTEM:BACKQUOTE (A (MPROF-SYSTEM:UNQUOTE (MPROF-SYSTEM:UNQUOTE B)))))");
+        check("`#(a ,b)", "(MPROF-SYSTEM:BACKQUOTE #(A (MPROF-SYSTEM:UNQUOTE B)))");
+        check("`(a . ,b)", "(MPROF-SYSTEM:BACKQUOTE (A MPROF-SYSTEM:UNQUOTE B))");
+        check("'(a . b)", "(COMMON-LISP:QUOTE (A . B))");
+        check(",a", "Malformed 1:1: , may only appear inside a backquoted form (`)");
+        check("`(a ,b) ,c", "(MPROF-SYSTEM:BACKQUOTE (A (MPROF-SYSTEM:UNQUOTE B))) Malformed 1:9: , may only appear inside a backquoted form (`)");
+        check("`(,,a)", "Malformed 1:4: , may only appear inside a backquoted form (`)");
+        check("`,@a", "Malformed 1:2: `,@ is not allowed: ,@ splices into an enclosing list, so it must appear inside a list within the backquote");
+        check("`(a . ,@b)", "Malformed 1:7: ,@ is not allowed right after a dot: write (a . ,b) or (a ,@b)");
+        check("(')", "Malformed 1:3: expected a form after ' at 1:2, found ')'");
+    }
+
+    #[test]
+    fn prefix_spans() {
+        let datum = read1("  'foo");
+        assert_eq!(datum.span, Span { start: 2, end: 6, line: 1, column: 3 });
+        let DatumKind::List(items, None) = &datum.kind else { panic!("not a list: {datum:?}") };
+        assert_eq!(items[0].span, Span { start: 2, end: 3, line: 1, column: 3 });
+        assert_eq!(items[1].span, Span { start: 3, end: 6, line: 1, column: 4 });
+        let datum = read1("#'f");
+        let DatumKind::List(items, None) = &datum.kind else { panic!("not a list: {datum:?}") };
+        assert_eq!((items[0].span.start, items[0].span.end), (0, 2));
+    }
+
+    #[test]
+    fn spans_of_nested_forms() {
+        let datum = read1("(a\n  (b \"x\")\n\tc)");
+        assert_eq!(datum.span, Span { start: 0, end: 16, line: 1, column: 1 });
+        let DatumKind::List(items, None) = &datum.kind else { panic!("not a list: {datum:?}") };
+        assert_eq!(items[1].span, Span { start: 5, end: 12, line: 2, column: 3 });
+        let DatumKind::List(inner, None) = &items[1].kind else { panic!("not a list") };
+        assert_eq!(inner[1].span, Span { start: 8, end: 11, line: 2, column: 6 });
+        assert_eq!(items[2].span, Span { start: 14, end: 15, line: 3, column: 2 });
+    }
+
+    #[test]
+    fn atoms() {
+        check("foo Foo |Foo| f\\oo", "FOO FOO |Foo| |FoO|");
+        check("1 -5 +5 1. 1/3 4/2 1.5 -.5e3 1e10", "1 -5 5 1 1/3 2 1.5 -500.0 1.0e10");
+        check("1+ 1- + - ...", "1+ 1- + - ...");
+        check("123456789012345678901234567890", "123456789012345678901234567890");
+        check("#xFF #b101 #o17 #36rZ #x-1/2", "255 5 15 35 -1/2");
+        check(":key cl:car cl-user::foo #:gensym", ":KEY CL:CAR CL-USER::FOO #:GENSYM");
+        check("\"a\\\"b\\\\c\\d\"", "\"a\\\"b\\\\cd\"");
+        check("\"multi\nline\"", "\"multi\nline\"");
+        check("#(1 \"two\" (3))", "#(1 \"two\" (3))");
+        check("#()", "#()");
+    }
+
+    #[test]
+    fn characters() {
+        check("#\\a #\\A #\\Space #\\space #\\NEWLINE #\\Tab #\\(", "#\\a #\\A #\\Space #\\Space #\\Newline #\\Tab #\\(");
+        check("(#\\) #\\; #\\\" #\\\\)", "(#\\) #\\; #\\\" #\\\\)");
+        check("#\\é #\\λ #\\  #\\Rubout #\\Nul #\\Null #\\Page #\\Linefeed #\\Escape #\\Return #\\Backspace",
+              "#\\é #\\λ #\\Space #\\Rubout #\\Nul #\\Nul #\\Page #\\Newline #\\Escape #\\Return #\\Backspace");
+        check("(#\\a)", "(#\\a)");
+        check("#\\Foo", "Malformed 1:1: unknown character name #\\Foo: expected a single character or one of Space, Newline, Tab, Return, Linefeed, Page, Backspace, Rubout, Nul, Escape, Bell, U+XXXX");
+    }
+
+    #[test]
+    fn comments() {
+        check("a ; comment (\nb", "A B");
+        check("#| block ( |# a #| nested #| inner |# still |# b", "A B");
+        check("(a #| x |# b)", "(A B)");
+        check("(a ; c\n b)", "(A B)");
+        check("#||# x", "X");
+    }
+
+    #[test]
+    fn feature_conditionals() {
+        check_features("#+mprof-lisp a #-mprof-lisp b c", &["MPROF-LISP"], "A C");
+        check_features("#+:mprof-lisp a", &["MPROF-LISP"], "A");
+        check_features("#+sbcl a", &["MPROF-LISP"], "");
+        check_features("(a #+sbcl b c)", &["MPROF-LISP"], "(A C)");
+        check_features("(a #-sbcl b c)", &["MPROF-LISP"], "(A B C)");
+        check_features("#+(or sbcl mprof-lisp) y", &["MPROF-LISP"], "Y");
+        check_features("#+(and common-lisp mprof-lisp) y", &["MPROF-LISP", "COMMON-LISP"], "Y");
+        check_features("#+(and common-lisp sbcl) y n", &["MPROF-LISP", "COMMON-LISP"], "N");
+        check_features("#+(:not sbcl) y", &["MPROF-LISP"], "Y");
+        check_features("#+(not mprof-lisp) y n", &["MPROF-LISP"], "N");
+        check_features("#+(or) y n", &[], "N");
+        check_features("#+(and) y", &[], "Y");
+        check_features("#+() y n", &[], "N");
+        check_features("#+sbcl #+sbcl a b c", &[], "C");
+        check_features("'#+sbcl a b", &[], "(COMMON-LISP:QUOTE B)");
+        check_features("(a . #+sbcl b c)", &[], "(A . C)");
+        // Skipped forms are read but not interpreted.
+        check_features("#-mprof-lisp (sb-ext:foo:bar 1/0 #\\NoSuchChar #xZZ #:a:b #S(x) #.(eval) ,x . .) ok", &["MPROF-LISP"], "OK");
+        check_features("#+sbcl (a", &[], "Incomplete 1:10: end of input: expected a closing ')' for the list opened at 1:8");
+        check_features("#+sbcl", &[], "Incomplete 1:7: end of input: expected a form after #+sbcl at 1:1");
+        check_features("#+", &[], "Incomplete 1:3: end of input: expected a feature expression after #+ at 1:1");
+        check_features("(#+sbcl)", &[], "Malformed 1:8: expected a form after #+sbcl at 1:2, found ')'");
+        check_features("#+1 a", &[], "Malformed 1:3: expected a feature expression (a symbol, or a list starting with :and, :or or :not), found 1");
+        check_features("#+(xor a) b", &[], "Malformed 1:3: unknown feature operator XOR: expected :and, :or or :not");
+        check_features("#+(not a b) c", &[], "Malformed 1:3: (:not ...) in a feature expression takes exactly one feature, found 2");
+        check_features("#-sbcl #<foo>", &[], "Malformed 1:8: #< starts an unreadable object (printed as #<...>): it cannot be read back");
+    }
+
+    #[test]
+    fn incomplete_input() {
+        check("(a b", "Incomplete 1:5: end of input: expected a closing ')' for the list opened at 1:1");
+        check("(a\n (b", "Incomplete 2:4: end of input: expected a closing ')' for the list opened at 2:2");
+        check("#(a", "Incomplete 1:4: end of input: expected a closing ')' for the vector opened at 1:1");
+        check("(a . ", "Incomplete 1:6: end of input: expected a form after the dot at 1:4 and a closing ')' for the list opened at 1:1");
+        check("\"abc", "Incomplete 1:5: end of input inside a string opened at 1:1: expected a closing '\"'");
+        check("#| a #| b |#", "Incomplete 1:13: end of input inside a #| comment opened at 1:1: expected a closing '|#'");
+        check("'", "Incomplete 1:2: end of input: expected a form after ' at 1:1");
+        check("`", "Incomplete 1:2: end of input: expected a form after ` at 1:1");
+        check("`(,", "Incomplete 1:4: end of input: expected a form after , at 1:3");
+        check("`(,@", "Incomplete 1:5: end of input: expected a form after ,@ at 1:3");
+        check("#'", "Incomplete 1:3: end of input: expected a form after #' at 1:1");
+        check("|abc", "Incomplete 1:5: end of input inside |...| in the symbol starting at 1:1: expected a closing '|'");
+        check("abc\\", "Incomplete 1:5: end of input after '\\': expected the character it escapes");
+        check("#", "Incomplete 1:2: end of input after '#': expected a dispatch character such as ( ' \\ : + - x b o");
+        check("#\\", "Incomplete 1:3: end of input after #\\: expected a character or character name");
+        check("#x", "Incomplete 1:3: end of input after #x: expected a number in radix 16");
+    }
+
+    #[test]
+    fn malformed_input() {
+        check(")", "Malformed 1:1: unexpected ')': there is no open list to close");
+        check("a)", "A Malformed 1:2: unexpected ')': there is no open list to close");
+        check("#x)", "Malformed 1:1: expected a rational number in radix 16 after #x, found nothing");
+        check("#37r1", "Malformed 1:1: the radix in #37r must be a decimal number from 2 to 36");
+        check("#S(point)", "Malformed 1:1: structure literals #S(...) are not supported");
+        check("#.(+ 1 2)", "Malformed 1:1: read-time evaluation #. is not supported");
+        check("#z", "Malformed 1:1: unknown dispatch macro #z");
+        check("# a", "Malformed 1:1: '#' followed by #\\Space is not valid syntax: expected a dispatch character such as ( ' \\ : + - x b o");
+        check("#:a:b", "Malformed 1:1: the symbol after #: cannot have a package prefix, found #:a:b");
+        check("1/0", "Malformed 1:1: division by zero in the ratio 1/0: the denominator is 0");
+        check("(a\n  b:c:d)", "Malformed 2:3: too many colons in the symbol b:c:d");
+    }
+
+    #[test]
+    fn depth_limit_and_deep_nesting() {
+        let deep = |n: usize| format!("{}x{}", "(".repeat(n), ")".repeat(n));
+        let options = ReadOptions { max_depth: 10, ..ReadOptions::default() };
+        assert_eq!(render(&deep(10), &options), "((((((((((X))))))))))");
+        assert_eq!(
+            render(&deep(11), &options),
+            "Malformed 1:11: forms nested more than 10 levels deep (the reader's limit, ReadOptions::max_depth)"
+        );
+        assert_eq!(render(&"'".repeat(11), &options).split(':').next(), Some("Malformed 1"));
+        // 100,000 open parentheses: an error value, no stack overflow.
+        let e = read_all_default(&"(".repeat(100_000)).unwrap_err();
+        assert_eq!((e.kind, e.column), (ReadErrorKind::Malformed, DEFAULT_MAX_DEPTH as u32 + 1));
+        // Without a limit the reader itself still copes, and `dismantle` frees the result.
+        let unlimited = ReadOptions { max_depth: usize::MAX, ..ReadOptions::default() };
+        let e = Reader::new(&"(".repeat(100_000), &unlimited).read().unwrap_err();
+        assert_eq!(e.kind, ReadErrorKind::Incomplete);
+        let datum = Reader::new(&deep(100_000), &unlimited).read().unwrap().unwrap();
+        assert_eq!(datum.span.end, 200_001);
+        crate::dismantle(datum);
+        // Skipped forms have no depth limit: nothing of them is kept.
+        assert_eq!(render(&format!("#+nope {} y", deep(50)), &options), "Y");
+    }
+
+    #[test]
+    fn reader_continues_after_each_datum() {
+        let options = ReadOptions::default();
+        let src = "(a) b ; c\n";
+        let mut reader = Reader::new(src, &options);
+        assert_eq!(reader.read().unwrap().map(|d| d.to_string()), Some("(A)".to_string()));
+        assert_eq!(reader.offset(), 3);
+        assert_eq!(reader.read().unwrap().map(|d| d.to_string()), Some("B".to_string()));
+        assert_eq!(reader.read().unwrap(), None);
+        let mut reader = Reader::starting_at(src, 3, &options).unwrap();
+        assert_eq!(reader.read().unwrap().map(|d| d.span), Some(Span { start: 4, end: 5, line: 1, column: 5 }));
+        let e = Reader::starting_at("λ", 1, &options).err().map(|e| e.message);
+        assert_eq!(e.as_deref(), Some("cannot start reading at byte 1: it is not the start of a character in the 2-byte source"));
+    }
+
+    #[test]
+    fn errors_name_the_file() {
+        let options = ReadOptions { file: Some("init.lisp".into()), ..ReadOptions::default() };
+        let e = Reader::new("\n  )", &options).read().unwrap_err();
+        assert_eq!(e.to_string(), "init.lisp:2:3: unexpected ')': there is no open list to close");
+        assert_eq!(e.offset, 3);
+    }
+
+    /// Whatever the reader produces, printing it and reading it back gives the same datum
+    /// (spans aside): the printer and reader agree.
+    #[test]
+    fn printed_datums_read_back() {
+        let src = r#"(defun f (x &optional (y 1/2)) "doc \"q\"" (list* 'a #'b `(,x ,@y) #(1 2.5 -3e-7) #\Space #\a :k p::q #:g |Mixed Case| |1| \. -0.0 1.0e20 123456789012345678901234567890 (a . b)))"#;
+        let first = read1(src);
+        let printed = first.to_string();
+        let second = read1(&printed);
+        assert_eq!(strip_spans(first), strip_spans(second), "printed as {printed}");
+    }
+
+    fn strip_spans(datum: Datum) -> DatumKind {
+        fn strip(d: &mut Datum) {
+            d.span = Span::default();
+            match &mut d.kind {
+                DatumKind::List(items, tail) => {
+                    items.iter_mut().for_each(strip);
+                    if let Some(t) = tail {
+                        strip(t);
+                    }
+                }
+                DatumKind::Vector(items) => items.iter_mut().for_each(strip),
+                _ => {}
+            }
+        }
+        let mut datum = datum;
+        strip(&mut datum);
+        datum.kind
+    }
+}
