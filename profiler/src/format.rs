@@ -290,6 +290,10 @@ pub fn encode(p: &Profile) -> Vec<u8> {
 
 // ---------------------------------------------------------------- reading
 
+fn more_bytes(n: usize) -> String {
+    if n == 1 { "1 more byte".into() } else { format!("{n} more bytes") }
+}
+
 /// A cursor over one slice whose offsets are reported relative to the whole file.
 struct Reader<'a> {
     bytes: &'a [u8],
@@ -430,14 +434,14 @@ pub fn decode(bytes: &[u8]) -> Result<Profile, FormatError> {
                 return Err(s.invalid(
                     s.offset(),
                     &format!("the end of section {}", section_name(tag)),
-                    format!("{} more bytes", s.remaining()),
+                    more_bytes(s.remaining()),
                 ));
             }
         }
         // Unknown sections are skipped: they belong to a newer writer of the same version.
     }
     if r.remaining() != 0 {
-        return Err(r.invalid(r.offset(), "the end of the file after the end marker", format!("{} more bytes", r.remaining())));
+        return Err(r.invalid(r.offset(), "the end of the file after the end marker", more_bytes(r.remaining())));
     }
     d.finish(r.offset())
 }

@@ -202,6 +202,9 @@ fn pad_left(s: &str, w: usize) -> String {
 
 fn center(s: &str, w: usize) -> String {
     let len = s.chars().count();
+    if len + 1 == w {
+        return format!(" {s}");
+    }
     if len >= w {
         return s.to_string();
     }
@@ -562,6 +565,10 @@ fn call_graph(out: &mut String, r: &Reduction, fmt: &Fmt, letters: &[char]) {
         acc
     };
     let blank_group = " ".repeat(gw);
+    let same_cycle = |a: usize, b: usize| {
+        let (ea, eb) = (&r.entities[a], &r.entities[b]);
+        !r.cycles_merged && !ea.is_cycle && !eb.is_cycle && ea.cycle.is_some() && ea.cycle == eb.cycle
+    };
     for &e in &shown {
         let ent = &r.entities[e];
         let mut ups = callers[e].clone();
@@ -569,13 +576,17 @@ fn call_graph(out: &mut String, r: &Reduction, fmt: &Fmt, letters: &[char]) {
         let mut downs = callees[e].clone();
         downs.sort_by(|a, b| b.bytes().cmp(&a.bytes()).then_with(|| index[a.callee].cmp(&index[b.callee])));
         let total = ent.total_bytes();
-        let ups_all = sum_edges(&ups);
+        // Callers inside the entry's own cycle re-enter memory already credited from
+        // outside: they keep exact numbers but stay out of the "all" line and of frac.
+        let outside_ups: Vec<&Edge> = ups.iter().copied().filter(|x| !same_cycle(x.caller, e)).collect();
+        let ups_all = sum_edges(&outside_ups);
         if ups.len() > 1 {
             line(out, "", "all", sum(&ups_all, |c| c.bytes), "", &breakdown(&ups_all), &blank_group, "");
         }
         for edge in &ups {
             let tail = format!("{}/{} {}", edge.calls, out_calls[edge.caller], name_of(edge.caller));
-            line(out, "", "", edge.bytes(), &fmt.paren_graph(edge.bytes(), total), &breakdown(&edge.counters), &frac(edge, &ups_all), &tail);
+            let fr = if same_cycle(edge.caller, e) { blank_group.clone() } else { frac(edge, &ups_all) };
+            line(out, "", "", edge.bytes(), &fmt.paren_graph(edge.bytes(), total), &breakdown(&edge.counters), &fr, &tail);
         }
         let called = if ent.recursion > 0 { format!("{}+{}", ent.called, ent.recursion) } else { ent.called.to_string() };
         let size_func = if ent.self_bytes() > 0 { breakdown(&ent.self_counters) } else { blank_cats.clone() };
@@ -607,10 +618,12 @@ fn call_graph(out: &mut String, r: &Reduction, fmt: &Fmt, letters: &[char]) {
                 );
             }
         }
-        let downs_all = sum_edges(&downs);
+        let outside_downs: Vec<&Edge> = downs.iter().copied().filter(|x| !same_cycle(x.callee, e)).collect();
+        let downs_all = sum_edges(&outside_downs);
         for edge in &downs {
             let tail = format!("{}/{} {}", edge.calls, r.entities[edge.callee].called, name_of(edge.callee));
-            line(out, "", "", edge.bytes(), &fmt.paren_graph(edge.bytes(), total), &breakdown(&edge.counters), &frac(edge, &downs_all), &tail);
+            let fr = if same_cycle(edge.callee, e) { blank_group.clone() } else { frac(edge, &downs_all) };
+            line(out, "", "", edge.bytes(), &fmt.paren_graph(edge.bytes(), total), &breakdown(&edge.counters), &fr, &tail);
         }
         if downs.len() > 1 {
             line(out, "", "all", sum(&downs_all, |c| c.bytes), "", &breakdown(&downs_all), &blank_group, "");
