@@ -265,6 +265,7 @@ fn write_symbol(f: &mut fmt::Formatter<'_>, sym: &SymbolName) -> fmt::Result {
 fn write_symbol_name(f: &mut fmt::Formatter<'_>, name: &str) -> fmt::Result {
     let needs_bars = name.is_empty()
         || name == "."
+        || name.starts_with('#')
         || crate::token::looks_like_number(name)
         || name.chars().any(|c| {
             c.is_control()

@@ -457,7 +457,10 @@ impl<'a> Reader<'a> {
                     return Err(self.error(
                         ReadErrorKind::Malformed,
                         start,
-                        format!("{} may only appear inside a backquoted form (`)", prefix.text()),
+                        format!(
+                            "{} outside a backquote: commas may only appear inside a backquoted form such as `(a ,b)",
+                            prefix.text()
+                        ),
                     ));
                 }
                 if prefix != Prefix::Comma {
@@ -901,9 +904,9 @@ mod tests {
         check("`#(a ,b)", "(MPROF-SYSTEM:BACKQUOTE #(A (MPROF-SYSTEM:UNQUOTE B)))");
         check("`(a . ,b)", "(MPROF-SYSTEM:BACKQUOTE (A MPROF-SYSTEM:UNQUOTE B))");
         check("'(a . b)", "(COMMON-LISP:QUOTE (A . B))");
-        check(",a", "Malformed 1:1: , may only appear inside a backquoted form (`)");
-        check("`(a ,b) ,c", "(MPROF-SYSTEM:BACKQUOTE (A (MPROF-SYSTEM:UNQUOTE B))) Malformed 1:9: , may only appear inside a backquoted form (`)");
-        check("`(,,a)", "Malformed 1:4: , may only appear inside a backquoted form (`)");
+        check(",a", "Malformed 1:1: , outside a backquote: commas may only appear inside a backquoted form such as `(a ,b)");
+        check("`(a ,b) ,@c", "(MPROF-SYSTEM:BACKQUOTE (A (MPROF-SYSTEM:UNQUOTE B))) Malformed 1:9: ,@ outside a backquote: commas may only appear inside a backquoted form such as `(a ,b)");
+        check("`(,,a)", "Malformed 1:4: , outside a backquote: commas may only appear inside a backquoted form such as `(a ,b)");
         check("`,@a", "Malformed 1:2: `,@ is not allowed: ,@ splices into an enclosing list, so it must appear inside a list within the backquote");
         check("`(a . ,@b)", "Malformed 1:7: ,@ is not allowed right after a dot: write (a . ,b) or (a ,@b)");
         check("(')", "Malformed 1:3: expected a form after ' at 1:2, found ')'");
