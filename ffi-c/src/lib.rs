@@ -1,1 +1,35 @@
-//! libmprof.
+//! libmprof: profile every malloc and free of a C program with the mprof engine.
+//!
+//! Preload it (`LD_PRELOAD=libmprof.so ./prog`) or link `libmprof.a`; the
+//! program's allocator entry points become the hooks of [`hooks`], which charge
+//! each allocation to its calling context (a frame-pointer walk, or DWARF
+//! unwinding with `MPROF_UNWIND=dwarf`) and write a profile file at exit for
+//! `mprof report`. The real allocator is glibc's, entered through its
+//! `__libc_*` names; the library's own Rust allocations use the same functions
+//! through [`real::RealAlloc`], so they never reach the hooks.
+//!
+//! Layers, from the hot path out: `hooks` (exported trampolines) -> `runtime`
+//! (guard, thread state, alloc/free/realloc bodies, errors, fork, exit) ->
+//! `stack` (capture), `cct` (tree and counters), `live` (headers and the live
+//! bitmap) -> `dump` + `symbolize` (writing the file). `api` is `mprof.h`.
+//! The hooks are compiled out of this crate's unit tests, which therefore run
+//! on the normal allocator; the end-to-end tests in tests/ffi_c.rs run real C
+//! programs under the built library.
+
+pub mod api;
+pub mod cct;
+pub mod config;
+pub mod dump;
+#[cfg(all(not(test), target_arch = "x86_64", target_os = "linux"))]
+pub mod hooks;
+pub mod live;
+pub mod lock;
+pub mod real;
+pub mod runtime;
+pub mod segvec;
+pub mod stack;
+pub mod symbolize;
+
+#[cfg(not(test))]
+#[global_allocator]
+static ALLOCATOR: real::RealAlloc = real::RealAlloc;

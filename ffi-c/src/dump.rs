@@ -1,0 +1,174 @@
+//! Turning the recorded tree into an `mprof_profiler::Profile` and writing it.
+//!
+//! Runs under the reentrancy guard and [`DUMP_LOCK`]: at exit, on the dump
+//! signal, on `mprof_dump`, and before aborting on a heap error. Raw nodes
+//! (one per distinct return-address path) become profile nodes: each address
+//! expands to its function and any functions inlined at it, paths that
+//! symbolize alike are unified, and a function calling itself directly folds
+//! into one node whose `recursion` counts the folded levels. Only nodes with
+//! counts (or errors) below them are written, so the file stays small.
+//! The file is written to a temporary name and renamed, so a reader never
+//! sees half a profile.
+
+use crate::cct::{self, BINS, CATEGORIES, ROOT};
+use crate::lock::SpinLock;
+use crate::runtime::{self, ErrorKind};
+use crate::symbolize::Symbolizer;
+use mprof_profiler::{
+    BinKey, BinRow, CategoryScheme, Counters, FuncId, FunctionInfo, HeapError, HeapErrorKind, Language, Node, NodeId,
+    Profile,
+};
+use std::collections::HashMap;
+
+pub static DUMP_LOCK: SpinLock = SpinLock::new();
+
+fn counters(c: [u64; 4]) -> Counters {
+    Counters { allocs: c[0], bytes: c[1], frees: c[2], freed_bytes: c[3] }
+}
+
+/// The profile of everything recorded since start, the last reset, or the fork.
+pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
+    let totals = cct::snapshot();
+    let totals = match runtime::BASELINE.with(|b| b.as_ref().map(|b| totals_clone(b))) {
+        Some(base) => totals.minus(&base),
+        None => totals,
+    };
+    let errors = runtime::ERRORS.with(|e| e.clone());
+    let n = totals.nodes.len();
+
+    // Keep a node when it or a descendant has counts or an error.
+    let mut keep = vec![false; n];
+    let mut parent_of = vec![ROOT; n];
+    let mut address_of = vec![0u64; n];
+    for i in 1..n {
+        if let Some((p, a)) = cct::node_info(i as u32) {
+            parent_of[i] = p;
+            address_of[i] = a;
+        }
+    }
+    for e in &errors {
+        if let Some(k) = keep.get_mut(e.node as usize) {
+            *k = true;
+        }
+    }
+    for i in (1..n).rev() {
+        if keep[i] || totals.nodes[i].iter().any(|c| c.iter().any(|&x| x != 0)) {
+            keep[i] = true;
+            keep[parent_of[i] as usize] = true;
+        }
+    }
+
+    let mut profile = Profile::empty(Language::C, CategoryScheme::c_sizes());
+    let mut functions: HashMap<FunctionInfo, FuncId> = HashMap::new();
+    let mut children: HashMap<(u32, u32, u64), u32> = HashMap::new();
+    let mut mapped = vec![0u32; n];
+    for i in 1..n {
+        if !keep[i] {
+            continue;
+        }
+        let mut node = mapped[parent_of[i] as usize];
+        for frame in symbolizer.frames(address_of[i]) {
+            let info = FunctionInfo { name: frame.name, file: frame.file, line: None, module: frame.module };
+            let func = *functions.entry(info.clone()).or_insert_with(|| {
+                profile.functions.push(info);
+                FuncId(profile.functions.len() as u32 - 1)
+            });
+            if node != 0 && profile.nodes[node as usize].func == func {
+                profile.nodes[node as usize].recursion += 1;
+                continue;
+            }
+            let site = frame.line.map_or(0, u64::from);
+            node = *children.entry((node, func.0, site)).or_insert_with(|| {
+                profile.nodes.push(Node {
+                    parent: Some(NodeId(node)),
+                    func,
+                    call_site: site,
+                    recursion: 0,
+                    counters: vec![Counters::default(); CATEGORIES],
+                });
+                profile.nodes.len() as u32 - 1
+            });
+        }
+        mapped[i] = node;
+        for (dst, src) in profile.nodes[node as usize].counters.iter_mut().zip(totals.nodes[i]) {
+            dst.add(&counters(src));
+        }
+    }
+    for (size, c) in totals.bins.iter().enumerate().take(BINS) {
+        if c.iter().any(|&x| x != 0) {
+            let key = if size as u64 > mprof_profiler::LARGEST_SIZE_BIN { BinKey::Larger } else { BinKey::Size(size as u64) };
+            profile.bins.push(BinRow { key, counters: counters(*c), labels: Vec::new() });
+        }
+    }
+    for e in errors {
+        let kind = match e.kind {
+            ErrorKind::DoubleFree => HeapErrorKind::DoubleFree,
+            ErrorKind::InvalidFree => HeapErrorKind::InvalidFree,
+            ErrorKind::ReallocOfFreed => HeapErrorKind::ReallocOfFreed,
+        };
+        let node = NodeId(mapped.get(e.node as usize).copied().unwrap_or(0));
+        match profile.errors.iter_mut().find(|x| x.kind == kind && x.node == node) {
+            Some(x) => x.count += e.count,
+            None => profile.errors.push(HeapError { kind, node, address: e.address, count: e.count }),
+        }
+    }
+    add_metadata(&mut profile);
+    profile
+}
+
+fn totals_clone(t: &cct::Totals) -> cct::Totals {
+    cct::Totals { nodes: t.nodes.clone(), bins: t.bins.clone() }
+}
+
+fn set_metadata(profile: &mut Profile, key: &str, value: &str) {
+    profile.metadata.retain(|(k, _)| k != key);
+    profile.metadata.push((key.to_string(), value.to_string()));
+}
+
+fn add_metadata(profile: &mut Profile) {
+    let program = std::fs::read_link("/proc/self/exe").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    let command = std::fs::read("/proc/self/cmdline")
+        .map(|b| {
+            b.split(|&c| c == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s)).collect::<Vec<_>>().join(" ")
+        })
+        .unwrap_or_default();
+    set_metadata(profile, "program", &program);
+    set_metadata(profile, "command", &command);
+    set_metadata(profile, "pid", &std::process::id().to_string());
+    if let Some(c) = runtime::config() {
+        let unwind = match c.unwind {
+            crate::config::Unwind::FramePointers => "frame pointers",
+            crate::config::Unwind::Dwarf => "dwarf",
+        };
+        set_metadata(profile, "unwind", unwind);
+        set_metadata(profile, "depth", &c.depth.to_string());
+    }
+}
+
+/// Write the profile to `path` (temporary file, then rename).
+pub fn write_to(path: &str) -> Result<(), String> {
+    runtime::with_guard(|| {
+        DUMP_LOCK.lock();
+        let r = (|| {
+            let mut symbolizer = Symbolizer::new();
+            let profile = build_profile(&mut symbolizer);
+            let mut bytes = Vec::new();
+            profile.write(&mut bytes).map_err(|e| format!("cannot encode the profile: {e}"))?;
+            let tmp = format!("{path}.tmp{}", std::process::id());
+            std::fs::write(&tmp, &bytes).map_err(|e| format!("cannot write {tmp}: {e}"))?;
+            std::fs::rename(&tmp, path).map_err(|e| format!("cannot rename {tmp} to {path}: {e}"))
+        })();
+        DUMP_LOCK.unlock();
+        r
+    })
+}
+
+/// Write to MPROF_OUT (with `%p` expanded); errors go to stderr, the program goes on.
+pub fn write_default_file() {
+    let Some(cfg) = runtime::config() else { return };
+    let forked = runtime::FORKED_CHILD.load(core::sync::atomic::Ordering::Relaxed);
+    let path = cfg.path_for(std::process::id(), forked);
+    if let Err(e) = write_to(&path) {
+        runtime::with_guard(|| eprintln!("mprof: {e}"));
+    }
+}

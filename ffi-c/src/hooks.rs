@@ -1,0 +1,147 @@
+//! The exported allocator entry points (cdylib and staticlib builds only; unit
+//! tests of this crate keep the system allocator).
+//!
+//! Each hook that may need a stack is a naked trampoline: it pushes a frame
+//! (`push rbp; mov rbp, rsp`) and passes that frame's address as an extra last
+//! argument. `[frame+8]` is then exactly the return address into the caller of
+//! malloc and `[frame]` the caller's frame pointer, whatever the Rust code of
+//! the library was compiled with; the stack walk starts from there. The frame
+//! also keeps the stack 16-byte aligned for the call.
+//!
+//! calloc and reallocarray check their multiplication for overflow; the
+//! aligned family validates alignments the way glibc does.
+
+use crate::runtime::{allocate, reallocate, release, usable_size};
+use core::ffi::{c_int, c_void};
+
+/// Define a naked exported hook that forwards its arguments plus its own frame
+/// address (in the register of argument `$fp_reg`) to `$imp`.
+macro_rules! trampoline {
+    ($name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty, $fp_reg:literal, $imp:path) => {
+        #[unsafe(naked)]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+            core::arch::naked_asm!(
+                "push rbp",
+                "mov rbp, rsp",
+                concat!("mov ", $fp_reg, ", rbp"),
+                "call {imp}",
+                "pop rbp",
+                "ret",
+                imp = sym $imp,
+            )
+        }
+    };
+}
+
+trampoline!(malloc(size: usize) -> *mut c_void, "rsi", malloc_impl);
+trampoline!(calloc(n: usize, size: usize) -> *mut c_void, "rdx", calloc_impl);
+trampoline!(realloc(ptr: *mut c_void, size: usize) -> *mut c_void, "rdx", realloc_impl);
+trampoline!(reallocarray(ptr: *mut c_void, n: usize, size: usize) -> *mut c_void, "rcx", reallocarray_impl);
+trampoline!(free(ptr: *mut c_void) -> (), "rsi", free_impl);
+trampoline!(posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> c_int, "rcx", posix_memalign_impl);
+trampoline!(aligned_alloc(align: usize, size: usize) -> *mut c_void, "rdx", memalign_impl);
+trampoline!(memalign(align: usize, size: usize) -> *mut c_void, "rdx", memalign_impl);
+trampoline!(valloc(size: usize) -> *mut c_void, "rsi", valloc_impl);
+trampoline!(pvalloc(size: usize) -> *mut c_void, "rsi", pvalloc_impl);
+
+/// Not a trampoline: it records nothing, so it needs no stack.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn malloc_usable_size(ptr: *mut c_void) -> usize {
+    usable_size(ptr)
+}
+
+extern "C" fn malloc_impl(size: usize, fp: usize) -> *mut c_void {
+    allocate(size, 4, false, fp)
+}
+
+extern "C" fn calloc_impl(n: usize, size: usize, fp: usize) -> *mut c_void {
+    match n.checked_mul(size) {
+        Some(total) => allocate(total, 4, true, fp),
+        None => {
+            set_errno(libc::ENOMEM);
+            core::ptr::null_mut()
+        }
+    }
+}
+
+extern "C" fn realloc_impl(ptr: *mut c_void, size: usize, fp: usize) -> *mut c_void {
+    reallocate(ptr, size, fp)
+}
+
+extern "C" fn reallocarray_impl(ptr: *mut c_void, n: usize, size: usize, fp: usize) -> *mut c_void {
+    match n.checked_mul(size) {
+        Some(total) => reallocate(ptr, total, fp),
+        None => {
+            set_errno(libc::ENOMEM);
+            core::ptr::null_mut()
+        }
+    }
+}
+
+extern "C" fn free_impl(ptr: *mut c_void, fp: usize) {
+    release(ptr, fp)
+}
+
+/// log2 of the alignment to use (at least 16), or None when glibc would refuse it.
+fn align_shift(align: usize) -> Option<u8> {
+    if align <= 16 {
+        return Some(4);
+    }
+    let a = align.checked_next_power_of_two()?;
+    if a > (usize::MAX >> 1) + 1 || a > 1 << 40 {
+        return None;
+    }
+    Some(a.trailing_zeros() as u8)
+}
+
+extern "C" fn posix_memalign_impl(out: *mut *mut c_void, align: usize, size: usize, fp: usize) -> c_int {
+    if align == 0 || !align.is_power_of_two() || align % core::mem::size_of::<*mut c_void>() != 0 {
+        return libc::EINVAL;
+    }
+    let Some(shift) = align_shift(align) else { return libc::EINVAL };
+    let p = allocate(size, shift, false, fp);
+    if p.is_null() {
+        return libc::ENOMEM;
+    }
+    // SAFETY: the caller passes a valid out-pointer, as posix_memalign requires.
+    unsafe { *out = p };
+    0
+}
+
+extern "C" fn memalign_impl(align: usize, size: usize, fp: usize) -> *mut c_void {
+    match align_shift(align) {
+        Some(shift) => allocate(size, shift, false, fp),
+        None => {
+            set_errno(libc::EINVAL);
+            core::ptr::null_mut()
+        }
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 { p as usize } else { 4096 }
+}
+
+extern "C" fn valloc_impl(size: usize, fp: usize) -> *mut c_void {
+    let page = page_size();
+    allocate(size, page.trailing_zeros() as u8, false, fp)
+}
+
+extern "C" fn pvalloc_impl(size: usize, fp: usize) -> *mut c_void {
+    let page = page_size();
+    match size.checked_add(page - 1) {
+        Some(s) => allocate((s & !(page - 1)).max(page), page.trailing_zeros() as u8, false, fp),
+        None => {
+            set_errno(libc::ENOMEM);
+            core::ptr::null_mut()
+        }
+    }
+}
+
+fn set_errno(e: c_int) {
+    // SAFETY: errno is thread-local.
+    unsafe { *libc::__errno_location() = e };
+}

@@ -1,0 +1,632 @@
+//! The recording runtime behind the hooks: start-up, per-thread state, the
+//! allocation and free paths, heap errors, reset, fork and exit.
+//!
+//! Invariants:
+//! - Every block handed out while the runtime is active carries a header and a
+//!   live bit (see `live`), whether or not it was profiled, so `free` needs no
+//!   other bookkeeping. If start-up cannot reserve the bitmap, the runtime
+//!   passes everything straight to glibc forever, before any header exists.
+//! - A per-thread reentrancy guard (a const thread-local: no lazy allocation)
+//!   is set while the library runs its own code; hooks entered under it hand
+//!   out blocks without recording, and frees under it count on the shared
+//!   orphan block, so nothing the library does shows in the data.
+//! - The allocation path takes no lock: stack walk, a per-thread cache of tree
+//!   edges, per-thread counters. Locks guard only node creation, heap errors,
+//!   threads whose state is gone, and dumps.
+//! - Counts belong to an epoch: `reset` and `fork` start a new one, and a free
+//!   of a block from an older epoch is not counted, so the file never shows
+//!   more frees than allocations and a forked child counts only its own work.
+
+use crate::cct::{self, CounterBlock, Totals, ROOT};
+use crate::config::{Config, OnError, Unwind};
+use crate::live::{self, Header, HEADER_SIZE, NO_NODE};
+use crate::lock::Locked;
+use crate::real;
+use crate::stack::{self, StackBounds};
+use core::cell::Cell;
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+const UNINIT: u8 = 0;
+const INITIALIZING: u8 = 1;
+const ACTIVE: u8 = 2;
+const PASSTHROUGH: u8 = 3;
+
+static STATE: AtomicU8 = AtomicU8::new(UNINIT);
+/// Whether new allocations are attributed (mprof_start / mprof_stop).
+pub static ENABLED: AtomicBool = AtomicBool::new(true);
+static EPOCH: AtomicU32 = AtomicU32::new(0);
+static DEPTH: AtomicUsize = AtomicUsize::new(crate::config::DEFAULT_DEPTH);
+static DWARF: AtomicBool = AtomicBool::new(false);
+/// Set by the dump signal's handler; the next hook outside the library writes the file.
+pub static DUMP_REQUESTED: AtomicBool = AtomicBool::new(false);
+/// Set in a forked child, so its default file name gets its pid.
+pub static FORKED_CHILD: AtomicBool = AtomicBool::new(false);
+static CONFIG: OnceLock<Config> = OnceLock::new();
+static THREAD_KEY: AtomicU32 = AtomicU32::new(u32::MAX);
+
+/// Counter values at the last `reset`, subtracted when writing.
+pub static BASELINE: Locked<Option<Totals>> = Locked::new(None);
+
+/// One heap error kind on one path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    DoubleFree,
+    InvalidFree,
+    ReallocOfFreed,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct ErrorRecord {
+    pub kind: ErrorKind,
+    pub node: u32,
+    pub address: u64,
+    pub count: u64,
+}
+
+pub static ERRORS: Locked<Vec<ErrorRecord>> = Locked::new(Vec::new());
+
+pub fn config() -> Option<&'static Config> {
+    CONFIG.get()
+}
+
+pub fn epoch() -> u16 {
+    EPOCH.load(Ordering::Acquire) as u16
+}
+
+// ---- per-thread state
+
+struct Tls {
+    guard: Cell<bool>,
+    state: Cell<*mut ThreadState>,
+}
+
+thread_local! {
+    static TLS: Tls = const { Tls { guard: Cell::new(false), state: Cell::new(core::ptr::null_mut()) } };
+}
+
+/// Marks a thread whose exit destructor already ran.
+const DEAD: *mut ThreadState = 1 as *mut ThreadState;
+const EDGE_CACHE: usize = 1024;
+
+#[derive(Clone, Copy)]
+struct Edge {
+    parent: u32,
+    child: u32,
+    address: u64,
+}
+
+/// What one thread keeps between allocations: its stack bounds, the previous
+/// capture and its node path (so only the changed part is looked up), a
+/// cache of tree edges, and its counter block.
+pub struct ThreadState {
+    bounds: StackBounds,
+    scratch: Box<[u64]>,
+    path_addresses: Box<[u64]>,
+    path_nodes: Box<[u32]>,
+    path_len: usize,
+    edges: Box<[Edge]>,
+    block: &'static CounterBlock,
+}
+
+impl ThreadState {
+    fn new() -> Option<Box<ThreadState>> {
+        let depth = DEPTH.load(Ordering::Relaxed);
+        let block = cct::acquire_block()?;
+        Some(Box::new(ThreadState {
+            bounds: stack::current_bounds(),
+            scratch: vec![0; depth].into_boxed_slice(),
+            path_addresses: vec![0; depth].into_boxed_slice(),
+            path_nodes: vec![ROOT; depth].into_boxed_slice(),
+            path_len: 0,
+            edges: vec![Edge { parent: u32::MAX, child: 0, address: 0 }; EDGE_CACHE].into_boxed_slice(),
+            block,
+        }))
+    }
+
+    #[inline]
+    fn child(&mut self, parent: u32, address: u64) -> u32 {
+        let h = ((address ^ (parent as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize;
+        let e = &mut self.edges[h & (EDGE_CACHE - 1)];
+        if e.parent == parent && e.address == address {
+            return e.child;
+        }
+        let c = cct::child(parent, address);
+        *e = Edge { parent, child: c, address };
+        c
+    }
+
+    /// The tree node of the current call stack, from the hook trampoline's frame.
+    #[inline]
+    fn current_node(&mut self, fp: usize) -> u32 {
+        // SAFETY: fp is the trampoline frame of the hook being run.
+        let n = unsafe {
+            if DWARF.load(Ordering::Relaxed) {
+                stack::walk_dwarf(fp, &mut self.scratch)
+            } else {
+                stack::walk_frame_pointers(fp, self.bounds, &mut self.scratch)
+            }
+        };
+        // Frames are innermost first; the path is outermost first. Keep the
+        // unchanged outer part of the previous path, look up only the rest.
+        let old = self.path_len;
+        let mut same = 0;
+        while same < n && same < old && self.scratch[n - 1 - same] == self.path_addresses[same] {
+            same += 1;
+        }
+        let mut node = if same == 0 { ROOT } else { self.path_nodes[same - 1] };
+        for i in same..n {
+            let a = self.scratch[n - 1 - i];
+            node = self.child(node, a);
+            self.path_addresses[i] = a;
+            self.path_nodes[i] = node;
+        }
+        self.path_len = n;
+        node
+    }
+}
+
+extern "C" fn thread_exit(p: *mut c_void) {
+    let _ = TLS.try_with(|tls| {
+        let was = tls.guard.replace(true);
+        if !p.is_null() && p != DEAD as *mut c_void {
+            // SAFETY: p is the Box we leaked in `thread_state`.
+            let ts = unsafe { Box::from_raw(p as *mut ThreadState) };
+            cct::release_block(ts.block);
+            drop(ts);
+        }
+        tls.state.set(DEAD);
+        tls.guard.set(was);
+    });
+}
+
+/// This thread's state, created on first use. None for a thread that has
+/// ended (its destructor ran) or when no memory is left.
+#[inline]
+fn thread_state(tls: &Tls) -> Option<&'static mut ThreadState> {
+    let p = tls.state.get();
+    if !p.is_null() && p != DEAD {
+        // SAFETY: p is this thread's leaked Box; the guard makes this the only user.
+        return Some(unsafe { &mut *p });
+    }
+    if p == DEAD {
+        return None;
+    }
+    let ts = Box::into_raw(ThreadState::new()?);
+    tls.state.set(ts);
+    let key = THREAD_KEY.load(Ordering::Relaxed);
+    if key != u32::MAX {
+        // SAFETY: the key was created at start-up with `thread_exit` as destructor.
+        unsafe { libc::pthread_setspecific(key, ts as *const c_void) };
+    }
+    // SAFETY: just created, owned by this thread.
+    Some(unsafe { &mut *ts })
+}
+
+// ---- start-up
+
+#[inline]
+fn mode(tls: &Tls) -> u8 {
+    let s = STATE.load(Ordering::Acquire);
+    if s >= ACTIVE {
+        return s;
+    }
+    start(tls)
+}
+
+#[cold]
+fn start(tls: &Tls) -> u8 {
+    loop {
+        match STATE.compare_exchange(UNINIT, INITIALIZING, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => break,
+            Err(INITIALIZING) => {
+                // The initializing thread re-entering through its own allocations.
+                if tls.guard.get() {
+                    return ACTIVE;
+                }
+                std::thread::yield_now();
+            }
+            Err(s) => return s,
+        }
+    }
+    if !live::init() {
+        STATE.store(PASSTHROUGH, Ordering::Release);
+        return PASSTHROUGH;
+    }
+    let was = tls.guard.replace(true);
+    if !cct::init() {
+        ENABLED.store(false, Ordering::Relaxed);
+    }
+    let (cfg, warnings) = Config::parse(|k| std::env::var(k).ok());
+    for w in warnings {
+        eprintln!("mprof: {w}");
+    }
+    DEPTH.store(cfg.depth, Ordering::Relaxed);
+    DWARF.store(cfg.unwind == Unwind::Dwarf, Ordering::Relaxed);
+    let signal = cfg.dump_signal;
+    let _ = CONFIG.set(cfg);
+    // SAFETY: plain libc registration calls with functions of the right types.
+    unsafe {
+        let mut key: libc::pthread_key_t = 0;
+        if libc::pthread_key_create(&mut key, Some(thread_exit)) == 0 {
+            THREAD_KEY.store(key, Ordering::Relaxed);
+        }
+        libc::atexit(at_exit);
+        libc::pthread_atfork(Some(before_fork), Some(after_fork_parent), Some(after_fork_child));
+        if let Some(sig) = signal {
+            let mut sa: libc::sigaction = core::mem::zeroed();
+            sa.sa_sigaction = on_dump_signal as *const () as usize;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, core::ptr::null_mut());
+        }
+    }
+    tls.guard.set(was);
+    STATE.store(ACTIVE, Ordering::Release);
+    ACTIVE
+}
+
+extern "C" fn on_dump_signal(_: libc::c_int) {
+    // Only an atomic store here: writing the file is not async-signal-safe.
+    DUMP_REQUESTED.store(true, Ordering::Relaxed);
+}
+
+extern "C" fn at_exit() {
+    let _ = TLS.try_with(|tls| {
+        let was = tls.guard.replace(true);
+        crate::dump::write_default_file();
+        tls.guard.set(was);
+    });
+}
+
+extern "C" fn before_fork() {
+    crate::dump::DUMP_LOCK.lock();
+    cct::TREE_LOCK.lock();
+    cct::ORPHAN_LOCK.lock();
+    ERRORS.raw().lock();
+    BASELINE.raw().lock();
+}
+
+extern "C" fn after_fork_parent() {
+    BASELINE.raw().unlock();
+    ERRORS.raw().unlock();
+    cct::ORPHAN_LOCK.unlock();
+    cct::TREE_LOCK.unlock();
+    crate::dump::DUMP_LOCK.unlock();
+}
+
+extern "C" fn after_fork_child() {
+    after_fork_parent();
+    // The child is alone: start its own counts so nothing is counted twice.
+    FORKED_CHILD.store(true, Ordering::Relaxed);
+    EPOCH.fetch_add(1, Ordering::AcqRel);
+    cct::clear_all();
+    BASELINE.with(|b| *b = None);
+    ERRORS.with(Vec::clear);
+    let _ = TLS.try_with(|tls| {
+        let was = tls.guard.replace(true);
+        cct::release_all_but(thread_state(tls).map(|ts| ts.block));
+        // An exec'd program inherits the child's file name, not the parent's.
+        if let Some(cfg) = config() {
+            let path = cfg.path_for(std::process::id(), true);
+            if !cfg.out.contains("%p") {
+                // SAFETY: the child is single-threaded here.
+                unsafe { std::env::set_var("MPROF_OUT", path) };
+            }
+        }
+        tls.guard.set(was);
+    });
+}
+
+/// Start a new epoch and remember the current counts as the zero point.
+pub fn reset() {
+    with_guard(|| {
+        EPOCH.fetch_add(1, Ordering::AcqRel);
+        let snapshot = cct::snapshot();
+        BASELINE.with(|b| *b = Some(snapshot));
+        ERRORS.with(Vec::clear);
+    });
+}
+
+/// Run library code with this thread's reentrancy guard set.
+pub fn with_guard<R>(f: impl FnOnce() -> R) -> R {
+    match TLS.try_with(|tls| tls.guard.replace(true)) {
+        Ok(was) => {
+            let r = f();
+            let _ = TLS.try_with(|tls| tls.guard.set(was));
+            r
+        }
+        Err(_) => f(),
+    }
+}
+
+/// Make sure the runtime has started (for the API, which may run before any malloc).
+pub fn ensure_started() -> bool {
+    TLS.try_with(|tls| mode(tls) == ACTIVE).unwrap_or(false)
+}
+
+// ---- the hook bodies
+
+fn set_errno(e: i32) {
+    // SAFETY: errno is thread-local.
+    unsafe { *libc::__errno_location() = e };
+}
+
+/// The node to charge an allocation to, with the guard set by the caller.
+#[inline]
+fn node_here(tls: &Tls, guarded: bool, fp: usize) -> (u32, Option<&'static mut ThreadState>) {
+    if guarded || !ENABLED.load(Ordering::Relaxed) {
+        return (NO_NODE, None);
+    }
+    if DUMP_REQUESTED.load(Ordering::Relaxed) && DUMP_REQUESTED.swap(false, Ordering::AcqRel) {
+        crate::dump::write_default_file();
+    }
+    match thread_state(tls) {
+        Some(ts) => (ts.current_node(fp), Some(ts)),
+        None => (ROOT, None),
+    }
+}
+
+#[inline]
+fn count_alloc(ts: Option<&mut ThreadState>, node: u32, size: u64) {
+    if node == NO_NODE {
+        return;
+    }
+    match ts {
+        Some(ts) => ts.block.record_alloc(node, size),
+        None => cct::with_orphan_block(|b| b.record_alloc(node, size)),
+    }
+}
+
+#[inline]
+fn count_free(tls: &Tls, guarded: bool, h: &Header) {
+    if h.node == NO_NODE || h.epoch != epoch() || h.node >= cct::node_count() {
+        return;
+    }
+    if !guarded {
+        if let Some(ts) = thread_state(tls) {
+            ts.block.record_free(h.node, h.size);
+            return;
+        }
+    }
+    cct::with_orphan_block(|b| b.record_free(h.node, h.size));
+}
+
+/// glibc block for `size` user bytes at alignment `1 << shift` (shift >= 4).
+#[inline]
+unsafe fn real_block(size: usize, shift: u8, zero: bool) -> Option<(usize, usize)> {
+    let offset = 1usize << shift;
+    let total = size.checked_add(offset)?;
+    // SAFETY: plain calls into glibc's allocator.
+    let p = unsafe {
+        if shift == 4 {
+            if zero { real::__libc_calloc(1, total) } else { real::__libc_malloc(total) }
+        } else {
+            let p = real::__libc_memalign(offset, total);
+            if zero && !p.is_null() {
+                core::ptr::write_bytes(p as *mut u8, 0, total);
+            }
+            p
+        }
+    };
+    if p.is_null() { None } else { Some((p as usize, p as usize + offset)) }
+}
+
+/// Hand out `user`: write its header and live bit, or give the block back.
+#[inline]
+fn publish(real_start: usize, user: usize, size: usize, node: u32, shift: u8) -> bool {
+    // SAFETY: user - 16 .. user lies inside the block just allocated.
+    unsafe { Header { size: size as u64, node, epoch: epoch(), offset_shift: shift, flags: 0 }.write(user) };
+    if live::mark_live(user) {
+        return true;
+    }
+    // SAFETY: real_start came from glibc and was never handed out.
+    unsafe { real::__libc_free(real_start as *mut c_void) };
+    false
+}
+
+/// malloc, calloc and the aligned family. `shift` is log2 of the alignment (>= 4).
+pub fn allocate(size: usize, shift: u8, zero: bool, fp: usize) -> *mut c_void {
+    let r = TLS.try_with(|tls| {
+        match mode(tls) {
+            ACTIVE => {}
+            _ => return None,
+        }
+        let guarded = tls.guard.replace(true);
+        let (node, ts) = node_here(tls, guarded, fp);
+        // SAFETY: glibc allocation.
+        let result = match unsafe { real_block(size, shift, zero) } {
+            Some((start, user)) if publish(start, user, size, node, shift) => {
+                count_alloc(ts, node, size as u64);
+                user as *mut c_void
+            }
+            _ => {
+                set_errno(libc::ENOMEM);
+                core::ptr::null_mut()
+            }
+        };
+        tls.guard.set(guarded);
+        Some(result)
+    });
+    match r {
+        Ok(Some(p)) => p,
+        // Passthrough (no bitmap) or no TLS: plain glibc, no header anywhere.
+        _ => unsafe {
+            if shift == 4 {
+                if zero { real::__libc_calloc(1, size) } else { real::__libc_malloc(size) }
+            } else {
+                real::__libc_memalign(1 << shift, size)
+            }
+        },
+    }
+}
+
+pub fn release(ptr: *mut c_void, fp: usize) {
+    if ptr.is_null() {
+        return;
+    }
+    let user = ptr as usize;
+    let r = TLS.try_with(|tls| {
+        if mode(tls) != ACTIVE {
+            return false;
+        }
+        let guarded = tls.guard.replace(true);
+        if live::take_live(user) {
+            // SAFETY: the live bit was ours to clear, so the header is this block's.
+            let h = unsafe { Header::read(user) };
+            count_free(tls, guarded, &h);
+            live::remember_freed(user);
+            // SAFETY: glibc's own pointer for this block.
+            unsafe { real::__libc_free(h.real_start(user) as *mut c_void) };
+        } else {
+            let kind = if live::recently_freed(user) { ErrorKind::DoubleFree } else { ErrorKind::InvalidFree };
+            heap_error(tls, guarded, kind, user, fp);
+        }
+        tls.guard.set(guarded);
+        true
+    });
+    if !matches!(r, Ok(true)) {
+        // SAFETY: passthrough mode: every block is glibc's own.
+        unsafe { real::__libc_free(ptr) };
+    }
+}
+
+pub fn reallocate(ptr: *mut c_void, size: usize, fp: usize) -> *mut c_void {
+    if ptr.is_null() {
+        return allocate(size, 4, false, fp);
+    }
+    if size == 0 {
+        // glibc frees and returns NULL.
+        release(ptr, fp);
+        return core::ptr::null_mut();
+    }
+    let user = ptr as usize;
+    let r = TLS.try_with(|tls| {
+        if mode(tls) != ACTIVE {
+            return None;
+        }
+        let guarded = tls.guard.replace(true);
+        let result = reallocate_active(tls, guarded, user, size, fp);
+        tls.guard.set(guarded);
+        Some(result)
+    });
+    match r {
+        Ok(Some(p)) => p,
+        // SAFETY: passthrough mode: every block is glibc's own.
+        _ => unsafe { real::__libc_realloc(ptr, size) },
+    }
+}
+
+fn reallocate_active(tls: &Tls, guarded: bool, user: usize, size: usize, fp: usize) -> *mut c_void {
+    if !live::is_live(user) {
+        let kind = if live::recently_freed(user) { ErrorKind::ReallocOfFreed } else { ErrorKind::InvalidFree };
+        heap_error(tls, guarded, kind, user, fp);
+        // The program goes on with a fresh block: the old contents are gone.
+        tls.guard.set(guarded);
+        let p = allocate(size, 4, false, fp);
+        tls.guard.set(true);
+        return p;
+    }
+    // SAFETY: live, so the header is the block's.
+    let old = unsafe { Header::read(user) };
+    if old.offset_shift != 4 {
+        // Aligned blocks move to an ordinary block (glibc's realloc keeps no alignment either).
+        tls.guard.set(guarded);
+        let p = allocate(size, 4, false, fp);
+        if !p.is_null() {
+            // SAFETY: both blocks hold at least the bytes copied.
+            unsafe { core::ptr::copy_nonoverlapping(user as *const u8, p as *mut u8, (old.size as usize).min(size)) };
+            release(user as *mut c_void, fp);
+        }
+        tls.guard.set(true);
+        return p;
+    }
+    let Some(total) = size.checked_add(HEADER_SIZE) else {
+        set_errno(libc::ENOMEM);
+        return core::ptr::null_mut();
+    };
+    if !live::take_live(user) {
+        // Freed by another thread meanwhile.
+        heap_error(tls, guarded, ErrorKind::ReallocOfFreed, user, fp);
+        return core::ptr::null_mut();
+    }
+    // SAFETY: we own the block (its live bit was ours to clear).
+    let q = unsafe { real::__libc_realloc(old.real_start(user) as *mut c_void, total) } as usize;
+    if q == 0 {
+        live::mark_live(user);
+        set_errno(libc::ENOMEM);
+        return core::ptr::null_mut();
+    }
+    count_free(tls, guarded, &old);
+    let (node, ts) = node_here(tls, guarded, fp);
+    let new_user = q + HEADER_SIZE;
+    if !publish(q, new_user, size, node, 4) {
+        set_errno(libc::ENOMEM);
+        return core::ptr::null_mut();
+    }
+    count_alloc(ts, node, size as u64);
+    new_user as *mut c_void
+}
+
+pub fn usable_size(ptr: *mut c_void) -> usize {
+    if ptr.is_null() {
+        return 0;
+    }
+    let user = ptr as usize;
+    let r = TLS.try_with(|tls| {
+        if mode(tls) != ACTIVE {
+            return None;
+        }
+        if !live::is_live(user) {
+            return Some(0);
+        }
+        let was = tls.guard.replace(true);
+        // SAFETY: live block.
+        let h = unsafe { Header::read(user) };
+        let offset = 1usize << h.offset_shift;
+        let n = real::real_usable_size(h.real_start(user) as *mut c_void).saturating_sub(offset);
+        tls.guard.set(was);
+        Some(n)
+    });
+    match r {
+        Ok(Some(n)) => n,
+        _ => real::real_usable_size(ptr),
+    }
+}
+
+/// Record a heap error on the current path, once per (kind, path), and stop
+/// the program if MPROF_ON_ERROR=abort. Never forwards the pointer to glibc.
+fn heap_error(tls: &Tls, guarded: bool, kind: ErrorKind, address: usize, fp: usize) {
+    let node = if guarded {
+        ROOT
+    } else {
+        match thread_state(tls) {
+            Some(ts) => ts.current_node(fp),
+            None => ROOT,
+        }
+    };
+    let first = ERRORS.with(|errors| {
+        if let Some(e) = errors.iter_mut().find(|e| e.kind == kind && e.node == node) {
+            e.count += 1;
+            false
+        } else {
+            errors.push(ErrorRecord { kind, node, address: address as u64, count: 1 });
+            true
+        }
+    });
+    if first {
+        let what = match kind {
+            ErrorKind::DoubleFree => "double free of",
+            ErrorKind::InvalidFree => "free of a pointer never allocated:",
+            ErrorKind::ReallocOfFreed => "realloc of freed block",
+        };
+        eprintln!("mprof: {what} {address:#x} (not passed to the allocator; see the allocation errors table)");
+    }
+    if config().is_some_and(|c| c.on_error == OnError::Abort) {
+        eprintln!("mprof: MPROF_ON_ERROR=abort: writing the profile and aborting");
+        crate::dump::write_default_file();
+        // SAFETY: abort never returns.
+        unsafe { libc::abort() };
+    }
+}

@@ -1,0 +1,185 @@
+//! Return addresses to functions, once per distinct address, when a profile is written.
+//!
+//! Modules come from `dl_iterate_phdr` (path, load bias, executable segments).
+//! Each module's DWARF is read with `addr2line` (function, file, line,
+//! inlined frames; C++ and Rust names demangled); without DWARF the ELF
+//! symbol table gives the name; without that, `module+0xoffset`. A return
+//! address is looked up at `address - 1`, inside the call instruction, so a
+//! call that ends a function is not attributed to the next one.
+//!
+//! This runs under the reentrancy guard (its allocations go straight to
+//! glibc) and never on the allocation path.
+
+use std::collections::HashMap;
+use std::ffi::CStr;
+
+/// One (possibly inlined) function on a return address's chain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub name: String,
+    pub file: Option<String>,
+    /// Line of the call inside this function.
+    pub line: Option<u32>,
+    pub module: Option<String>,
+}
+
+struct Module {
+    path: String,
+    short: String,
+    bias: u64,
+    ranges: Vec<(u64, u64)>,
+}
+
+/// Caches modules, their debug info and every address looked up.
+pub struct Symbolizer {
+    modules: Vec<Module>,
+    loaders: HashMap<usize, Option<addr2line::Loader>>,
+    cache: HashMap<u64, Vec<Frame>>,
+}
+
+unsafe extern "C" fn collect_module(info: *mut libc::dl_phdr_info, _size: usize, data: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: dl_iterate_phdr passes a valid info and our Vec.
+    let (info, modules) = unsafe { (&*info, &mut *(data as *mut Vec<Module>)) };
+    let name = if info.dlpi_name.is_null() {
+        String::new()
+    } else {
+        // SAFETY: NUL-terminated string owned by the loader.
+        unsafe { CStr::from_ptr(info.dlpi_name) }.to_string_lossy().into_owned()
+    };
+    let path = if name.is_empty() {
+        if !modules.is_empty() {
+            return 0; // only the first unnamed module is the executable
+        }
+        std::fs::read_link("/proc/self/exe").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default()
+    } else {
+        name
+    };
+    let mut ranges = Vec::new();
+    for i in 0..info.dlpi_phnum as usize {
+        // SAFETY: dlpi_phdr has dlpi_phnum entries.
+        let ph = unsafe { &*info.dlpi_phdr.add(i) };
+        if ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_X != 0 {
+            let start = info.dlpi_addr.wrapping_add(ph.p_vaddr);
+            ranges.push((start, start.wrapping_add(ph.p_memsz)));
+        }
+    }
+    let short = path.rsplit('/').next().unwrap_or(&path).to_string();
+    modules.push(Module { path, short, bias: info.dlpi_addr, ranges });
+    0
+}
+
+impl Symbolizer {
+    pub fn new() -> Self {
+        let mut modules: Vec<Module> = Vec::new();
+        // SAFETY: the callback only pushes into `modules`.
+        unsafe { libc::dl_iterate_phdr(Some(collect_module), &mut modules as *mut Vec<Module> as *mut libc::c_void) };
+        Symbolizer { modules, loaders: HashMap::new(), cache: HashMap::new() }
+    }
+
+    /// The functions at a return address, outermost first (inlined callees last).
+    pub fn frames(&mut self, address: u64) -> Vec<Frame> {
+        if let Some(f) = self.cache.get(&address) {
+            return f.clone();
+        }
+        let f = self.lookup(address);
+        self.cache.insert(address, f.clone());
+        f
+    }
+
+    fn lookup(&mut self, address: u64) -> Vec<Frame> {
+        let probe_abs = address.wrapping_sub(1);
+        let Some(mi) = self.modules.iter().position(|m| m.ranges.iter().any(|&(s, e)| probe_abs >= s && probe_abs < e))
+        else {
+            return vec![Frame { name: format!("{address:#x}"), file: None, line: None, module: None }];
+        };
+        let (path, short, bias) = {
+            let m = &self.modules[mi];
+            (m.path.clone(), m.short.clone(), m.bias)
+        };
+        let probe = probe_abs.wrapping_sub(bias);
+        let loader = self.loaders.entry(mi).or_insert_with(|| addr2line::Loader::new(&path).ok());
+        let module = Some(short.clone());
+        let mut out = Vec::new();
+        if let Some(loader) = loader.as_ref() {
+            if let Ok(mut it) = loader.find_frames(probe) {
+                while let Ok(Some(frame)) = it.next() {
+                    let Some(func) = frame.function.as_ref() else { continue };
+                    let Ok(name) = func.demangle() else { continue };
+                    let (file, line) = match &frame.location {
+                        Some(l) => (l.file.map(short_file), l.line),
+                        None => (None, None),
+                    };
+                    out.push(Frame { name: name.into_owned(), file, line, module: module.clone() });
+                }
+            }
+            if out.is_empty() {
+                if let Some(sym) = loader.find_symbol(probe) {
+                    let name = addr2line::demangle_auto(sym.into(), None).into_owned();
+                    let (file, line) = match loader.find_location(probe) {
+                        Ok(Some(l)) => (l.file.map(short_file), l.line),
+                        _ => (None, None),
+                    };
+                    out.push(Frame { name, file, line, module: module.clone() });
+                }
+            }
+        }
+        if out.is_empty() {
+            out.push(Frame { name: format!("{short}+{probe:#x}"), file: None, line: None, module });
+        }
+        out.reverse();
+        out
+    }
+}
+
+impl Default for Symbolizer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Paths in DWARF are often absolute build paths; the report needs the file name
+/// and its directory at most.
+fn short_file(f: &str) -> String {
+    let mut parts = f.rsplit('/');
+    match (parts.next(), parts.next()) {
+        (Some(name), Some(dir)) if !dir.is_empty() => format!("{dir}/{name}"),
+        (Some(name), _) => name.to_string(),
+        _ => f.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[inline(never)]
+    fn a_named_function_for_the_symbolizer() -> u64 {
+        // The address of a call inside this function, as a return address would be.
+        let f: fn() -> u64 = a_named_function_for_the_symbolizer as fn() -> u64;
+        f as usize as u64 + 1
+    }
+
+    #[test]
+    fn finds_this_test_function_by_name() {
+        let mut s = Symbolizer::new();
+        let addr = a_named_function_for_the_symbolizer();
+        let frames = s.frames(addr);
+        let last = frames.last().unwrap();
+        assert!(last.name.contains("a_named_function_for_the_symbolizer"), "{frames:?}");
+        assert!(last.module.is_some());
+        assert_eq!(s.frames(addr), frames, "cached");
+    }
+
+    #[test]
+    fn unknown_addresses_get_a_hex_name() {
+        let mut s = Symbolizer::new();
+        let f = s.frames(0x10);
+        assert_eq!(f, vec![Frame { name: "0x10".into(), file: None, line: None, module: None }]);
+    }
+
+    #[test]
+    fn file_names_keep_one_directory() {
+        assert_eq!(short_file("/build/src/widgets.c"), "src/widgets.c");
+        assert_eq!(short_file("widgets.c"), "widgets.c");
+    }
+}
