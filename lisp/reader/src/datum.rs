@@ -345,3 +345,15 @@ mod tests {
         assert_eq!(&text[199_998..200_003], "((1))");
     }
 }
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod size_tests {
+    /// Every list item is a `Datum`, so its size drives the reader's memory traffic; the
+    /// contract's `Ratio(BigInt, BigInt)` is the largest variant. A change here should be
+    /// deliberate.
+    #[test]
+    fn datum_size_is_pinned() {
+        assert_eq!(std::mem::size_of::<super::DatumKind>(), 64);
+        assert_eq!(std::mem::size_of::<super::Datum>(), 88);
+    }
+}

@@ -107,8 +107,9 @@ enum Tail {
 
 /// One open construct waiting for datums.
 enum Frame {
-    List { open: Span, items: Vec<Datum>, tail: Tail },
-    Vector { open: Span, items: Vec<Datum> },
+    /// The items read so far are `Reader::values[first..]`.
+    List { open: Span, first: usize, tail: Tail },
+    Vector { open: Span, first: usize },
     /// `changed_backquote_depth` records whether pushing this frame changed the backquote
     /// depth, so popping it restores the depth exactly.
     Prefix { prefix: Prefix, open: Span, changed_backquote_depth: bool },
@@ -139,6 +140,9 @@ pub struct Reader<'a> {
     suppress: u32,
     /// Frames that nest their datum (lists, vectors, prefixes) on the stack.
     depth: usize,
+    /// Items of the open lists and vectors, innermost last. Sharing one stack means each
+    /// finished list gets exactly one allocation of exactly its size.
+    values: Vec<Datum>,
 }
 
 impl<'a> Reader<'a> {
@@ -152,6 +156,7 @@ impl<'a> Reader<'a> {
             backquote_depth: 0,
             suppress: 0,
             depth: 0,
+            values: Vec::new(),
         }
     }
 
@@ -188,19 +193,13 @@ impl<'a> Reader<'a> {
         self.suppress = 0;
         self.depth = 0;
         let result = self.read_with(&mut stack);
-        // The stack may hold partial data; dismantle it without recursion.
+        // After an error the stacks hold partial data; dismantle it without recursion.
         for frame in stack.drain(..) {
-            match frame {
-                Frame::List { items, tail, .. } => {
-                    items.into_iter().for_each(crate::dismantle);
-                    if let Tail::Done(t) = tail {
-                        crate::dismantle(*t);
-                    }
-                }
-                Frame::Vector { items, .. } => items.into_iter().for_each(crate::dismantle),
-                _ => {}
+            if let Frame::List { tail: Tail::Done(t), .. } = frame {
+                crate::dismantle(*t);
             }
         }
+        self.values.drain(..).for_each(crate::dismantle);
         result
     }
 
@@ -225,12 +224,14 @@ impl<'a> Reader<'a> {
             let value = match token {
                 Token::Open => {
                     let open = self.span(range.start, range.end);
-                    self.enter(stack, Frame::List { open, items: Vec::new(), tail: Tail::None })?;
+                    let first = self.values.len();
+                    self.enter(stack, Frame::List { open, first, tail: Tail::None })?;
                     continue;
                 }
                 Token::HashParen => {
                     let open = self.span(range.start, range.end);
-                    self.enter(stack, Frame::Vector { open, items: Vec::new() })?;
+                    let first = self.values.len();
+                    self.enter(stack, Frame::Vector { open, first })?;
                     continue;
                 }
                 Token::Close => match self.close(stack, range.start, range.end)? {
@@ -346,12 +347,12 @@ impl<'a> Reader<'a> {
             let suppressed = self.suppress > 0;
             match stack.last_mut() {
                 None => return Ok(Some(value)),
-                Some(Frame::List { items, tail, open }) => {
+                Some(Frame::List { tail, open, .. }) => {
                     if suppressed {
                         return Ok(None);
                     }
                     match tail {
-                        Tail::None => items.push(value),
+                        Tail::None => self.values.push(value),
                         Tail::AfterDot(_) => *tail = Tail::Done(Box::new(value)),
                         Tail::Done(_) => {
                             let open = *open;
@@ -368,9 +369,9 @@ impl<'a> Reader<'a> {
                     }
                     return Ok(None);
                 }
-                Some(Frame::Vector { items, .. }) => {
+                Some(Frame::Vector { .. }) => {
                     if !suppressed {
-                        items.push(value);
+                        self.values.push(value);
                     }
                     return Ok(None);
                 }
@@ -510,15 +511,17 @@ impl<'a> Reader<'a> {
             Some(Frame::List { .. } | Frame::Vector { .. }) => {
                 self.depth -= 1;
                 let span = match stack.pop() {
-                    Some(Frame::List { open, items, tail }) => {
+                    Some(Frame::List { open, first, tail }) => {
                         let span = Span { end, ..open };
+                        let items = self.values.split_off(first);
                         let tail = match tail {
                             Tail::Done(t) => Some(t),
                             _ => None,
                         };
                         Datum::new(list_with_tail(items, tail), span)
                     }
-                    Some(Frame::Vector { open, items }) => {
+                    Some(Frame::Vector { open, first }) => {
+                        let items = self.values.split_off(first);
                         Datum::new(DatumKind::Vector(items), Span { end, ..open })
                     }
                     // Unreachable: the match arm guarantees a list or vector on top.
@@ -551,8 +554,8 @@ impl<'a> Reader<'a> {
     /// Handles the lone `.` token of dotted-pair notation.
     fn dot(&mut self, stack: &mut [Frame], span: Span) -> Result<(), ReadError> {
         let message = match stack.last_mut() {
-            Some(Frame::List { items, tail, open }) => match tail {
-                Tail::None if !items.is_empty() => {
+            Some(Frame::List { first, tail, open }) => match tail {
+                Tail::None if self.values.len() > *first => {
                     *tail = Tail::AfterDot(span);
                     return Ok(());
                 }

@@ -320,6 +320,10 @@ fn make_float(
 /// Splits a symbol token at its package markers, removing escapes and upcasing the
 /// unescaped characters of both the package name and the symbol name.
 fn split_symbol(text: &str) -> Result<(PackagePrefix, String), String> {
+    // Fast path for the usual token: printable ASCII without escapes or package markers.
+    if text.bytes().all(|b| b.is_ascii_graphic() && !matches!(b, b':' | b'|' | b'\\')) {
+        return Ok((PackagePrefix::None, text.to_ascii_uppercase()));
+    }
     let mut name = String::with_capacity(text.len());
     let mut package: Option<String> = None;
     let mut markers = 0u8;
