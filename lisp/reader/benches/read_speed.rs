@@ -5,7 +5,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use mprof_reader::{ReadOptions, read_all};
+use mprof_reader::{Position, ReadOptions, read_all, read_one, read_one_at};
 
 /// Deterministic "typical" source: definitions with nested forms, docstrings, comments,
 /// keywords, quoted data, numbers of every kind and character literals.
@@ -51,6 +51,23 @@ fn main() {
     let forms = read_all(&src, &options).map(|f| f.len()).unwrap_or(0);
     let read = best_of(20, || read_all(black_box(&src), &options));
     let read_and_drop = best_of(20, || drop(read_all(black_box(&src), &options)));
+    // How the evaluator's stream `read` steps through a file: one `read_one` per form.
+    let read_one_loop = best_of(5, || {
+        let (mut offset, mut forms) = (0, 0);
+        while let Ok(Some((_, end))) = read_one(black_box(&src), offset, &options) {
+            offset = end;
+            forms += 1;
+        }
+        forms
+    });
+    let read_one_at_loop = best_of(5, || {
+        let (mut at, mut forms) = (Position::START, 0);
+        while let Ok(Some((_, next))) = read_one_at(black_box(&src), at, &options) {
+            at = next;
+            forms += 1;
+        }
+        forms
+    });
     let scan = best_of(20, || {
         let mut depth = 0i64;
         for &b in black_box(src.as_bytes()) {
@@ -62,6 +79,11 @@ fn main() {
     println!("input: {} bytes, {forms} top-level forms", src.len());
     println!("read_all: {:.2} ms ({:.0} MB/s)", read.as_secs_f64() * 1e3, mb / read.as_secs_f64());
     println!("read_all + drop of the result: {:.2} ms", read_and_drop.as_secs_f64() * 1e3);
+    println!("read_one per form over the file: {:.2} ms", read_one_loop.as_secs_f64() * 1e3);
+    println!("read_one_at per form over the file: {:.2} ms", read_one_at_loop.as_secs_f64() * 1e3);
     println!("byte scan baseline: {:.3} ms", scan.as_secs_f64() * 1e3);
-    println!("ratio read_all / byte scan: {:.1}x", read.as_secs_f64() / scan.as_secs_f64().max(1e-9));
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
+    println!("ratio read_all / byte scan: {:.1}x", ratio(read, scan));
+    println!("ratio read_one loop / read_all: {:.1}x", ratio(read_one_loop, read));
+    println!("ratio read_one_at loop / read_all: {:.2}x", ratio(read_one_at_loop, read));
 }

@@ -53,9 +53,35 @@ pub(crate) struct Positions {
     column: u32,
 }
 
+/// A place in a source text: a byte offset and its 1-based line and column.
+/// Lets a caller that reads a long text form by form resume without the reader
+/// rescanning everything before the offset (see `read_one_at`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    pub offset: usize,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Position {
+    /// The beginning of a text: offset 0, line 1, column 1.
+    pub const START: Position = Position { offset: 0, line: 1, column: 1 };
+}
+
+impl Default for Position {
+    fn default() -> Position {
+        Position::START
+    }
+}
+
 impl Positions {
     pub(crate) fn new() -> Positions {
         Positions { offset: 0, line: 1, column: 1 }
+    }
+
+    /// A tracker that trusts `at` to be the line and column of `at.offset`.
+    pub(crate) fn at(at: Position) -> Positions {
+        Positions { offset: at.offset, line: at.line.max(1), column: at.column.max(1) }
     }
 
     /// Line and column of byte `offset` of `src` (clamped to the source length).
@@ -64,18 +90,35 @@ impl Positions {
         if offset < self.offset {
             *self = Positions::new();
         }
-        for &b in &src.as_bytes()[self.offset..offset] {
-            if b == b'\n' {
-                self.line = self.line.saturating_add(1);
-                self.column = 1;
-            } else if b & 0xC0 != 0x80 {
-                // Count lead bytes only, so a multi-byte character is one column.
-                self.column = self.column.saturating_add(1);
+        // Whole-slice counts rather than a per-byte state machine: these loops vectorize,
+        // which matters when `read_one` is called at a large offset of a long source.
+        let chunk = &src.as_bytes()[self.offset..offset];
+        let count_chars = |bytes: &[u8]| count_bytes(bytes, |b| b & 0xC0 != 0x80);
+        let newlines = count_bytes(chunk, |b| b == b'\n');
+        match chunk.iter().rposition(|&b| b == b'\n') {
+            Some(last_newline) => {
+                self.line = self.line.saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX));
+                self.column = saturating_column(1, count_chars(&chunk[last_newline + 1..]));
             }
+            None => self.column = saturating_column(self.column, count_chars(chunk)),
         }
         self.offset = offset;
         (self.line, self.column)
     }
+}
+
+/// Counts the bytes that satisfy `test`. Summing small blocks into `u32` lets the
+/// compiler vectorize the loop (a plain `filter().count()` did not, measured at ~1 GB/s).
+#[inline]
+fn count_bytes(bytes: &[u8], test: impl Fn(u8) -> bool + Copy) -> usize {
+    bytes
+        .chunks(4096)
+        .map(|block| block.iter().map(|&b| u32::from(test(b))).sum::<u32>() as usize)
+        .sum()
+}
+
+fn saturating_column(base: u32, chars: usize) -> u32 {
+    base.saturating_add(u32::try_from(chars).unwrap_or(u32::MAX))
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ mod parser;
 mod token;
 
 pub use datum::{COMMON_LISP_PACKAGE, Datum, DatumKind, PackagePrefix, SYSTEM_PACKAGE, Span, SymbolName};
-pub use error::{ReadError, ReadErrorKind};
+pub use error::{Position, ReadError, ReadErrorKind};
 pub use parser::{DEFAULT_MAX_DEPTH, ReadOptions, Reader};
 
 /// Reads one datum starting at byte offset `start`. `Ok(None)` when only whitespace,
@@ -45,6 +45,18 @@ pub fn read_one(src: &str, start: usize, options: &ReadOptions) -> Result<Option
         let end = datum.span.end;
         (datum, end)
     }))
+}
+
+/// [`read_one`] for callers that step through a long text: `at` carries the line and
+/// column of `at.offset` (start with [`Position::START`]), and the returned position of the
+/// end of the datum is the `at` for the next call. Each call then costs only the text it
+/// reads, where `read_one` rescans the text before `start` to number lines.
+pub fn read_one_at(src: &str, at: Position, options: &ReadOptions) -> Result<Option<(Datum, Position)>, ReadError> {
+    let mut reader = Reader::resume(src, at, options)?;
+    match reader.read()? {
+        Some(datum) => Ok(Some((datum, reader.position()))),
+        None => Ok(None),
+    }
 }
 
 /// Reads every datum of a source (a file or a `-e` expression).

@@ -19,7 +19,7 @@ use logos::{Lexer, Logos};
 use crate::datum::{
     COMMON_LISP_PACKAGE, Datum, DatumKind, PackagePrefix, SYSTEM_PACKAGE, Span, SymbolName,
 };
-use crate::error::{Positions, ReadError, ReadErrorKind};
+use crate::error::{Position, Positions, ReadError, ReadErrorKind};
 use crate::lexer::{LexError, Token};
 use crate::token::{Classified, char_from_name, classify_atom, classify_radix, classify_uninterned};
 
@@ -178,6 +178,23 @@ impl<'a> Reader<'a> {
         }
         reader.lexer.bump(start);
         Ok(reader)
+    }
+
+    /// A reader positioned at `at.offset` of `src`, trusting `at.line`/`at.column` to be
+    /// that offset's position (for instance a `Position` returned by [`Reader::position`]
+    /// or `read_one_at`). Unlike `starting_at` it does not rescan the text before the
+    /// offset, so reading a long text form by form stays linear.
+    pub fn resume(src: &'a str, at: Position, options: &'a ReadOptions) -> Result<Reader<'a>, ReadError> {
+        let mut reader = Reader::starting_at(src, at.offset, options)?;
+        reader.positions = Positions::at(at);
+        Ok(reader)
+    }
+
+    /// Where the reader stands: just after the last token consumed.
+    pub fn position(&mut self) -> Position {
+        let offset = self.offset();
+        let (line, column) = self.positions.locate(self.src, offset);
+        Position { offset, line, column }
     }
 
     /// Byte offset just after the last token consumed.

@@ -93,3 +93,22 @@ fn completeness_for_the_repl() {
     let Completeness::Malformed(e) = completeness("(a\n  ))") else { panic!("expected malformed") };
     assert_eq!((e.line, e.column, e.offset), (2, 4, 6));
 }
+
+#[test]
+fn read_one_at_resumes_with_known_positions() {
+    use mprof_reader::{Position, read_one_at};
+    let options = ReadOptions::default();
+    let src = "(a)\n  (b\n c) ; x\n\"λ\" d";
+    let mut at = Position::START;
+    let mut seen = Vec::new();
+    while let Ok(Some((datum, next))) = read_one_at(src, at, &options) {
+        // Same spans as reading the whole text at once.
+        let (whole, _) = read_one(src, at.offset, &options).unwrap().unwrap();
+        assert_eq!(datum, whole);
+        seen.push(format!("{} {}:{}", datum, datum.span.line, datum.span.column));
+        at = next;
+    }
+    assert_eq!(seen, ["(A) 1:1", "(B C) 2:3", "\"λ\" 4:1", "D 4:5"]);
+    assert_eq!(at, Position { offset: src.len(), line: 4, column: 6 });
+    assert_eq!(read_one_at(src, at, &options), Ok(None));
+}
