@@ -294,6 +294,30 @@ fn more_bytes(n: usize) -> String {
     if n == 1 { "1 more byte".into() } else { format!("{n} more bytes") }
 }
 
+/// A description of what is being read, built only when an error needs it (reading
+/// must not format a string per field).
+trait What {
+    fn text(self) -> String;
+}
+
+impl What for &str {
+    fn text(self) -> String {
+        self.to_string()
+    }
+}
+
+impl What for &String {
+    fn text(self) -> String {
+        self.clone()
+    }
+}
+
+impl<F: FnOnce() -> String> What for F {
+    fn text(self) -> String {
+        self()
+    }
+}
+
 /// A cursor over one slice whose offsets are reported relative to the whole file.
 struct Reader<'a> {
     bytes: &'a [u8],
@@ -318,32 +342,32 @@ impl<'a> Reader<'a> {
         FormatError::Invalid { offset: at, expected: expected.to_string(), found }
     }
 
-    fn varint(&mut self, what: &str) -> Result<u64, FormatError> {
+    fn varint(&mut self, what: impl What) -> Result<u64, FormatError> {
         let start = self.offset();
         let mut value = 0u64;
         for shift in (0..64).step_by(7) {
             let Some(&b) = self.bytes.get(self.pos) else {
-                return Err(self.truncated(what));
+                return Err(self.truncated(&what.text()));
             };
             self.pos += 1;
             let low = (b & 0x7f) as u64;
             if shift == 63 && low > 1 {
-                return Err(self.invalid(start, what, "a varint larger than 64 bits".into()));
+                return Err(self.invalid(start, &what.text(), "a varint larger than 64 bits".into()));
             }
             value |= low << shift;
             if b & 0x80 == 0 {
                 return Ok(value);
             }
         }
-        Err(self.invalid(start, what, "a varint longer than 10 bytes".into()))
+        Err(self.invalid(start, &what.text(), "a varint longer than 10 bytes".into()))
     }
 
     /// A varint that must be at most `max`.
-    fn bounded(&mut self, what: &str, max: u64) -> Result<u64, FormatError> {
+    fn bounded(&mut self, what: impl What + Copy, max: u64) -> Result<u64, FormatError> {
         let at = self.offset();
         let v = self.varint(what)?;
         if v > max {
-            return Err(self.invalid(at, &format!("{what} (at most {max})"), v.to_string()));
+            return Err(self.invalid(at, &format!("{} (at most {max})", what.text()), v.to_string()));
         }
         Ok(v)
     }
@@ -372,24 +396,24 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
-    fn string(&mut self, what: &str) -> Result<String, FormatError> {
-        let n = self.varint(&format!("the length of {what}"))?;
+    fn string(&mut self, what: impl Fn() -> String) -> Result<String, FormatError> {
+        let n = self.varint(|| format!("the length of {}", what()))?;
         let at = self.offset();
         if n > self.remaining() as u64 {
-            return Err(self.truncated(&format!("{n} bytes of {what}")));
+            return Err(self.truncated(&format!("{n} bytes of {}", what())));
         }
-        let raw = self.bytes(n as usize, what)?;
+        let raw = self.bytes(n as usize, "a string")?;
         String::from_utf8(raw.to_vec()).map_err(|e| {
-            self.invalid(at + e.utf8_error().valid_up_to(), &format!("UTF-8 text in {what}"), "an invalid byte".into())
+            self.invalid(at + e.utf8_error().valid_up_to(), &format!("UTF-8 text in {}", what()), "an invalid byte".into())
         })
     }
 
-    fn counters(&mut self, what: &str) -> Result<Counters, FormatError> {
+    fn counters(&mut self, what: impl Fn() -> String) -> Result<Counters, FormatError> {
         Ok(Counters {
-            allocs: self.varint(&format!("the allocation count of {what}"))?,
-            bytes: self.varint(&format!("the byte count of {what}"))?,
-            frees: self.varint(&format!("the free count of {what}"))?,
-            freed_bytes: self.varint(&format!("the freed byte count of {what}"))?,
+            allocs: self.varint(|| format!("the allocation count of {}", what()))?,
+            bytes: self.varint(|| format!("the byte count of {}", what()))?,
+            frees: self.varint(|| format!("the free count of {}", what()))?,
+            freed_bytes: self.varint(|| format!("the freed byte count of {}", what()))?,
         })
     }
 }
@@ -411,7 +435,7 @@ pub fn decode(bytes: &[u8]) -> Result<Profile, FormatError> {
     loop {
         let tag_at = r.offset();
         let tag = r.varint("a section tag (or the end marker 00 00)")?;
-        let len = r.varint(&format!("the length of section {} ({})", tag, section_name(tag)))?;
+        let len = r.varint(|| format!("the length of section {} ({})", tag, section_name(tag)))?;
         if tag == TAG_END {
             if len != 0 {
                 return Err(r.invalid(tag_at + 1, "length 0 after the end marker", len.to_string()));
@@ -480,12 +504,12 @@ impl Decoded {
                 let mut categories = Vec::with_capacity(n);
                 for k in 0..n {
                     let at = s.offset();
-                    let code = s.varint(&format!("the letter of category {k}"))?;
+                    let code = s.varint(|| format!("the letter of category {k}"))?;
                     let letter = u32::try_from(code)
                         .ok()
                         .and_then(char::from_u32)
                         .ok_or_else(|| s.invalid(at, &format!("a character for category {k}"), code.to_string()))?;
-                    let name = s.string(&format!("the name of category {k}"))?;
+                    let name = s.string(|| format!("the name of category {k}"))?;
                     categories.push(Category { letter, name });
                 }
                 self.scheme = Some(CategoryScheme { categories });
@@ -493,8 +517,8 @@ impl Decoded {
             TAG_METADATA => {
                 let n = s.count("the number of metadata entries")?;
                 for k in 0..n {
-                    let key = s.string(&format!("the key of metadata entry {k}"))?;
-                    let value = s.string(&format!("the value of metadata entry {k}"))?;
+                    let key = s.string(|| format!("the key of metadata entry {k}"))?;
+                    let value = s.string(|| format!("the value of metadata entry {k}"))?;
                     self.metadata.push((key, value));
                 }
             }
@@ -502,16 +526,16 @@ impl Decoded {
                 let n = s.count("the number of functions")?;
                 let mut functions = Vec::with_capacity(n);
                 for k in 0..n {
-                    let name = s.string(&format!("the name of function {k}"))?;
+                    let name = s.string(|| format!("the name of function {k}"))?;
                     let flags = s.bounded(&format!("the flags of function {k}"), 7)?;
-                    let file = if flags & 1 != 0 { Some(s.string(&format!("the file of function {k}"))?) } else { None };
+                    let file = if flags & 1 != 0 { Some(s.string(|| format!("the file of function {k}"))?) } else { None };
                     let line = if flags & 2 != 0 {
                         Some(s.bounded(&format!("the line of function {k}"), u32::MAX as u64)? as u32)
                     } else {
                         None
                     };
                     let module =
-                        if flags & 4 != 0 { Some(s.string(&format!("the module of function {k}"))?) } else { None };
+                        if flags & 4 != 0 { Some(s.string(|| format!("the module of function {k}"))?) } else { None };
                     functions.push(FunctionInfo { name, file, line, module });
                 }
                 self.functions = Some(functions);
@@ -523,7 +547,7 @@ impl Decoded {
                     return Err(s.invalid(at, "at most 65536 types", n.to_string()));
                 }
                 for k in 0..n {
-                    self.types.push(s.string(&format!("the name of type {k}"))?);
+                    self.types.push(s.string(|| format!("the name of type {k}"))?);
                 }
             }
             TAG_NODES => {
@@ -542,17 +566,17 @@ impl Decoded {
                 }
                 let mut nodes = Vec::with_capacity(n);
                 for i in 0..n {
-                    let what = format!("node {i}");
+                    let what = || format!("node {i}");
                     let at = s.offset();
-                    let gap = s.varint(&format!("the parent gap of {what}"))?;
+                    let gap = s.varint(|| format!("the parent gap of {}", what()))?;
                     let parent = match (i, gap) {
                         (0, 0) => None,
                         (0, _) => return Err(s.invalid(at, "parent gap 0 for the root (node 0)", gap.to_string())),
                         (_, g) if g >= 1 && g <= i as u64 => Some(NodeId((i as u64 - g) as u32)),
-                        _ => return Err(s.invalid(at, &format!("a parent gap between 1 and {i} for {what}"), gap.to_string())),
+                        _ => return Err(s.invalid(at, &format!("a parent gap between 1 and {i} for {}", what()), gap.to_string())),
                     };
                     let at = s.offset();
-                    let func = s.varint(&format!("the function of {what}"))?;
+                    let func = s.varint(|| format!("the function of {}", what()))?;
                     let func = match (i, func) {
                         (0, 0) => FuncId::NONE,
                         (0, _) => return Err(s.invalid(at, "function 0 (none) for the root", func.to_string())),
@@ -560,26 +584,26 @@ impl Decoded {
                         _ => {
                             return Err(s.invalid(
                                 at,
-                                &format!("a function number between 1 and {nfunc} for {what}"),
+                                &format!("a function number between 1 and {nfunc} for {}", what()),
                                 func.to_string(),
                             ));
                         }
                     };
-                    let call_site = s.varint(&format!("the call site of {what}"))?;
-                    let recursion = s.varint(&format!("the recursion count of {what}"))?;
+                    let call_site = s.varint(|| format!("the call site of {}", what()))?;
+                    let recursion = s.varint(|| format!("the recursion count of {}", what()))?;
                     let at = s.offset();
-                    let mask = s.varint(&format!("the category mask of {what}"))?;
+                    let mask = s.varint(|| format!("the category mask of {}", what()))?;
                     if ncat < 64 && mask >> ncat != 0 {
                         return Err(s.invalid(
                             at,
-                            &format!("a category mask below {} for {what}", 1u64 << ncat),
+                            &format!("a category mask below {} for {}", 1u64 << ncat, what()),
                             mask.to_string(),
                         ));
                     }
                     let mut counters = vec![Counters::default(); ncat];
                     for (k, c) in counters.iter_mut().enumerate() {
                         if mask & (1 << k) != 0 {
-                            *c = s.counters(&format!("{what}, category {k}"))?;
+                            *c = s.counters(|| format!("{}, category {k}", what()))?;
                         }
                     }
                     nodes.push(Node { parent, func, call_site, recursion, counters });
@@ -590,12 +614,12 @@ impl Decoded {
                 let n = s.count("the number of bins")?;
                 for k in 0..n {
                     let at = s.offset();
-                    let key = match s.varint(&format!("the kind of bin {k}"))? {
+                    let key = match s.varint(|| format!("the kind of bin {k}"))? {
                         0 => BinKey::Size(s.bounded(&format!("the size of bin {k}"), LARGEST_SIZE_BIN)?),
                         1 => BinKey::Larger,
                         2 => {
                             let at = s.offset();
-                            let t = s.varint(&format!("the type of bin {k}"))?;
+                            let t = s.varint(|| format!("the type of bin {k}"))?;
                             if t >= self.types.len() as u64 {
                                 return Err(s.invalid(
                                     at,
@@ -607,11 +631,11 @@ impl Decoded {
                         }
                         v => return Err(s.invalid(at, &format!("the kind of bin {k} (0, 1 or 2)"), v.to_string())),
                     };
-                    let counters = s.counters(&format!("bin {k}"))?;
+                    let counters = s.counters(|| format!("bin {k}"))?;
                     let nl = s.count(&format!("the number of labels of bin {k}"))?;
                     let mut labels = Vec::with_capacity(nl);
                     for j in 0..nl {
-                        labels.push(s.string(&format!("label {j} of bin {k}"))?);
+                        labels.push(s.string(|| format!("label {j} of bin {k}"))?);
                     }
                     self.bins.push(BinRow { key, counters, labels });
                 }
@@ -624,19 +648,19 @@ impl Decoded {
                 let n = s.count("the number of heap errors")?;
                 for k in 0..n {
                     let at = s.offset();
-                    let kind = match s.varint(&format!("the kind of heap error {k}"))? {
+                    let kind = match s.varint(|| format!("the kind of heap error {k}"))? {
                         0 => HeapErrorKind::DoubleFree,
                         1 => HeapErrorKind::InvalidFree,
                         2 => HeapErrorKind::ReallocOfFreed,
                         v => return Err(s.invalid(at, &format!("the kind of heap error {k} (0, 1 or 2)"), v.to_string())),
                     };
                     let at = s.offset();
-                    let node = s.varint(&format!("the node of heap error {k}"))?;
+                    let node = s.varint(|| format!("the node of heap error {k}"))?;
                     if node >= nnodes {
                         return Err(s.invalid(at, &format!("a node number below {nnodes}"), node.to_string()));
                     }
-                    let address = s.varint(&format!("the address of heap error {k}"))?;
-                    let count = s.varint(&format!("the count of heap error {k}"))?;
+                    let address = s.varint(|| format!("the address of heap error {k}"))?;
+                    let count = s.varint(|| format!("the count of heap error {k}"))?;
                     self.errors.push(HeapError { kind, node: NodeId(node as u32), address, count });
                 }
             }
@@ -644,9 +668,9 @@ impl Decoded {
                 let n = s.count("the number of samples")?;
                 for k in 0..n {
                     self.samples.push(Sample {
-                        time_ns: s.varint(&format!("the time of sample {k}"))?,
-                        live_bytes: s.varint(&format!("the live bytes of sample {k}"))?,
-                        allocated_bytes: s.varint(&format!("the allocated bytes of sample {k}"))?,
+                        time_ns: s.varint(|| format!("the time of sample {k}"))?,
+                        live_bytes: s.varint(|| format!("the live bytes of sample {k}"))?,
+                        allocated_bytes: s.varint(|| format!("the allocated bytes of sample {k}"))?,
                     });
                 }
             }
