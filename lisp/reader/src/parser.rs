@@ -21,7 +21,7 @@ use crate::datum::{
 };
 use crate::error::{Position, Positions, ReadError, ReadErrorKind};
 use crate::lexer::{LexError, Token};
-use crate::token::{Classified, char_from_name, classify_atom, classify_radix, classify_uninterned};
+use crate::token::{Classified, char_from_name, classify_atom, classify_radix, classify_uninterned, shorten};
 
 /// How deep a datum may nest by default (lists, vectors and quote-like prefixes all count).
 /// Far beyond hand-written code, and shallow enough that recursive consumers of the
@@ -658,7 +658,7 @@ impl<'a> Reader<'a> {
                     },
                     _ => Err(malformed(format!(
                         "unknown feature operator {}: expected :and, :or or :not",
-                        items[0]
+                        shorten(&items[0].to_string())
                     ))),
                 }
             }
@@ -836,15 +836,6 @@ fn unescape(body: &str, escaped: bool) -> String {
     out
 }
 
-/// Source text for a message, cut to a readable length.
-fn shorten(text: &str) -> String {
-    const MAX: usize = 40;
-    match text.char_indices().nth(MAX) {
-        None => text.to_string(),
-        Some((cut, _)) => format!("{}...", &text[..cut]),
-    }
-}
-
 fn describe_char(c: char) -> String {
     match crate::datum::char_name(c) {
         Some(name) => format!("#\\{name}"),
@@ -976,6 +967,9 @@ mod tests {
         check("#\\é #\\λ #\\  #\\Rubout #\\Nul #\\Null #\\Page #\\Linefeed #\\Escape #\\Return #\\Backspace",
               "#\\é #\\λ #\\Space #\\Rubout #\\Nul #\\Nul #\\Page #\\Newline #\\Escape #\\Return #\\Backspace");
         check("(#\\a)", "(#\\a)");
+        check("#\\λλ", "Malformed 1:1: unknown character name #\\λλ: expected a single character or one of Space, Newline, Tab, Return, Linefeed, Page, Backspace, Rubout, Nul, Escape, Bell, U+XXXX");
+        check("(#\\λ)", "(#\\λ)");
+        check("#\\U+3BB #\\u+41", "#\\λ #\\A");
         check("#\\Foo", "Malformed 1:1: unknown character name #\\Foo: expected a single character or one of Space, Newline, Tab, Return, Linefeed, Page, Backspace, Rubout, Nul, Escape, Bell, U+XXXX");
     }
 
@@ -986,6 +980,9 @@ mod tests {
         check("(a #| x |# b)", "(A B)");
         check("(a ; c\n b)", "(A B)");
         check("#||# x", "X");
+        // Whitespace is exactly space, tab, newline, return and page (form feed).
+        check("a\u{c}b\tc\r\nd", "A B C D");
+        check("#| a |# b #|# |# c", "B C");
     }
 
     #[test]

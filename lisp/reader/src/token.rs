@@ -42,7 +42,8 @@ pub(crate) fn classify_uninterned(body: &str) -> Result<DatumKind, String> {
             Ok(DatumKind::Symbol(SymbolName { package: PackagePrefix::Uninterned, name }))
         }
         _ => Err(format!(
-            "the symbol after #: cannot have a package prefix, found #:{body}"
+            "the symbol after #: cannot have a package prefix, found #:{}",
+            shorten(body)
         )),
     }
 }
@@ -58,7 +59,7 @@ pub(crate) fn classify_radix(
         return Err(format!("the radix in {prefix} must be a decimal number from 2 to 36"));
     }
     let expected = || {
-        let shown = if body.is_empty() { "nothing".to_string() } else { format!("'{body}'") };
+        let shown = if body.is_empty() { "nothing".to_string() } else { format!("'{}'", shorten(body)) };
         format!("expected a rational number in radix {radix} after {prefix}, found {shown}")
     };
     if escaped {
@@ -78,7 +79,7 @@ pub(crate) fn classify_radix(
     match denominator {
         None => Ok(integer(numerator)),
         Some(d) => ratio(numerator, parse_unsigned(d, radix))
-            .ok_or_else(|| format!("division by zero in {prefix}{body}: the denominator is 0")),
+            .ok_or_else(|| format!("division by zero in {prefix}{}: the denominator is 0", shorten(body))),
     }
 }
 
@@ -144,9 +145,19 @@ pub(crate) fn char_from_name(name: &str) -> Result<char, String> {
             .ok_or_else(|| format!("#\\{name} is not a valid Unicode code point"));
     }
     Err(format!(
-        "unknown character name #\\{name}: expected a single character or one of \
-         Space, Newline, Tab, Return, Linefeed, Page, Backspace, Rubout, Nul, Escape, Bell, U+XXXX"
+        "unknown character name #\\{}: expected a single character or one of \
+         Space, Newline, Tab, Return, Linefeed, Page, Backspace, Rubout, Nul, Escape, Bell, U+XXXX",
+        shorten(name)
     ))
+}
+
+/// Token text for a message, cut to a readable length (a token can be megabytes long).
+pub(crate) fn shorten(text: &str) -> String {
+    const MAX_CHARS: usize = 40;
+    match text.char_indices().nth(MAX_CHARS) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+    }
 }
 
 fn split_sign(text: &str) -> (bool, &str) {
@@ -238,7 +249,7 @@ fn parse_decimal_number(text: &str) -> Option<Result<DatumKind, String>> {
             let numerator = if negative { -numerator } else { numerator };
             let denominator = parse_unsigned(&text[i + 1..], 10);
             return Some(ratio(numerator, denominator).ok_or_else(|| {
-                format!("division by zero in the ratio {text}: the denominator is 0")
+                format!("division by zero in the ratio {}: the denominator is 0", shorten(text))
             }));
         }
         _ => {}
@@ -313,7 +324,7 @@ fn make_float(
     normalized.push_str(exp_digits);
     match normalized.parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(DatumKind::Float(x)),
-        _ => Err(format!("the float {text} is too large for a double-float")),
+        _ => Err(format!("the float {} is too large for a double-float", shorten(text))),
     }
 }
 
@@ -355,7 +366,7 @@ fn split_symbol(text: &str) -> Result<(PackagePrefix, String), String> {
                         package = Some(std::mem::take(&mut name));
                     }
                 } else {
-                    return Err(format!("too many colons in the symbol {text}"));
+                    return Err(format!("too many colons in the symbol {}", shorten(text)));
                 }
                 after_marker = i + 1;
             }
@@ -363,17 +374,17 @@ fn split_symbol(text: &str) -> Result<(PackagePrefix, String), String> {
                 return Err(format!(
                     "invalid character U+{:04X} in the token {}; escape it with \\ or |...|",
                     c as u32,
-                    text.escape_debug()
+                    shorten(&text.escape_debug().to_string())
                 ));
             }
             c => name.push(upcase_char(c)),
         }
     }
     if in_bars {
-        return Err(format!("unterminated |...| in the token {text}"));
+        return Err(format!("unterminated |...| in the token {}", shorten(text)));
     }
     if markers > 0 && after_marker == text.len() {
-        return Err(format!("expected a symbol name after the package marker in {text}"));
+        return Err(format!("expected a symbol name after the package marker in {}", shorten(text)));
     }
     let prefix = match (keyword, package) {
         (true, _) => PackagePrefix::Keyword,

@@ -94,3 +94,12 @@ fn nesting_limit_message() {
     let e = read_all("(a (b (c (d))))", &options).unwrap_err();
     insta::assert_snapshot!(e.to_string(), @"1:10: forms nested more than 3 levels deep (the reader's limit, ReadOptions::max_depth)");
 }
+
+#[test]
+fn long_tokens_are_shortened_in_messages() {
+    let long_name = format!("#\\{}", "x".repeat(100_000));
+    let colons = format!("{}:b:c", "a".repeat(100));
+    insta::assert_snapshot!(table(&[&long_name[..60], &colons]));
+    let e = read_all(&long_name, &ReadOptions::default()).unwrap_err();
+    assert!(e.message.len() < 300, "message of {} bytes", e.message.len());
+}
