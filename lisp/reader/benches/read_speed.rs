@@ -77,13 +77,32 @@ fn main() {
     });
     let mb = src.len() as f64 / 1e6;
     println!("input: {} bytes, {forms} top-level forms", src.len());
-    println!("read_all: {:.2} ms ({:.0} MB/s)", read.as_secs_f64() * 1e3, mb / read.as_secs_f64());
-    println!("read_all + drop of the result: {:.2} ms", read_and_drop.as_secs_f64() * 1e3);
-    println!("read_one per form over the file: {:.2} ms", read_one_loop.as_secs_f64() * 1e3);
-    println!("read_one_at per form over the file: {:.2} ms", read_one_at_loop.as_secs_f64() * 1e3);
+    println!(
+        "read_all: {:.2} ms ({:.0} MB/s)",
+        read.as_secs_f64() * 1e3,
+        mb / read.as_secs_f64()
+    );
+    println!(
+        "read_all + drop of the result: {:.2} ms",
+        read_and_drop.as_secs_f64() * 1e3
+    );
+    println!(
+        "read_one per form over the file: {:.2} ms",
+        read_one_loop.as_secs_f64() * 1e3
+    );
+    println!(
+        "read_one_at per form over the file: {:.2} ms",
+        read_one_at_loop.as_secs_f64() * 1e3
+    );
     println!("byte scan baseline: {:.3} ms", scan.as_secs_f64() * 1e3);
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
     println!("ratio read_all / byte scan: {:.1}x", ratio(read, scan));
-    println!("ratio read_one loop / read_all: {:.1}x", ratio(read_one_loop, read));
-    println!("ratio read_one_at loop / read_all: {:.2}x", ratio(read_one_at_loop, read));
+    println!(
+        "ratio read_one loop / read_all: {:.1}x",
+        ratio(read_one_loop, read)
+    );
+    println!(
+        "ratio read_one_at loop / read_all: {:.2}x",
+        ratio(read_one_at_loop, read)
+    );
 }

@@ -80,7 +80,10 @@ pub const SYSTEM_PACKAGE: &str = "MPROF-SYSTEM";
 
 impl SymbolName {
     pub fn new(package: PackagePrefix, name: impl Into<String>) -> SymbolName {
-        SymbolName { package, name: name.into() }
+        SymbolName {
+            package,
+            name: name.into(),
+        }
     }
 
     /// A symbol without package prefix, e.g. `SymbolName::plain("CAR")`.
@@ -269,7 +272,10 @@ fn write_symbol_name(f: &mut fmt::Formatter<'_>, name: &str) -> fmt::Result {
         || crate::token::looks_like_number(name)
         || name.chars().any(|c| {
             c.is_control()
-                || matches!(c, ' ' | '(' | ')' | '\'' | '"' | '`' | ',' | ';' | '|' | '\\' | ':')
+                || matches!(
+                    c,
+                    ' ' | '(' | ')' | '\'' | '"' | '`' | ',' | ';' | '|' | '\\' | ':'
+                )
                 || crate::token::upcase_char(c) != c
         });
     if !needs_bars {
@@ -329,7 +335,10 @@ mod tests {
         assert_eq!(d(DatumKind::Char(' ')).to_string(), "#\\Space");
         assert_eq!(d(DatumKind::Char('a')).to_string(), "#\\a");
         assert_eq!(d(DatumKind::Char('\u{1}')).to_string(), "#\\U+0001");
-        assert_eq!(d(DatumKind::String("a\"b\\c".into())).to_string(), "\"a\\\"b\\\\c\"");
+        assert_eq!(
+            d(DatumKind::String("a\"b\\c".into())).to_string(),
+            "\"a\\\"b\\\\c\""
+        );
     }
 
     #[test]

@@ -65,7 +65,11 @@ pub struct Position {
 
 impl Position {
     /// The beginning of a text: offset 0, line 1, column 1.
-    pub const START: Position = Position { offset: 0, line: 1, column: 1 };
+    pub const START: Position = Position {
+        offset: 0,
+        line: 1,
+        column: 1,
+    };
 }
 
 impl Default for Position {
@@ -76,12 +80,20 @@ impl Default for Position {
 
 impl Positions {
     pub(crate) fn new() -> Positions {
-        Positions { offset: 0, line: 1, column: 1 }
+        Positions {
+            offset: 0,
+            line: 1,
+            column: 1,
+        }
     }
 
     /// A tracker that trusts `at` to be the line and column of `at.offset`.
     pub(crate) fn at(at: Position) -> Positions {
-        Positions { offset: at.offset, line: at.line.max(1), column: at.column.max(1) }
+        Positions {
+            offset: at.offset,
+            line: at.line.max(1),
+            column: at.column.max(1),
+        }
     }
 
     /// Line and column of byte `offset` of `src` (clamped to the source length).
@@ -97,7 +109,9 @@ impl Positions {
         let newlines = count_bytes(chunk, |b| b == b'\n');
         match chunk.iter().rposition(|&b| b == b'\n') {
             Some(last_newline) => {
-                self.line = self.line.saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX));
+                self.line = self
+                    .line
+                    .saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX));
                 self.column = saturating_column(1, count_chars(&chunk[last_newline + 1..]));
             }
             None => self.column = saturating_column(self.column, count_chars(chunk)),

@@ -13,7 +13,8 @@
 //!   page (form feed). Other control characters are constituents, rejected later as
 //!   invalid characters in a token.
 //!
-//! Tests: `src/parser.rs` and `tests/` exercise the lexer through the public API.
+//! Tests: the `tests` module below (token boundaries, lexer errors); `src/parser.rs` and
+//! `tests/` exercise it through the public API.
 
 use logos::{Lexer, Logos, Skip};
 
@@ -154,7 +155,8 @@ fn scan_multiple_escape(bytes: &[u8], mut at: usize) -> Result<usize, LexError> 
         match bytes[at] {
             b'|' => return Ok(at + 1),
             b'\\' => {
-                at = skip_escaped_char(bytes, at + 1).map_err(|_| LexError::UnterminatedMultipleEscape)?
+                at = skip_escaped_char(bytes, at + 1)
+                    .map_err(|_| LexError::UnterminatedMultipleEscape)?
             }
             _ => at += 1,
         }
@@ -193,13 +195,19 @@ fn atom(lex: &mut Lexer<Token>) -> Result<TokenText, LexError> {
     }
     let (more, more_escaped) = scan_token(&rem[extra..])?;
     lex.bump(extra + more);
-    Ok(TokenText { body_start: 0, escaped: escaped || more_escaped })
+    Ok(TokenText {
+        body_start: 0,
+        escaped: escaped || more_escaped,
+    })
 }
 
 fn token_after_prefix(lex: &mut Lexer<Token>, prefix_len: u32) -> Result<TokenText, LexError> {
     let (len, escaped) = scan_token(lex.remainder().as_bytes())?;
     lex.bump(len);
-    Ok(TokenText { body_start: prefix_len, escaped })
+    Ok(TokenText {
+        body_start: prefix_len,
+        escaped,
+    })
 }
 
 fn radix_letter(lex: &mut Lexer<Token>) -> Result<RadixToken, LexError> {
@@ -344,17 +352,38 @@ mod tests {
         check(r"a\ b|c\|d| e", r"Atom*[a\ b|c\|d|] Atom[e]");
         check(r"\(x", r"Atom*[\(x]");
         // `#` is a non-terminating macro character: inside a token it is a constituent.
-        check("'a`b,c,@d,.e #'f e#'f", "Quote['] Atom[a] Backquote[`] Atom[b] Comma[,] Atom[c] CommaAt[,@] Atom[d] CommaDot[,.] Atom[e] HashQuote[#'] Atom[f] Atom[e#] Quote['] Atom[f]");
-        check("#(1) #+x #-y", "HashParen[#(] Atom[1] Close[)] HashPlus[#+] Atom[x] HashMinus[#-] Atom[y]");
-        check("#\\( #\\Space) #\\λx #\\ ", "Char[#\\(] Char[#\\Space] Close[)] Char[#\\λx] Char[#\\ ]");
-        check("#:foo #: x", "Uninterned(TokenText { body_start: 2, escaped: false })[#:foo] Uninterned(TokenText { body_start: 2, escaped: false })[#:] Atom[x]");
-        check("\"a\\\"b\" \"c\"", "Str(true)[\"a\\\"b\"] Str(false)[\"c\"]");
-        check("a ; comment\n b #| x #| y |# z |# c", "Atom[a] Atom[b] Atom[c]");
+        check(
+            "'a`b,c,@d,.e #'f e#'f",
+            "Quote['] Atom[a] Backquote[`] Atom[b] Comma[,] Atom[c] CommaAt[,@] Atom[d] CommaDot[,.] Atom[e] HashQuote[#'] Atom[f] Atom[e#] Quote['] Atom[f]",
+        );
+        check(
+            "#(1) #+x #-y",
+            "HashParen[#(] Atom[1] Close[)] HashPlus[#+] Atom[x] HashMinus[#-] Atom[y]",
+        );
+        check(
+            "#\\( #\\Space) #\\λx #\\ ",
+            "Char[#\\(] Char[#\\Space] Close[)] Char[#\\λx] Char[#\\ ]",
+        );
+        check(
+            "#:foo #: x",
+            "Uninterned(TokenText { body_start: 2, escaped: false })[#:foo] Uninterned(TokenText { body_start: 2, escaped: false })[#:] Atom[x]",
+        );
+        check(
+            "\"a\\\"b\" \"c\"",
+            "Str(true)[\"a\\\"b\"] Str(false)[\"c\"]",
+        );
+        check(
+            "a ; comment\n b #| x #| y |# z |# c",
+            "Atom[a] Atom[b] Atom[c]",
+        );
     }
 
     #[test]
     fn radix_tokens() {
-        check("#xFF #b-101 #36rZZ #1r0", "Radix(RadixToken { radix: 16, text: TokenText { body_start: 2, escaped: false } })[#xFF] Radix(RadixToken { radix: 2, text: TokenText { body_start: 2, escaped: false } })[#b-101] Radix(RadixToken { radix: 36, text: TokenText { body_start: 4, escaped: false } })[#36rZZ] Radix(RadixToken { radix: 0, text: TokenText { body_start: 3, escaped: false } })[#1r0]");
+        check(
+            "#xFF #b-101 #36rZZ #1r0",
+            "Radix(RadixToken { radix: 16, text: TokenText { body_start: 2, escaped: false } })[#xFF] Radix(RadixToken { radix: 2, text: TokenText { body_start: 2, escaped: false } })[#b-101] Radix(RadixToken { radix: 36, text: TokenText { body_start: 4, escaped: false } })[#36rZZ] Radix(RadixToken { radix: 0, text: TokenText { body_start: 3, escaped: false } })[#1r0]",
+        );
     }
 
     #[test]

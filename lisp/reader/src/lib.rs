@@ -32,14 +32,20 @@ mod lexer;
 mod parser;
 mod token;
 
-pub use datum::{COMMON_LISP_PACKAGE, Datum, DatumKind, PackagePrefix, SYSTEM_PACKAGE, Span, SymbolName};
+pub use datum::{
+    COMMON_LISP_PACKAGE, Datum, DatumKind, PackagePrefix, SYSTEM_PACKAGE, Span, SymbolName,
+};
 pub use error::{Position, ReadError, ReadErrorKind};
 pub use parser::{DEFAULT_MAX_DEPTH, ReadOptions, Reader};
 
 /// Reads one datum starting at byte offset `start`. `Ok(None)` when only whitespace,
 /// comments (and forms skipped by `#+`/`#-`) remain. Returns the datum and the offset just
 /// after it, so a caller can continue from there.
-pub fn read_one(src: &str, start: usize, options: &ReadOptions) -> Result<Option<(Datum, usize)>, ReadError> {
+pub fn read_one(
+    src: &str,
+    start: usize,
+    options: &ReadOptions,
+) -> Result<Option<(Datum, usize)>, ReadError> {
     let mut reader = Reader::starting_at(src, start, options)?;
     Ok(reader.read()?.map(|datum| {
         let end = datum.span.end;
@@ -51,7 +57,11 @@ pub fn read_one(src: &str, start: usize, options: &ReadOptions) -> Result<Option
 /// column of `at.offset` (start with [`Position::START`]), and the returned position of the
 /// end of the datum is the `at` for the next call. Each call then costs only the text it
 /// reads, where `read_one` rescans the text before `start` to number lines.
-pub fn read_one_at(src: &str, at: Position, options: &ReadOptions) -> Result<Option<(Datum, Position)>, ReadError> {
+pub fn read_one_at(
+    src: &str,
+    at: Position,
+    options: &ReadOptions,
+) -> Result<Option<(Datum, Position)>, ReadError> {
     let mut reader = Reader::resume(src, at, options)?;
     match reader.read()? {
         Some(datum) => Ok(Some((datum, reader.position()))),
@@ -87,7 +97,9 @@ pub fn completeness_with(src: &str, options: &ReadOptions) -> Completeness {
     for result in Reader::new(src, options) {
         match result {
             Ok(datum) => dismantle(datum),
-            Err(error) if error.kind == ReadErrorKind::Incomplete => return Completeness::Incomplete,
+            Err(error) if error.kind == ReadErrorKind::Incomplete => {
+                return Completeness::Incomplete;
+            }
             Err(error) => return Completeness::Malformed(error),
         }
     }

@@ -21,7 +21,9 @@ use crate::datum::{
 };
 use crate::error::{Position, Positions, ReadError, ReadErrorKind};
 use crate::lexer::{LexError, Token};
-use crate::token::{Classified, char_from_name, classify_atom, classify_radix, classify_uninterned, shorten};
+use crate::token::{
+    Classified, char_from_name, classify_atom, classify_radix, classify_uninterned, shorten,
+};
 
 /// How deep a datum may nest by default (lists, vectors and quote-like prefixes all count).
 /// Far beyond hand-written code, and shallow enough that recursive consumers of the
@@ -108,15 +110,33 @@ enum Tail {
 /// One open construct waiting for datums.
 enum Frame {
     /// The items read so far are `Reader::values[first..]`.
-    List { open: Span, first: usize, tail: Tail },
-    Vector { open: Span, first: usize },
+    List {
+        open: Span,
+        first: usize,
+        tail: Tail,
+    },
+    Vector {
+        open: Span,
+        first: usize,
+    },
     /// `changed_backquote_depth` records whether pushing this frame changed the backquote
     /// depth, so popping it restores the depth exactly.
-    Prefix { prefix: Prefix, open: Span, changed_backquote_depth: bool },
+    Prefix {
+        prefix: Prefix,
+        open: Span,
+        changed_backquote_depth: bool,
+    },
     /// `#+` or `#-` waiting for its feature expression.
-    FeatureExpr { plus: bool, open: Span },
+    FeatureExpr {
+        plus: bool,
+        open: Span,
+    },
     /// `#+expr` or `#-expr` waiting for the form it guards; `skip` means suppress it.
-    FeatureForm { skip: bool, open: Span, expr_end: usize },
+    FeatureForm {
+        skip: bool,
+        open: Span,
+        expr_end: usize,
+    },
 }
 
 /// Reads datums one after another from a source text.
@@ -184,7 +204,11 @@ impl<'a> Reader<'a> {
     /// that offset's position (for instance a `Position` returned by [`Reader::position`]
     /// or `read_one_at`). Unlike `starting_at` it does not rescan the text before the
     /// offset, so reading a long text form by form stays linear.
-    pub fn resume(src: &'a str, at: Position, options: &'a ReadOptions) -> Result<Reader<'a>, ReadError> {
+    pub fn resume(
+        src: &'a str,
+        at: Position,
+        options: &'a ReadOptions,
+    ) -> Result<Reader<'a>, ReadError> {
         let mut reader = Reader::starting_at(src, at.offset, options)?;
         reader.positions = Positions::at(at);
         Ok(reader)
@@ -194,7 +218,11 @@ impl<'a> Reader<'a> {
     pub fn position(&mut self) -> Position {
         let offset = self.offset();
         let (line, column) = self.positions.locate(self.src, offset);
-        Position { offset, line, column }
+        Position {
+            offset,
+            line,
+            column,
+        }
     }
 
     /// Byte offset just after the last token consumed.
@@ -212,7 +240,11 @@ impl<'a> Reader<'a> {
         let result = self.read_with(&mut stack);
         // After an error the stacks hold partial data; dismantle it without recursion.
         for frame in stack.drain(..) {
-            if let Frame::List { tail: Tail::Done(t), .. } = frame {
+            if let Frame::List {
+                tail: Tail::Done(t),
+                ..
+            } = frame
+            {
                 crate::dismantle(*t);
             }
         }
@@ -242,7 +274,14 @@ impl<'a> Reader<'a> {
                 Token::Open => {
                     let open = self.span(range.start, range.end);
                     let first = self.values.len();
-                    self.enter(stack, Frame::List { open, first, tail: Tail::None })?;
+                    self.enter(
+                        stack,
+                        Frame::List {
+                            open,
+                            first,
+                            tail: Tail::None,
+                        },
+                    )?;
                     continue;
                 }
                 Token::HashParen => {
@@ -281,7 +320,10 @@ impl<'a> Reader<'a> {
                 }
                 Token::HashPlus | Token::HashMinus => {
                     let open = self.span(range.start, range.end);
-                    stack.push(Frame::FeatureExpr { plus: token == Token::HashPlus, open });
+                    stack.push(Frame::FeatureExpr {
+                        plus: token == Token::HashPlus,
+                        open,
+                    });
                     continue;
                 }
                 // The callback skips block comments; logos never emits this variant.
@@ -299,7 +341,11 @@ impl<'a> Reader<'a> {
                                 continue;
                             }
                             Err(message) => {
-                                return Err(self.error(ReadErrorKind::Malformed, range.start, message));
+                                return Err(self.error(
+                                    ReadErrorKind::Malformed,
+                                    range.start,
+                                    message,
+                                ));
                             }
                         }
                     }
@@ -334,7 +380,8 @@ impl<'a> Reader<'a> {
                 Token::Radix(radix) => {
                     let span = self.span(range.start, range.end);
                     let split = range.start + radix.text.body_start as usize;
-                    let (prefix, body) = (&self.src[range.start..split], &self.src[split..range.end]);
+                    let (prefix, body) =
+                        (&self.src[range.start..split], &self.src[split..range.end]);
                     match classify_radix(prefix, radix.radix, body, radix.text.escaped) {
                         Ok(kind) => Datum::new(kind, span),
                         Err(_) if self.suppress > 0 => Datum::new(nil(), span),
@@ -342,7 +389,10 @@ impl<'a> Reader<'a> {
                             return Err(self.error(
                                 ReadErrorKind::Incomplete,
                                 range.end,
-                                format!("end of input after {prefix}: expected a number in radix {}", radix.radix),
+                                format!(
+                                    "end of input after {prefix}: expected a number in radix {}",
+                                    radix.radix
+                                ),
                             ));
                         }
                         Err(message) => {
@@ -359,7 +409,11 @@ impl<'a> Reader<'a> {
 
     /// Hands a finished datum to the innermost open frame, closing prefixes and
     /// conditionals it completes. Returns the datum when no frame is left to take it.
-    fn deliver(&mut self, stack: &mut Vec<Frame>, mut value: Datum) -> Result<Option<Datum>, ReadError> {
+    fn deliver(
+        &mut self,
+        stack: &mut Vec<Frame>,
+        mut value: Datum,
+    ) -> Result<Option<Datum>, ReadError> {
         loop {
             let suppressed = self.suppress > 0;
             match stack.last_mut() {
@@ -392,7 +446,11 @@ impl<'a> Reader<'a> {
                     }
                     return Ok(None);
                 }
-                Some(Frame::Prefix { prefix, open, changed_backquote_depth }) => {
+                Some(Frame::Prefix {
+                    prefix,
+                    open,
+                    changed_backquote_depth,
+                }) => {
                     let (prefix, open, changed) = (*prefix, *open, *changed_backquote_depth);
                     stack.pop();
                     self.depth -= 1;
@@ -404,8 +462,14 @@ impl<'a> Reader<'a> {
                         }
                     }
                     if !suppressed {
-                        let head_span = Span { end: open.start + prefix.text().len(), ..open };
-                        let span = Span { end: value.span.end, ..open };
+                        let head_span = Span {
+                            end: open.start + prefix.text().len(),
+                            ..open
+                        };
+                        let span = Span {
+                            end: value.span.end,
+                            ..open
+                        };
                         let head = Datum::new(DatumKind::Symbol(prefix.symbol()), head_span);
                         value = Datum::new(DatumKind::List(vec![head, value], None), span);
                     }
@@ -422,7 +486,11 @@ impl<'a> Reader<'a> {
                     if skip {
                         self.suppress += 1;
                     }
-                    stack.push(Frame::FeatureForm { skip, open, expr_end: value.span.end });
+                    stack.push(Frame::FeatureForm {
+                        skip,
+                        open,
+                        expr_end: value.span.end,
+                    });
                     return Ok(None);
                 }
                 Some(Frame::FeatureForm { skip, .. }) => {
@@ -442,7 +510,9 @@ impl<'a> Reader<'a> {
         self.depth += 1;
         if self.depth > self.options.max_depth && self.suppress == 0 {
             let start = match &frame {
-                Frame::List { open, .. } | Frame::Vector { open, .. } | Frame::Prefix { open, .. } => open.start,
+                Frame::List { open, .. }
+                | Frame::Vector { open, .. }
+                | Frame::Prefix { open, .. } => open.start,
                 Frame::FeatureExpr { open, .. } | Frame::FeatureForm { open, .. } => open.start,
             };
             return Err(self.error(
@@ -483,7 +553,10 @@ impl<'a> Reader<'a> {
                 }
                 if prefix != Prefix::Comma {
                     match stack.last() {
-                        Some(Frame::Prefix { prefix: Prefix::Backquote, .. }) => {
+                        Some(Frame::Prefix {
+                            prefix: Prefix::Backquote,
+                            ..
+                        }) => {
                             return Err(self.error(
                                 ReadErrorKind::Malformed,
                                 start,
@@ -494,7 +567,10 @@ impl<'a> Reader<'a> {
                                 ),
                             ));
                         }
-                        Some(Frame::List { tail: Tail::AfterDot(_), .. }) => {
+                        Some(Frame::List {
+                            tail: Tail::AfterDot(_),
+                            ..
+                        }) => {
                             return Err(self.error(
                                 ReadErrorKind::Malformed,
                                 start,
@@ -513,15 +589,30 @@ impl<'a> Reader<'a> {
             }
         }
         let open = self.span(start, end);
-        self.enter(stack, Frame::Prefix { prefix, open, changed_backquote_depth })
+        self.enter(
+            stack,
+            Frame::Prefix {
+                prefix,
+                open,
+                changed_backquote_depth,
+            },
+        )
     }
 
     /// Handles `)`: closes the innermost list or vector, or explains what was expected.
-    fn close(&mut self, stack: &mut Vec<Frame>, start: usize, end: usize) -> Result<Option<Datum>, ReadError> {
+    fn close(
+        &mut self,
+        stack: &mut Vec<Frame>,
+        start: usize,
+        end: usize,
+    ) -> Result<Option<Datum>, ReadError> {
         let suppressed = self.suppress > 0;
         let message = match stack.last() {
             None => "unexpected ')': there is no open list to close".to_string(),
-            Some(Frame::List { tail: Tail::AfterDot(dot), .. }) if !suppressed => format!(
+            Some(Frame::List {
+                tail: Tail::AfterDot(dot),
+                ..
+            }) if !suppressed => format!(
                 "expected a form after the dot at {}:{}, found ')'",
                 dot.line, dot.column
             ),
@@ -581,9 +672,11 @@ impl<'a> Reader<'a> {
                      (a dot may only appear before the last element of a list, as in (a . b))",
                     open.line, open.column
                 ),
-                _ => "misplaced dot: a dot may only appear before the last element of a list".to_string(),
+                _ => "misplaced dot: a dot may only appear before the last element of a list"
+                    .to_string(),
             },
-            _ => "a dot is only allowed inside a list, before its last element, as in (a . b)".to_string(),
+            _ => "a dot is only allowed inside a list, before its last element, as in (a . b)"
+                .to_string(),
         };
         Err(self.error(ReadErrorKind::Malformed, span.start, message))
     }
@@ -617,16 +710,20 @@ impl<'a> Reader<'a> {
         }
         match &expr.kind {
             DatumKind::Symbol(sym) => Ok(match sym.package {
-                PackagePrefix::None | PackagePrefix::Keyword => {
-                    self.options.features.iter().any(|f| f.eq_ignore_ascii_case(&sym.name))
-                }
+                PackagePrefix::None | PackagePrefix::Keyword => self
+                    .options
+                    .features
+                    .iter()
+                    .any(|f| f.eq_ignore_ascii_case(&sym.name)),
                 _ => false,
             }),
             // `()` is NIL, which is never a feature.
             DatumKind::List(items, None) if items.is_empty() => Ok(false),
             DatumKind::List(items, None) => {
                 let operator = match items[0].as_symbol() {
-                    Some(s) if matches!(s.package, PackagePrefix::None | PackagePrefix::Keyword) => {
+                    Some(s)
+                        if matches!(s.package, PackagePrefix::None | PackagePrefix::Keyword) =>
+                    {
                         s.name.as_str()
                     }
                     _ => "",
@@ -673,28 +770,34 @@ impl<'a> Reader<'a> {
     /// implement (their argument is then read and skipped as an ordinary form).
     fn ignorable_under_suppression(&self, error: LexError) -> bool {
         let range = self.lexer.span();
-        error == LexError::UnknownDispatch
-            && range.len() > 1
-            && !self.src[range].ends_with('<')
+        error == LexError::UnknownDispatch && range.len() > 1 && !self.src[range].ends_with('<')
     }
 
     fn lex_error(&mut self, error: LexError) -> ReadError {
         let range = self.lexer.span();
         let (line, column) = self.positions.locate(self.src, range.start);
         let end = self.src.len();
-        let incomplete = |reader: &mut Reader, message: String| reader.error(ReadErrorKind::Incomplete, end, message);
+        let incomplete = |reader: &mut Reader, message: String| {
+            reader.error(ReadErrorKind::Incomplete, end, message)
+        };
         match error {
             LexError::UnterminatedString => incomplete(
                 self,
-                format!("end of input inside a string opened at {line}:{column}: expected a closing '\"'"),
+                format!(
+                    "end of input inside a string opened at {line}:{column}: expected a closing '\"'"
+                ),
             ),
             LexError::UnterminatedComment => incomplete(
                 self,
-                format!("end of input inside a #| comment opened at {line}:{column}: expected a closing '|#'"),
+                format!(
+                    "end of input inside a #| comment opened at {line}:{column}: expected a closing '|#'"
+                ),
             ),
             LexError::UnterminatedMultipleEscape => incomplete(
                 self,
-                format!("end of input inside |...| in the symbol starting at {line}:{column}: expected a closing '|'"),
+                format!(
+                    "end of input inside |...| in the symbol starting at {line}:{column}: expected a closing '|'"
+                ),
             ),
             LexError::EscapeAtEnd => incomplete(
                 self,
@@ -702,11 +805,13 @@ impl<'a> Reader<'a> {
             ),
             LexError::HashAtEnd => incomplete(
                 self,
-                "end of input after '#': expected a dispatch character such as ( ' \\ : + - x b o".to_string(),
+                "end of input after '#': expected a dispatch character such as ( ' \\ : + - x b o"
+                    .to_string(),
             ),
-            LexError::CharAtEnd => {
-                incomplete(self, "end of input after #\\: expected a character or character name".to_string())
-            }
+            LexError::CharAtEnd => incomplete(
+                self,
+                "end of input after #\\: expected a character or character name".to_string(),
+            ),
             LexError::UnknownDispatch => {
                 let text = &self.src[range.clone()];
                 let message = match text.as_bytes().get(1..) {
@@ -730,7 +835,11 @@ impl<'a> Reader<'a> {
             }
             LexError::Unexpected => {
                 let c = self.src[range.start..].chars().next().unwrap_or(' ');
-                self.error(ReadErrorKind::Malformed, range.start, format!("unexpected {}", describe_char(c)))
+                self.error(
+                    ReadErrorKind::Malformed,
+                    range.start,
+                    format!("unexpected {}", describe_char(c)),
+                )
             }
         }
     }
@@ -738,7 +847,11 @@ impl<'a> Reader<'a> {
     /// The error for input that ends while `frame` is still open.
     fn end_of_input_error(&mut self, frame: &Frame) -> ReadError {
         let message = match frame {
-            Frame::List { open, tail: Tail::AfterDot(dot), .. } => format!(
+            Frame::List {
+                open,
+                tail: Tail::AfterDot(dot),
+                ..
+            } => format!(
                 "end of input: expected a form after the dot at {}:{} and a closing ')' for the list opened at {}:{}",
                 dot.line, dot.column, open.line, open.column
             ),
@@ -774,12 +887,24 @@ impl<'a> Reader<'a> {
 
     fn span(&mut self, start: usize, end: usize) -> Span {
         let (line, column) = self.positions.locate(self.src, start);
-        Span { start, end, line, column }
+        Span {
+            start,
+            end,
+            line,
+            column,
+        }
     }
 
     fn error(&mut self, kind: ReadErrorKind, offset: usize, message: String) -> ReadError {
         let (line, column) = self.positions.locate(self.src, offset);
-        ReadError { kind, message, file: self.options.file.clone(), line, column, offset }
+        ReadError {
+            kind,
+            message,
+            file: self.options.file.clone(),
+            line,
+            column,
+            offset,
+        }
     }
 }
 
@@ -806,7 +931,10 @@ impl Iterator for Reader<'_> {
 fn list_with_tail(mut items: Vec<Datum>, tail: Option<Box<Datum>>) -> DatumKind {
     match tail.map(|t| *t) {
         None => DatumKind::List(items, None),
-        Some(Datum { kind: DatumKind::List(more, more_tail), .. }) => {
+        Some(Datum {
+            kind: DatumKind::List(more, more_tail),
+            ..
+        }) => {
             items.extend(more);
             DatumKind::List(items, more_tail)
         }
@@ -855,14 +983,21 @@ mod tests {
         for result in Reader::new(src, options) {
             match result {
                 Ok(datum) => out.push(datum.to_string()),
-                Err(e) => out.push(format!("{:?} {}:{}: {}", e.kind, e.line, e.column, e.message)),
+                Err(e) => out.push(format!(
+                    "{:?} {}:{}: {}",
+                    e.kind, e.line, e.column, e.message
+                )),
             }
         }
         out.join(" ")
     }
 
     fn check(src: &str, expected: &str) {
-        assert_eq!(render(src, &ReadOptions::default()), expected, "reading {src:?}");
+        assert_eq!(
+            render(src, &ReadOptions::default()),
+            expected,
+            "reading {src:?}"
+        );
     }
 
     fn check_features(src: &str, features: &[&str], expected: &str) {
@@ -870,7 +1005,11 @@ mod tests {
             features: features.iter().map(|f| f.to_string()).collect(),
             ..ReadOptions::default()
         };
-        assert_eq!(render(src, &options), expected, "reading {src:?} with {features:?}");
+        assert_eq!(
+            render(src, &options),
+            expected,
+            "reading {src:?} with {features:?}"
+        );
     }
 
     fn read1(src: &str) -> Datum {
@@ -895,14 +1034,38 @@ mod tests {
         check("(a .b)", "(A .B)");
         check("(a . #(1))", "(A . #(1))");
         check("((a) (b (c)))", "((A) (B (C)))");
-        check("(a . b c)", "Malformed 1:8: expected a closing ')' after the element that follows the dot in the list opened at 1:1: a dot may only appear before the last element of a list");
-        check("(. a)", "Malformed 1:2: misplaced dot: nothing precedes it in the list opened at 1:1 (a dot may only appear before the last element of a list, as in (a . b))");
-        check("(a . . b)", "Malformed 1:6: misplaced dot: a dot may only appear before the last element of a list");
-        check("(a . b . c)", "Malformed 1:8: misplaced dot: a dot may only appear before the last element of a list");
-        check("(a .)", "Malformed 1:5: expected a form after the dot at 1:4, found ')'");
-        check(".", "Malformed 1:1: a dot is only allowed inside a list, before its last element, as in (a . b)");
-        check("#(a . b)", "Malformed 1:5: a dot is only allowed inside a list, before its last element, as in (a . b)");
-        check("'.", "Malformed 1:2: a dot is only allowed inside a list, before its last element, as in (a . b)");
+        check(
+            "(a . b c)",
+            "Malformed 1:8: expected a closing ')' after the element that follows the dot in the list opened at 1:1: a dot may only appear before the last element of a list",
+        );
+        check(
+            "(. a)",
+            "Malformed 1:2: misplaced dot: nothing precedes it in the list opened at 1:1 (a dot may only appear before the last element of a list, as in (a . b))",
+        );
+        check(
+            "(a . . b)",
+            "Malformed 1:6: misplaced dot: a dot may only appear before the last element of a list",
+        );
+        check(
+            "(a . b . c)",
+            "Malformed 1:8: misplaced dot: a dot may only appear before the last element of a list",
+        );
+        check(
+            "(a .)",
+            "Malformed 1:5: expected a form after the dot at 1:4, found ')'",
+        );
+        check(
+            ".",
+            "Malformed 1:1: a dot is only allowed inside a list, before its last element, as in (a . b)",
+        );
+        check(
+            "#(a . b)",
+            "Malformed 1:5: a dot is only allowed inside a list, before its last element, as in (a . b)",
+        );
+        check(
+            "'.",
+            "Malformed 1:2: a dot is only allowed inside a list, before its last element, as in (a . b)",
+        );
     }
 
     #[test]
@@ -910,50 +1073,153 @@ mod tests {
         check("'a", "(COMMON-LISP:QUOTE A)");
         check("#'car", "(COMMON-LISP:FUNCTION CAR)");
         check("''a", "(COMMON-LISP:QUOTE (COMMON-LISP:QUOTE A))");
-        check("`(a ,b ,@c ,.d)", "(MPROF-SYSTEM:BACKQUOTE (A (MPROF-SYSTEM:UNQUOTE B) (MPROF-SYSTEM:UNQUOTE-SPLICING C) (MPROF-SYSTEM:UNQUOTE-SPLICING D)))");
-        check("``(a ,,b)", "(MPROF-SYSTEM:BACKQUOTE (MPROF-SYSTEM:BACKQUOTE (A (MPROF-SYSTEM:UNQUOTE (MPROF-SYSTEM:UNQUOTE B)))))");
-        check("`#(a ,b)", "(MPROF-SYSTEM:BACKQUOTE #(A (MPROF-SYSTEM:UNQUOTE B)))");
-        check("`(a . ,b)", "(MPROF-SYSTEM:BACKQUOTE (A MPROF-SYSTEM:UNQUOTE B))");
+        check(
+            "`(a ,b ,@c ,.d)",
+            "(MPROF-SYSTEM:BACKQUOTE (A (MPROF-SYSTEM:UNQUOTE B) (MPROF-SYSTEM:UNQUOTE-SPLICING C) (MPROF-SYSTEM:UNQUOTE-SPLICING D)))",
+        );
+        check(
+            "``(a ,,b)",
+            "(MPROF-SYSTEM:BACKQUOTE (MPROF-SYSTEM:BACKQUOTE (A (MPROF-SYSTEM:UNQUOTE (MPROF-SYSTEM:UNQUOTE B)))))",
+        );
+        check(
+            "`#(a ,b)",
+            "(MPROF-SYSTEM:BACKQUOTE #(A (MPROF-SYSTEM:UNQUOTE B)))",
+        );
+        check(
+            "`(a . ,b)",
+            "(MPROF-SYSTEM:BACKQUOTE (A MPROF-SYSTEM:UNQUOTE B))",
+        );
         check("'(a . b)", "(COMMON-LISP:QUOTE (A . B))");
-        check(",a", "Malformed 1:1: , outside a backquote: commas may only appear inside a backquoted form such as `(a ,b)");
-        check("`(a ,b) ,@c", "(MPROF-SYSTEM:BACKQUOTE (A (MPROF-SYSTEM:UNQUOTE B))) Malformed 1:9: ,@ outside a backquote: commas may only appear inside a backquoted form such as `(a ,b)");
-        check("`(,,a)", "Malformed 1:4: , outside a backquote: commas may only appear inside a backquoted form such as `(a ,b)");
-        check("`,@a", "Malformed 1:2: `,@ is not allowed: ,@ splices into an enclosing list, so it must appear inside a list within the backquote");
-        check("`(a . ,@b)", "Malformed 1:7: ,@ is not allowed right after a dot: write (a . ,b) or (a ,@b)");
-        check("(')", "Malformed 1:3: expected a form after ' at 1:2, found ')'");
+        check(
+            ",a",
+            "Malformed 1:1: , outside a backquote: commas may only appear inside a backquoted form such as `(a ,b)",
+        );
+        check(
+            "`(a ,b) ,@c",
+            "(MPROF-SYSTEM:BACKQUOTE (A (MPROF-SYSTEM:UNQUOTE B))) Malformed 1:9: ,@ outside a backquote: commas may only appear inside a backquoted form such as `(a ,b)",
+        );
+        check(
+            "`(,,a)",
+            "Malformed 1:4: , outside a backquote: commas may only appear inside a backquoted form such as `(a ,b)",
+        );
+        check(
+            "`,@a",
+            "Malformed 1:2: `,@ is not allowed: ,@ splices into an enclosing list, so it must appear inside a list within the backquote",
+        );
+        check(
+            "`(a . ,@b)",
+            "Malformed 1:7: ,@ is not allowed right after a dot: write (a . ,b) or (a ,@b)",
+        );
+        check(
+            "(')",
+            "Malformed 1:3: expected a form after ' at 1:2, found ')'",
+        );
     }
 
     #[test]
     fn prefix_spans() {
         let datum = read1("  'foo");
-        assert_eq!(datum.span, Span { start: 2, end: 6, line: 1, column: 3 });
-        let DatumKind::List(items, None) = &datum.kind else { panic!("not a list: {datum:?}") };
-        assert_eq!(items[0].span, Span { start: 2, end: 3, line: 1, column: 3 });
-        assert_eq!(items[1].span, Span { start: 3, end: 6, line: 1, column: 4 });
+        assert_eq!(
+            datum.span,
+            Span {
+                start: 2,
+                end: 6,
+                line: 1,
+                column: 3
+            }
+        );
+        let DatumKind::List(items, None) = &datum.kind else {
+            panic!("not a list: {datum:?}")
+        };
+        assert_eq!(
+            items[0].span,
+            Span {
+                start: 2,
+                end: 3,
+                line: 1,
+                column: 3
+            }
+        );
+        assert_eq!(
+            items[1].span,
+            Span {
+                start: 3,
+                end: 6,
+                line: 1,
+                column: 4
+            }
+        );
         let datum = read1("#'f");
-        let DatumKind::List(items, None) = &datum.kind else { panic!("not a list: {datum:?}") };
+        let DatumKind::List(items, None) = &datum.kind else {
+            panic!("not a list: {datum:?}")
+        };
         assert_eq!((items[0].span.start, items[0].span.end), (0, 2));
     }
 
     #[test]
     fn spans_of_nested_forms() {
         let datum = read1("(a\n  (b \"x\")\n\tc)");
-        assert_eq!(datum.span, Span { start: 0, end: 16, line: 1, column: 1 });
-        let DatumKind::List(items, None) = &datum.kind else { panic!("not a list: {datum:?}") };
-        assert_eq!(items[1].span, Span { start: 5, end: 12, line: 2, column: 3 });
-        let DatumKind::List(inner, None) = &items[1].kind else { panic!("not a list") };
-        assert_eq!(inner[1].span, Span { start: 8, end: 11, line: 2, column: 6 });
-        assert_eq!(items[2].span, Span { start: 14, end: 15, line: 3, column: 2 });
+        assert_eq!(
+            datum.span,
+            Span {
+                start: 0,
+                end: 16,
+                line: 1,
+                column: 1
+            }
+        );
+        let DatumKind::List(items, None) = &datum.kind else {
+            panic!("not a list: {datum:?}")
+        };
+        assert_eq!(
+            items[1].span,
+            Span {
+                start: 5,
+                end: 12,
+                line: 2,
+                column: 3
+            }
+        );
+        let DatumKind::List(inner, None) = &items[1].kind else {
+            panic!("not a list")
+        };
+        assert_eq!(
+            inner[1].span,
+            Span {
+                start: 8,
+                end: 11,
+                line: 2,
+                column: 6
+            }
+        );
+        assert_eq!(
+            items[2].span,
+            Span {
+                start: 14,
+                end: 15,
+                line: 3,
+                column: 2
+            }
+        );
     }
 
     #[test]
     fn atoms() {
         check("foo Foo |Foo| f\\oo", "FOO FOO |Foo| |FoO|");
-        check("1 -5 +5 1. 1/3 4/2 1.5 -.5e3 1e10", "1 -5 5 1 1/3 2 1.5 -500.0 1.0e10");
+        check(
+            "1 -5 +5 1. 1/3 4/2 1.5 -.5e3 1e10",
+            "1 -5 5 1 1/3 2 1.5 -500.0 1.0e10",
+        );
         check("1+ 1- + - ...", "1+ 1- + - ...");
-        check("123456789012345678901234567890", "123456789012345678901234567890");
+        check(
+            "123456789012345678901234567890",
+            "123456789012345678901234567890",
+        );
         check("#xFF #b101 #o17 #36rZ #x-1/2", "255 5 15 35 -1/2");
-        check(":key cl:car cl-user::foo #:gensym", ":KEY CL:CAR CL-USER::FOO #:GENSYM");
+        check(
+            ":key cl:car cl-user::foo #:gensym",
+            ":KEY CL:CAR CL-USER::FOO #:GENSYM",
+        );
         check("\"a\\\"b\\\\c\\d\"", "\"a\\\"b\\\\cd\"");
         check("\"multi\nline\"", "\"multi\nline\"");
         check("#(1 \"two\" (3))", "#(1 \"two\" (3))");
@@ -962,15 +1228,26 @@ mod tests {
 
     #[test]
     fn characters() {
-        check("#\\a #\\A #\\Space #\\space #\\NEWLINE #\\Tab #\\(", "#\\a #\\A #\\Space #\\Space #\\Newline #\\Tab #\\(");
+        check(
+            "#\\a #\\A #\\Space #\\space #\\NEWLINE #\\Tab #\\(",
+            "#\\a #\\A #\\Space #\\Space #\\Newline #\\Tab #\\(",
+        );
         check("(#\\) #\\; #\\\" #\\\\)", "(#\\) #\\; #\\\" #\\\\)");
-        check("#\\é #\\λ #\\  #\\Rubout #\\Nul #\\Null #\\Page #\\Linefeed #\\Escape #\\Return #\\Backspace",
-              "#\\é #\\λ #\\Space #\\Rubout #\\Nul #\\Nul #\\Page #\\Newline #\\Escape #\\Return #\\Backspace");
+        check(
+            "#\\é #\\λ #\\  #\\Rubout #\\Nul #\\Null #\\Page #\\Linefeed #\\Escape #\\Return #\\Backspace",
+            "#\\é #\\λ #\\Space #\\Rubout #\\Nul #\\Nul #\\Page #\\Newline #\\Escape #\\Return #\\Backspace",
+        );
         check("(#\\a)", "(#\\a)");
-        check("#\\λλ", "Malformed 1:1: unknown character name #\\λλ: expected a single character or one of Space, Newline, Tab, Return, Linefeed, Page, Backspace, Rubout, Nul, Escape, Bell, U+XXXX");
+        check(
+            "#\\λλ",
+            "Malformed 1:1: unknown character name #\\λλ: expected a single character or one of Space, Newline, Tab, Return, Linefeed, Page, Backspace, Rubout, Nul, Escape, Bell, U+XXXX",
+        );
         check("(#\\λ)", "(#\\λ)");
         check("#\\U+3BB #\\u+41", "#\\λ #\\A");
-        check("#\\Foo", "Malformed 1:1: unknown character name #\\Foo: expected a single character or one of Space, Newline, Tab, Return, Linefeed, Page, Backspace, Rubout, Nul, Escape, Bell, U+XXXX");
+        check(
+            "#\\Foo",
+            "Malformed 1:1: unknown character name #\\Foo: expected a single character or one of Space, Newline, Tab, Return, Linefeed, Page, Backspace, Rubout, Nul, Escape, Bell, U+XXXX",
+        );
     }
 
     #[test]
@@ -993,8 +1270,16 @@ mod tests {
         check_features("(a #+sbcl b c)", &["MPROF-LISP"], "(A C)");
         check_features("(a #-sbcl b c)", &["MPROF-LISP"], "(A B C)");
         check_features("#+(or sbcl mprof-lisp) y", &["MPROF-LISP"], "Y");
-        check_features("#+(and common-lisp mprof-lisp) y", &["MPROF-LISP", "COMMON-LISP"], "Y");
-        check_features("#+(and common-lisp sbcl) y n", &["MPROF-LISP", "COMMON-LISP"], "N");
+        check_features(
+            "#+(and common-lisp mprof-lisp) y",
+            &["MPROF-LISP", "COMMON-LISP"],
+            "Y",
+        );
+        check_features(
+            "#+(and common-lisp sbcl) y n",
+            &["MPROF-LISP", "COMMON-LISP"],
+            "N",
+        );
         check_features("#+(:not sbcl) y", &["MPROF-LISP"], "Y");
         check_features("#+(not mprof-lisp) y n", &["MPROF-LISP"], "N");
         check_features("#+(or) y n", &[], "N");
@@ -1004,70 +1289,201 @@ mod tests {
         check_features("'#+sbcl a b", &[], "(COMMON-LISP:QUOTE B)");
         check_features("(a . #+sbcl b c)", &[], "(A . C)");
         // Skipped forms are read but not interpreted.
-        check_features("#-mprof-lisp (sb-ext:foo:bar 1/0 #\\NoSuchChar #xZZ #:a:b #S(x) #.(eval) ,x . .) ok", &["MPROF-LISP"], "OK");
-        check_features("#+sbcl (a", &[], "Incomplete 1:10: end of input: expected a closing ')' for the list opened at 1:8");
-        check_features("#+sbcl", &[], "Incomplete 1:7: end of input: expected a form after #+sbcl at 1:1");
-        check_features("#+", &[], "Incomplete 1:3: end of input: expected a feature expression after #+ at 1:1");
-        check_features("(#+sbcl)", &[], "Malformed 1:8: expected a form after #+sbcl at 1:2, found ')'");
-        check_features("#+1 a", &[], "Malformed 1:3: expected a feature expression (a symbol, or a list starting with :and, :or or :not), found 1");
-        check_features("#+(xor a) b", &[], "Malformed 1:3: unknown feature operator XOR: expected :and, :or or :not");
-        check_features("#+(not a b) c", &[], "Malformed 1:3: (:not ...) in a feature expression takes exactly one feature, found 2");
-        check_features("#-sbcl #<foo>", &[], "Malformed 1:8: #< starts an unreadable object (printed as #<...>): it cannot be read back");
+        check_features(
+            "#-mprof-lisp (sb-ext:foo:bar 1/0 #\\NoSuchChar #xZZ #:a:b #S(x) #.(eval) ,x . .) ok",
+            &["MPROF-LISP"],
+            "OK",
+        );
+        check_features(
+            "#+sbcl (a",
+            &[],
+            "Incomplete 1:10: end of input: expected a closing ')' for the list opened at 1:8",
+        );
+        check_features(
+            "#+sbcl",
+            &[],
+            "Incomplete 1:7: end of input: expected a form after #+sbcl at 1:1",
+        );
+        check_features(
+            "#+",
+            &[],
+            "Incomplete 1:3: end of input: expected a feature expression after #+ at 1:1",
+        );
+        check_features(
+            "(#+sbcl)",
+            &[],
+            "Malformed 1:8: expected a form after #+sbcl at 1:2, found ')'",
+        );
+        check_features(
+            "#+1 a",
+            &[],
+            "Malformed 1:3: expected a feature expression (a symbol, or a list starting with :and, :or or :not), found 1",
+        );
+        check_features(
+            "#+(xor a) b",
+            &[],
+            "Malformed 1:3: unknown feature operator XOR: expected :and, :or or :not",
+        );
+        check_features(
+            "#+(not a b) c",
+            &[],
+            "Malformed 1:3: (:not ...) in a feature expression takes exactly one feature, found 2",
+        );
+        check_features(
+            "#-sbcl #<foo>",
+            &[],
+            "Malformed 1:8: #< starts an unreadable object (printed as #<...>): it cannot be read back",
+        );
     }
 
     #[test]
     fn incomplete_input() {
-        check("(a b", "Incomplete 1:5: end of input: expected a closing ')' for the list opened at 1:1");
-        check("(a\n (b", "Incomplete 2:4: end of input: expected a closing ')' for the list opened at 2:2");
-        check("#(a", "Incomplete 1:4: end of input: expected a closing ')' for the vector opened at 1:1");
-        check("(a . ", "Incomplete 1:6: end of input: expected a form after the dot at 1:4 and a closing ')' for the list opened at 1:1");
-        check("\"abc", "Incomplete 1:5: end of input inside a string opened at 1:1: expected a closing '\"'");
-        check("#| a #| b |#", "Incomplete 1:13: end of input inside a #| comment opened at 1:1: expected a closing '|#'");
-        check("'", "Incomplete 1:2: end of input: expected a form after ' at 1:1");
-        check("`", "Incomplete 1:2: end of input: expected a form after ` at 1:1");
-        check("`(,", "Incomplete 1:4: end of input: expected a form after , at 1:3");
-        check("`(,@", "Incomplete 1:5: end of input: expected a form after ,@ at 1:3");
-        check("#'", "Incomplete 1:3: end of input: expected a form after #' at 1:1");
-        check("|abc", "Incomplete 1:5: end of input inside |...| in the symbol starting at 1:1: expected a closing '|'");
-        check("abc\\", "Incomplete 1:5: end of input after '\\': expected the character it escapes");
-        check("#", "Incomplete 1:2: end of input after '#': expected a dispatch character such as ( ' \\ : + - x b o");
-        check("#\\", "Incomplete 1:3: end of input after #\\: expected a character or character name");
-        check("#x", "Incomplete 1:3: end of input after #x: expected a number in radix 16");
+        check(
+            "(a b",
+            "Incomplete 1:5: end of input: expected a closing ')' for the list opened at 1:1",
+        );
+        check(
+            "(a\n (b",
+            "Incomplete 2:4: end of input: expected a closing ')' for the list opened at 2:2",
+        );
+        check(
+            "#(a",
+            "Incomplete 1:4: end of input: expected a closing ')' for the vector opened at 1:1",
+        );
+        check(
+            "(a . ",
+            "Incomplete 1:6: end of input: expected a form after the dot at 1:4 and a closing ')' for the list opened at 1:1",
+        );
+        check(
+            "\"abc",
+            "Incomplete 1:5: end of input inside a string opened at 1:1: expected a closing '\"'",
+        );
+        check(
+            "#| a #| b |#",
+            "Incomplete 1:13: end of input inside a #| comment opened at 1:1: expected a closing '|#'",
+        );
+        check(
+            "'",
+            "Incomplete 1:2: end of input: expected a form after ' at 1:1",
+        );
+        check(
+            "`",
+            "Incomplete 1:2: end of input: expected a form after ` at 1:1",
+        );
+        check(
+            "`(,",
+            "Incomplete 1:4: end of input: expected a form after , at 1:3",
+        );
+        check(
+            "`(,@",
+            "Incomplete 1:5: end of input: expected a form after ,@ at 1:3",
+        );
+        check(
+            "#'",
+            "Incomplete 1:3: end of input: expected a form after #' at 1:1",
+        );
+        check(
+            "|abc",
+            "Incomplete 1:5: end of input inside |...| in the symbol starting at 1:1: expected a closing '|'",
+        );
+        check(
+            "abc\\",
+            "Incomplete 1:5: end of input after '\\': expected the character it escapes",
+        );
+        check(
+            "#",
+            "Incomplete 1:2: end of input after '#': expected a dispatch character such as ( ' \\ : + - x b o",
+        );
+        check(
+            "#\\",
+            "Incomplete 1:3: end of input after #\\: expected a character or character name",
+        );
+        check(
+            "#x",
+            "Incomplete 1:3: end of input after #x: expected a number in radix 16",
+        );
     }
 
     #[test]
     fn malformed_input() {
-        check(")", "Malformed 1:1: unexpected ')': there is no open list to close");
-        check("a)", "A Malformed 1:2: unexpected ')': there is no open list to close");
-        check("#x)", "Malformed 1:1: expected a rational number in radix 16 after #x, found nothing");
-        check("#37r1", "Malformed 1:1: the radix in #37r must be a decimal number from 2 to 36");
-        check("#S(point)", "Malformed 1:1: structure literals #S(...) are not supported");
-        check("#.(+ 1 2)", "Malformed 1:1: read-time evaluation #. is not supported");
+        check(
+            ")",
+            "Malformed 1:1: unexpected ')': there is no open list to close",
+        );
+        check(
+            "a)",
+            "A Malformed 1:2: unexpected ')': there is no open list to close",
+        );
+        check(
+            "#x)",
+            "Malformed 1:1: expected a rational number in radix 16 after #x, found nothing",
+        );
+        check(
+            "#37r1",
+            "Malformed 1:1: the radix in #37r must be a decimal number from 2 to 36",
+        );
+        check(
+            "#S(point)",
+            "Malformed 1:1: structure literals #S(...) are not supported",
+        );
+        check(
+            "#.(+ 1 2)",
+            "Malformed 1:1: read-time evaluation #. is not supported",
+        );
         check("#z", "Malformed 1:1: unknown dispatch macro #z");
-        check("# a", "Malformed 1:1: '#' followed by #\\Space is not valid syntax: expected a dispatch character such as ( ' \\ : + - x b o");
-        check("#:a:b", "Malformed 1:1: the symbol after #: cannot have a package prefix, found #:a:b");
-        check("1/0", "Malformed 1:1: division by zero in the ratio 1/0: the denominator is 0");
-        check("(a\n  b:c:d)", "Malformed 2:3: too many colons in the symbol b:c:d");
+        check(
+            "# a",
+            "Malformed 1:1: '#' followed by #\\Space is not valid syntax: expected a dispatch character such as ( ' \\ : + - x b o",
+        );
+        check(
+            "#:a:b",
+            "Malformed 1:1: the symbol after #: cannot have a package prefix, found #:a:b",
+        );
+        check(
+            "1/0",
+            "Malformed 1:1: division by zero in the ratio 1/0: the denominator is 0",
+        );
+        check(
+            "(a\n  b:c:d)",
+            "Malformed 2:3: too many colons in the symbol b:c:d",
+        );
     }
 
     #[test]
     fn depth_limit_and_deep_nesting() {
         let deep = |n: usize| format!("{}x{}", "(".repeat(n), ")".repeat(n));
-        let options = ReadOptions { max_depth: 10, ..ReadOptions::default() };
+        let options = ReadOptions {
+            max_depth: 10,
+            ..ReadOptions::default()
+        };
         assert_eq!(render(&deep(10), &options), "((((((((((X))))))))))");
         assert_eq!(
             render(&deep(11), &options),
             "Malformed 1:11: forms nested more than 10 levels deep (the reader's limit, ReadOptions::max_depth)"
         );
-        assert_eq!(render(&"'".repeat(11), &options).split(':').next(), Some("Malformed 1"));
+        assert_eq!(
+            render(&"'".repeat(11), &options).split(':').next(),
+            Some("Malformed 1")
+        );
         // 100,000 open parentheses: an error value, no stack overflow.
         let e = read_all_default(&"(".repeat(100_000)).unwrap_err();
-        assert_eq!((e.kind, e.column), (ReadErrorKind::Malformed, DEFAULT_MAX_DEPTH as u32 + 1));
+        assert_eq!(
+            (e.kind, e.column),
+            (ReadErrorKind::Malformed, DEFAULT_MAX_DEPTH as u32 + 1)
+        );
         // Without a limit the reader itself still copes, and `dismantle` frees the result.
-        let unlimited = ReadOptions { max_depth: usize::MAX, ..ReadOptions::default() };
-        let e = Reader::new(&"(".repeat(100_000), &unlimited).read().unwrap_err();
+        let unlimited = ReadOptions {
+            max_depth: usize::MAX,
+            ..ReadOptions::default()
+        };
+        let e = Reader::new(&"(".repeat(100_000), &unlimited)
+            .read()
+            .unwrap_err();
         assert_eq!(e.kind, ReadErrorKind::Incomplete);
-        let datum = Reader::new(&deep(100_000), &unlimited).read().unwrap().unwrap();
+        let datum = Reader::new(&deep(100_000), &unlimited)
+            .read()
+            .unwrap()
+            .unwrap();
         assert_eq!(datum.span.end, 200_001);
         crate::dismantle(datum);
         // Skipped forms have no depth limit: nothing of them is kept.
@@ -1079,21 +1495,48 @@ mod tests {
         let options = ReadOptions::default();
         let src = "(a) b ; c\n";
         let mut reader = Reader::new(src, &options);
-        assert_eq!(reader.read().unwrap().map(|d| d.to_string()), Some("(A)".to_string()));
+        assert_eq!(
+            reader.read().unwrap().map(|d| d.to_string()),
+            Some("(A)".to_string())
+        );
         assert_eq!(reader.offset(), 3);
-        assert_eq!(reader.read().unwrap().map(|d| d.to_string()), Some("B".to_string()));
+        assert_eq!(
+            reader.read().unwrap().map(|d| d.to_string()),
+            Some("B".to_string())
+        );
         assert_eq!(reader.read().unwrap(), None);
         let mut reader = Reader::starting_at(src, 3, &options).unwrap();
-        assert_eq!(reader.read().unwrap().map(|d| d.span), Some(Span { start: 4, end: 5, line: 1, column: 5 }));
-        let e = Reader::starting_at("λ", 1, &options).err().map(|e| e.message);
-        assert_eq!(e.as_deref(), Some("cannot start reading at byte 1: it is not the start of a character in the 2-byte source"));
+        assert_eq!(
+            reader.read().unwrap().map(|d| d.span),
+            Some(Span {
+                start: 4,
+                end: 5,
+                line: 1,
+                column: 5
+            })
+        );
+        let e = Reader::starting_at("λ", 1, &options)
+            .err()
+            .map(|e| e.message);
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "cannot start reading at byte 1: it is not the start of a character in the 2-byte source"
+            )
+        );
     }
 
     #[test]
     fn errors_name_the_file() {
-        let options = ReadOptions { file: Some("init.lisp".into()), ..ReadOptions::default() };
+        let options = ReadOptions {
+            file: Some("init.lisp".into()),
+            ..ReadOptions::default()
+        };
         let e = Reader::new("\n  )", &options).read().unwrap_err();
-        assert_eq!(e.to_string(), "init.lisp:2:3: unexpected ')': there is no open list to close");
+        assert_eq!(
+            e.to_string(),
+            "init.lisp:2:3: unexpected ')': there is no open list to close"
+        );
         assert_eq!(e.offset, 3);
     }
 
@@ -1105,7 +1548,11 @@ mod tests {
         let first = read1(src);
         let printed = first.to_string();
         let second = read1(&printed);
-        assert_eq!(strip_spans(first), strip_spans(second), "printed as {printed}");
+        assert_eq!(
+            strip_spans(first),
+            strip_spans(second),
+            "printed as {printed}"
+        );
     }
 
     fn strip_spans(datum: Datum) -> DatumKind {

@@ -32,15 +32,19 @@ pub(crate) fn classify_atom(text: &str, escaped: bool) -> Result<Classified, Str
         }
     }
     let (prefix, name) = split_symbol(text)?;
-    Ok(Classified::Datum(DatumKind::Symbol(SymbolName { package: prefix, name })))
+    Ok(Classified::Datum(DatumKind::Symbol(SymbolName {
+        package: prefix,
+        name,
+    })))
 }
 
 /// Interprets the token after `#:`.
 pub(crate) fn classify_uninterned(body: &str) -> Result<DatumKind, String> {
     match split_symbol(body)? {
-        (PackagePrefix::None, name) => {
-            Ok(DatumKind::Symbol(SymbolName { package: PackagePrefix::Uninterned, name }))
-        }
+        (PackagePrefix::None, name) => Ok(DatumKind::Symbol(SymbolName {
+            package: PackagePrefix::Uninterned,
+            name,
+        })),
         _ => Err(format!(
             "the symbol after #: cannot have a package prefix, found #:{}",
             shorten(body)
@@ -56,10 +60,16 @@ pub(crate) fn classify_radix(
     escaped: bool,
 ) -> Result<DatumKind, String> {
     if radix == 0 {
-        return Err(format!("the radix in {prefix} must be a decimal number from 2 to 36"));
+        return Err(format!(
+            "the radix in {prefix} must be a decimal number from 2 to 36"
+        ));
     }
     let expected = || {
-        let shown = if body.is_empty() { "nothing".to_string() } else { format!("'{}'", shorten(body)) };
+        let shown = if body.is_empty() {
+            "nothing".to_string()
+        } else {
+            format!("'{}'", shorten(body))
+        };
         format!("expected a rational number in radix {radix} after {prefix}, found {shown}")
     };
     if escaped {
@@ -78,8 +88,12 @@ pub(crate) fn classify_radix(
     let numerator = if negative { -numerator } else { numerator };
     match denominator {
         None => Ok(integer(numerator)),
-        Some(d) => ratio(numerator, parse_unsigned(d, radix))
-            .ok_or_else(|| format!("division by zero in {prefix}{}: the denominator is 0", shorten(body))),
+        Some(d) => ratio(numerator, parse_unsigned(d, radix)).ok_or_else(|| {
+            format!(
+                "division by zero in {prefix}{}: the denominator is 0",
+                shorten(body)
+            )
+        }),
     }
 }
 
@@ -130,7 +144,10 @@ pub(crate) fn char_from_name(name: &str) -> Result<char, String> {
     if let (Some(c), None) = (chars.next(), chars.next()) {
         return Ok(c);
     }
-    if let Some((_, c)) = CHAR_NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+    if let Some((_, c)) = CHAR_NAMES
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+    {
         return Ok(*c);
     }
     let hex = name.strip_prefix("U+").or_else(|| name.strip_prefix("u+"));
@@ -193,7 +210,11 @@ fn ratio(n: BigInt, d: BigInt) -> Option<DatumKind> {
         n = -n;
         d = -d;
     }
-    Some(if d.is_one() { integer(n) } else { DatumKind::Ratio(n, d) })
+    Some(if d.is_one() {
+        integer(n)
+    } else {
+        DatumKind::Ratio(n, d)
+    })
 }
 
 fn gcd(mut a: BigInt, mut b: BigInt) -> BigInt {
@@ -206,7 +227,10 @@ fn gcd(mut a: BigInt, mut b: BigInt) -> BigInt {
 }
 
 fn is_exponent_marker(b: u8) -> bool {
-    matches!(b, b'e' | b'E' | b's' | b'S' | b'f' | b'F' | b'd' | b'D' | b'l' | b'L')
+    matches!(
+        b,
+        b'e' | b'E' | b's' | b'S' | b'f' | b'F' | b'd' | b'D' | b'l' | b'L'
+    )
 }
 
 /// Number syntax in radix 10 (CLHS 2.3.1):
@@ -249,7 +273,10 @@ fn parse_decimal_number(text: &str) -> Option<Result<DatumKind, String>> {
             let numerator = if negative { -numerator } else { numerator };
             let denominator = parse_unsigned(&text[i + 1..], 10);
             return Some(ratio(numerator, denominator).ok_or_else(|| {
-                format!("division by zero in the ratio {}: the denominator is 0", shorten(text))
+                format!(
+                    "division by zero in the ratio {}: the denominator is 0",
+                    shorten(text)
+                )
             }));
         }
         _ => {}
@@ -264,7 +291,14 @@ fn parse_decimal_number(text: &str) -> Option<Result<DatumKind, String>> {
                 (true, true) => None,
                 // `1.` is the integer 1 in CL.
                 (false, true) => Some(Ok(decimal_integer(negative, int_digits))),
-                _ => Some(make_float(text, negative, int_digits, frac_digits, false, "0")),
+                _ => Some(make_float(
+                    text,
+                    negative,
+                    int_digits,
+                    frac_digits,
+                    false,
+                    "0",
+                )),
             };
         }
     }
@@ -284,7 +318,14 @@ fn parse_decimal_number(text: &str) -> Option<Result<DatumKind, String>> {
     if exp_end == exp_start || exp_end != bytes.len() {
         return None;
     }
-    Some(make_float(text, negative, int_digits, frac_digits, exp_negative, &text[exp_start..]))
+    Some(make_float(
+        text,
+        negative,
+        int_digits,
+        frac_digits,
+        exp_negative,
+        &text[exp_start..],
+    ))
 }
 
 fn decimal_integer(negative: bool, digits: &str) -> DatumKind {
@@ -314,9 +355,17 @@ fn make_float(
     if negative {
         normalized.push('-');
     }
-    normalized.push_str(if int_digits.is_empty() { "0" } else { int_digits });
+    normalized.push_str(if int_digits.is_empty() {
+        "0"
+    } else {
+        int_digits
+    });
     normalized.push('.');
-    normalized.push_str(if frac_digits.is_empty() { "0" } else { frac_digits });
+    normalized.push_str(if frac_digits.is_empty() {
+        "0"
+    } else {
+        frac_digits
+    });
     normalized.push('e');
     if exp_negative {
         normalized.push('-');
@@ -324,7 +373,10 @@ fn make_float(
     normalized.push_str(exp_digits);
     match normalized.parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(DatumKind::Float(x)),
-        _ => Err(format!("the float {} is too large for a double-float", shorten(text))),
+        _ => Err(format!(
+            "the float {} is too large for a double-float",
+            shorten(text)
+        )),
     }
 }
 
@@ -332,7 +384,10 @@ fn make_float(
 /// unescaped characters of both the package name and the symbol name.
 fn split_symbol(text: &str) -> Result<(PackagePrefix, String), String> {
     // Fast path for the usual token: printable ASCII without escapes or package markers.
-    if text.bytes().all(|b| b.is_ascii_graphic() && !matches!(b, b':' | b'|' | b'\\')) {
+    if text
+        .bytes()
+        .all(|b| b.is_ascii_graphic() && !matches!(b, b':' | b'|' | b'\\'))
+    {
         return Ok((PackagePrefix::None, text.to_ascii_uppercase()));
     }
     let mut name = String::with_capacity(text.len());
@@ -384,7 +439,10 @@ fn split_symbol(text: &str) -> Result<(PackagePrefix, String), String> {
         return Err(format!("unterminated |...| in the token {}", shorten(text)));
     }
     if markers > 0 && after_marker == text.len() {
-        return Err(format!("expected a symbol name after the package marker in {}", shorten(text)));
+        return Err(format!(
+            "expected a symbol name after the package marker in {}",
+            shorten(text)
+        ));
     }
     let prefix = match (keyword, package) {
         (true, _) => PackagePrefix::Keyword,
@@ -409,7 +467,11 @@ mod tests {
 
     fn check(text: &str, expected: &str) {
         let escaped = text.contains(['|', '\\']);
-        assert_eq!(show(classify_atom(text, escaped)), expected, "classifying {text:?}");
+        assert_eq!(
+            show(classify_atom(text, escaped)),
+            expected,
+            "classifying {text:?}"
+        );
     }
 
     #[test]
@@ -423,7 +485,10 @@ mod tests {
         check("9223372036854775807", "Integer(9223372036854775807)");
         check("-9223372036854775808", "Integer(-9223372036854775808)");
         check("9223372036854775808", "BigInteger(9223372036854775808)");
-        check("-123456789012345678901234567890", "BigInteger(-123456789012345678901234567890)");
+        check(
+            "-123456789012345678901234567890",
+            "BigInteger(-123456789012345678901234567890)",
+        );
     }
 
     #[test]
@@ -435,8 +500,14 @@ mod tests {
         check("0/5", "Integer(0)");
         check("+10/5", "Integer(2)");
         check("100000000000000000000/3", "Ratio(100000000000000000000, 3)");
-        check("1/0", "error: division by zero in the ratio 1/0: the denominator is 0");
-        check("1/-2", "Symbol(SymbolName { package: None, name: \"1/-2\" })");
+        check(
+            "1/0",
+            "error: division by zero in the ratio 1/0: the denominator is 0",
+        );
+        check(
+            "1/-2",
+            "Symbol(SymbolName { package: None, name: \"1/-2\" })",
+        );
         check("1/", "Symbol(SymbolName { package: None, name: \"1/\" })");
         check("/2", "Symbol(SymbolName { package: None, name: \"/2\" })");
     }
@@ -456,14 +527,23 @@ mod tests {
         check("1E+2", "Float(100.0)");
         check("2.5e-1", "Float(0.25)");
         check("0.1", "Float(0.1)");
-        check("1e400", "error: the float 1e400 is too large for a double-float");
+        check(
+            "1e400",
+            "error: the float 1e400 is too large for a double-float",
+        );
         check("1e-400", "Float(0.0)");
     }
 
     #[test]
     fn symbols_that_look_numeric() {
-        for text in ["1+", "1-", "+", "-", "...", "..", "+.", "-.", "1e", "1e+", "1.5e", "1.2.3", "e10", ".e5", "1x"] {
-            let expected = format!("Symbol(SymbolName {{ package: None, name: {:?} }})", text.to_uppercase());
+        for text in [
+            "1+", "1-", "+", "-", "...", "..", "+.", "-.", "1e", "1e+", "1.5e", "1.2.3", "e10",
+            ".e5", "1x",
+        ] {
+            let expected = format!(
+                "Symbol(SymbolName {{ package: None, name: {:?} }})",
+                text.to_uppercase()
+            );
             check(text, &expected);
         }
         check(".", "Dot");
@@ -472,26 +552,71 @@ mod tests {
     #[test]
     fn symbols() {
         check("foo", "Symbol(SymbolName { package: None, name: \"FOO\" })");
-        check("|Mixed Case|", "Symbol(SymbolName { package: None, name: \"Mixed Case\" })");
-        check("ab|cD|e", "Symbol(SymbolName { package: None, name: \"ABcDE\" })");
-        check(r"a\bc", "Symbol(SymbolName { package: None, name: \"AbC\" })");
+        check(
+            "|Mixed Case|",
+            "Symbol(SymbolName { package: None, name: \"Mixed Case\" })",
+        );
+        check(
+            "ab|cD|e",
+            "Symbol(SymbolName { package: None, name: \"ABcDE\" })",
+        );
+        check(
+            r"a\bc",
+            "Symbol(SymbolName { package: None, name: \"AbC\" })",
+        );
         check(r"\1", "Symbol(SymbolName { package: None, name: \"1\" })");
-        check("|1.5|", "Symbol(SymbolName { package: None, name: \"1.5\" })");
-        check(r"|a\|b|", "Symbol(SymbolName { package: None, name: \"a|b\" })");
+        check(
+            "|1.5|",
+            "Symbol(SymbolName { package: None, name: \"1.5\" })",
+        );
+        check(
+            r"|a\|b|",
+            "Symbol(SymbolName { package: None, name: \"a|b\" })",
+        );
         check("\\.", "Symbol(SymbolName { package: None, name: \".\" })");
-        check(":key", "Symbol(SymbolName { package: Keyword, name: \"KEY\" })");
-        check("::key", "Symbol(SymbolName { package: Keyword, name: \"KEY\" })");
-        check("cl:car", "Symbol(SymbolName { package: External(\"CL\"), name: \"CAR\" })");
-        check("my-pkg::x", "Symbol(SymbolName { package: Internal(\"MY-PKG\"), name: \"X\" })");
-        check("|p|:|x|", "Symbol(SymbolName { package: External(\"p\"), name: \"x\" })");
-        check(r"a\:b", "Symbol(SymbolName { package: None, name: \"A:B\" })");
-        check("straße", "Symbol(SymbolName { package: None, name: \"STRAßE\" })");
+        check(
+            ":key",
+            "Symbol(SymbolName { package: Keyword, name: \"KEY\" })",
+        );
+        check(
+            "::key",
+            "Symbol(SymbolName { package: Keyword, name: \"KEY\" })",
+        );
+        check(
+            "cl:car",
+            "Symbol(SymbolName { package: External(\"CL\"), name: \"CAR\" })",
+        );
+        check(
+            "my-pkg::x",
+            "Symbol(SymbolName { package: Internal(\"MY-PKG\"), name: \"X\" })",
+        );
+        check(
+            "|p|:|x|",
+            "Symbol(SymbolName { package: External(\"p\"), name: \"x\" })",
+        );
+        check(
+            r"a\:b",
+            "Symbol(SymbolName { package: None, name: \"A:B\" })",
+        );
+        check(
+            "straße",
+            "Symbol(SymbolName { package: None, name: \"STRAßE\" })",
+        );
         check("λx", "Symbol(SymbolName { package: None, name: \"ΛX\" })");
         check("a:b:c", "error: too many colons in the symbol a:b:c");
         check("a:::b", "error: too many colons in the symbol a:::b");
-        check("pkg:", "error: expected a symbol name after the package marker in pkg:");
-        check(":", "error: expected a symbol name after the package marker in :");
-        check("a\u{7}b", "error: invalid character U+0007 in the token a\\u{7}b; escape it with \\ or |...|");
+        check(
+            "pkg:",
+            "error: expected a symbol name after the package marker in pkg:",
+        );
+        check(
+            ":",
+            "error: expected a symbol name after the package marker in :",
+        );
+        check(
+            "a\u{7}b",
+            "error: invalid character U+0007 in the token a\\u{7}b; escape it with \\ or |...|",
+        );
     }
 
     #[test]
@@ -505,20 +630,46 @@ mod tests {
         assert_eq!(r("#b", 2, "+101"), "Integer(5)");
         assert_eq!(r("#o", 8, "777"), "Integer(511)");
         assert_eq!(r("#36r", 36, "ZZ"), "Integer(1295)");
-        assert_eq!(r("#x", 16, "10/4"), "Ratio(4, 1)".replace("Ratio(4, 1)", "Integer(4)"));
+        assert_eq!(
+            r("#x", 16, "10/4"),
+            "Ratio(4, 1)".replace("Ratio(4, 1)", "Integer(4)")
+        );
         assert_eq!(r("#b", 2, "1/10"), "Ratio(1, 2)");
-        assert_eq!(r("#x", 16, "FFFFFFFFFFFFFFFFFF"), "BigInteger(4722366482869645213695)");
-        assert_eq!(r("#x", 16, "1.5"), "error: expected a rational number in radix 16 after #x, found '1.5'");
-        assert_eq!(r("#b", 2, "102"), "error: expected a rational number in radix 2 after #b, found '102'");
-        assert_eq!(r("#x", 16, ""), "error: expected a rational number in radix 16 after #x, found nothing");
-        assert_eq!(r("#x", 16, "1_0"), "error: expected a rational number in radix 16 after #x, found '1_0'");
-        assert_eq!(r("#x", 16, "1/0"), "error: division by zero in #x1/0: the denominator is 0");
-        assert_eq!(r("#1r", 0, "0"), "error: the radix in #1r must be a decimal number from 2 to 36");
+        assert_eq!(
+            r("#x", 16, "FFFFFFFFFFFFFFFFFF"),
+            "BigInteger(4722366482869645213695)"
+        );
+        assert_eq!(
+            r("#x", 16, "1.5"),
+            "error: expected a rational number in radix 16 after #x, found '1.5'"
+        );
+        assert_eq!(
+            r("#b", 2, "102"),
+            "error: expected a rational number in radix 2 after #b, found '102'"
+        );
+        assert_eq!(
+            r("#x", 16, ""),
+            "error: expected a rational number in radix 16 after #x, found nothing"
+        );
+        assert_eq!(
+            r("#x", 16, "1_0"),
+            "error: expected a rational number in radix 16 after #x, found '1_0'"
+        );
+        assert_eq!(
+            r("#x", 16, "1/0"),
+            "error: division by zero in #x1/0: the denominator is 0"
+        );
+        assert_eq!(
+            r("#1r", 0, "0"),
+            "error: the radix in #1r must be a decimal number from 2 to 36"
+        );
     }
 
     #[test]
     fn character_names() {
-        let c = |name: &str| char_from_name(name).map_err(|e| e.split(':').next().unwrap_or("").to_string());
+        let c = |name: &str| {
+            char_from_name(name).map_err(|e| e.split(':').next().unwrap_or("").to_string())
+        };
         assert_eq!(c("a"), Ok('a'));
         assert_eq!(c("("), Ok('('));
         assert_eq!(c("é"), Ok('é'));
@@ -536,7 +687,10 @@ mod tests {
         assert_eq!(c("Escape"), Ok('\x1b'));
         assert_eq!(c("U+41"), Ok('A'));
         assert_eq!(c("u+03bb"), Ok('λ'));
-        assert_eq!(c("U+D800"), Err("#\\U+D800 is not a valid Unicode code point".to_string()));
+        assert_eq!(
+            c("U+D800"),
+            Err("#\\U+D800 is not a valid Unicode code point".to_string())
+        );
         assert_eq!(c("Foo"), Err("unknown character name #\\Foo".to_string()));
     }
 }

@@ -10,9 +10,13 @@ use mprof_reader::{
 fn read_one_steps_through_a_source() {
     let options = ReadOptions::default();
     let src = "(a 1) ; first\n  \"two\" #| c |#  ";
-    let Ok(Some((first, end))) = read_one(src, 0, &options) else { panic!("no first datum") };
+    let Ok(Some((first, end))) = read_one(src, 0, &options) else {
+        panic!("no first datum")
+    };
     assert_eq!((first.to_string(), end), ("(A 1)".to_string(), 5));
-    let Ok(Some((second, end))) = read_one(src, end, &options) else { panic!("no second datum") };
+    let Ok(Some((second, end))) = read_one(src, end, &options) else {
+        panic!("no second datum")
+    };
     assert_eq!(second.kind, DatumKind::String("two".to_string()));
     assert_eq!((second.span.line, second.span.column, end), (2, 3, 21));
     assert_eq!(read_one(src, end, &options), Ok(None));
@@ -23,22 +27,39 @@ fn read_one_steps_through_a_source() {
 
 #[test]
 fn read_one_skips_conditionalized_forms() {
-    let options = ReadOptions { features: vec!["MPROF-LISP".into()], ..ReadOptions::default() };
+    let options = ReadOptions {
+        features: vec!["MPROF-LISP".into()],
+        ..ReadOptions::default()
+    };
     let src = "#+sbcl (sb-only) #-mprof-lisp x";
     assert_eq!(read_one(src, 0, &options), Ok(None));
 }
 
 #[test]
 fn read_all_reads_a_file() {
-    let src = "(in-package :cl-user)\n(defun square (x) (* x x))\n#+mprof-lisp (print (square 3))\n";
-    let options = ReadOptions { file: Some("sq.lisp".into()), ..ReadOptions::default() };
+    let src =
+        "(in-package :cl-user)\n(defun square (x) (* x x))\n#+mprof-lisp (print (square 3))\n";
+    let options = ReadOptions {
+        file: Some("sq.lisp".into()),
+        ..ReadOptions::default()
+    };
     let forms = read_all(src, &options).unwrap();
     let printed: Vec<String> = forms.iter().map(|f| f.to_string()).collect();
-    assert_eq!(printed, ["(IN-PACKAGE :CL-USER)", "(DEFUN SQUARE (X) (* X X))", "(PRINT (SQUARE 3))"]);
+    assert_eq!(
+        printed,
+        [
+            "(IN-PACKAGE :CL-USER)",
+            "(DEFUN SQUARE (X) (* X X))",
+            "(PRINT (SQUARE 3))"
+        ]
+    );
     assert_eq!(forms[2].span.line, 3);
     assert_eq!(forms[2].span.column, 14);
     let e = read_all("(ok)\n(bad", &options).unwrap_err();
-    assert_eq!(e.to_string(), "sq.lisp:2:5: end of input: expected a closing ')' for the list opened at 2:1");
+    assert_eq!(
+        e.to_string(),
+        "sq.lisp:2:5: end of input: expected a closing ')' for the list opened at 2:1"
+    );
 }
 
 #[test]
@@ -48,9 +69,27 @@ fn reader_macros_expand_to_the_contract_symbols() {
         DatumKind::List(items, None) => items[0].as_symbol().cloned(),
         _ => None,
     };
-    assert_eq!(head(0), Some(SymbolName::new(PackagePrefix::External("COMMON-LISP".into()), "QUOTE")));
-    assert_eq!(head(1), Some(SymbolName::new(PackagePrefix::External("COMMON-LISP".into()), "FUNCTION")));
-    assert_eq!(head(2), Some(SymbolName::new(PackagePrefix::External("MPROF-SYSTEM".into()), "BACKQUOTE")));
+    assert_eq!(
+        head(0),
+        Some(SymbolName::new(
+            PackagePrefix::External("COMMON-LISP".into()),
+            "QUOTE"
+        ))
+    );
+    assert_eq!(
+        head(1),
+        Some(SymbolName::new(
+            PackagePrefix::External("COMMON-LISP".into()),
+            "FUNCTION"
+        ))
+    );
+    assert_eq!(
+        head(2),
+        Some(SymbolName::new(
+            PackagePrefix::External("MPROF-SYSTEM".into()),
+            "BACKQUOTE"
+        ))
+    );
     assert_eq!(
         forms[2].to_string(),
         "(MPROF-SYSTEM:BACKQUOTE (A (MPROF-SYSTEM:UNQUOTE B) (MPROF-SYSTEM:UNQUOTE-SPLICING C)))"
@@ -90,7 +129,9 @@ fn completeness_for_the_repl() {
     for (src, expected) in cases {
         assert_eq!(kind(src), expected, "completeness of {src:?}");
     }
-    let Completeness::Malformed(e) = completeness("(a\n  ))") else { panic!("expected malformed") };
+    let Completeness::Malformed(e) = completeness("(a\n  ))") else {
+        panic!("expected malformed")
+    };
     assert_eq!((e.line, e.column, e.offset), (2, 4, 6));
 }
 
@@ -105,10 +146,20 @@ fn read_one_at_resumes_with_known_positions() {
         // Same spans as reading the whole text at once.
         let (whole, _) = read_one(src, at.offset, &options).unwrap().unwrap();
         assert_eq!(datum, whole);
-        seen.push(format!("{} {}:{}", datum, datum.span.line, datum.span.column));
+        seen.push(format!(
+            "{} {}:{}",
+            datum, datum.span.line, datum.span.column
+        ));
         at = next;
     }
     assert_eq!(seen, ["(A) 1:1", "(B C) 2:3", "\"λ\" 4:1", "D 4:5"]);
-    assert_eq!(at, Position { offset: src.len(), line: 4, column: 6 });
+    assert_eq!(
+        at,
+        Position {
+            offset: src.len(),
+            line: 4,
+            column: 6
+        }
+    );
     assert_eq!(read_one_at(src, at, &options), Ok(None));
 }

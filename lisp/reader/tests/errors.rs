@@ -5,7 +5,10 @@
 use mprof_reader::{ReadOptions, read_all};
 
 fn table(cases: &[&str]) -> String {
-    let options = ReadOptions { file: Some("example.lisp".to_string()), ..ReadOptions::default() };
+    let options = ReadOptions {
+        file: Some("example.lisp".to_string()),
+        ..ReadOptions::default()
+    };
     let mut out = String::new();
     for src in cases {
         let outcome = match read_all(src, &options) {
@@ -90,7 +93,10 @@ fn malformed_messages() {
 
 #[test]
 fn nesting_limit_message() {
-    let options = ReadOptions { max_depth: 3, ..ReadOptions::default() };
+    let options = ReadOptions {
+        max_depth: 3,
+        ..ReadOptions::default()
+    };
     let e = read_all("(a (b (c (d))))", &options).unwrap_err();
     insta::assert_snapshot!(e.to_string(), @"1:10: forms nested more than 3 levels deep (the reader's limit, ReadOptions::max_depth)");
 }
@@ -101,5 +107,9 @@ fn long_tokens_are_shortened_in_messages() {
     let colons = format!("{}:b:c", "a".repeat(100));
     insta::assert_snapshot!(table(&[&long_name[..60], &colons]));
     let e = read_all(&long_name, &ReadOptions::default()).unwrap_err();
-    assert!(e.message.len() < 300, "message of {} bytes", e.message.len());
+    assert!(
+        e.message.len() < 300,
+        "message of {} bytes",
+        e.message.len()
+    );
 }

@@ -6,14 +6,19 @@
 //! For every input we also check the error invariants (line and column >= 1, offset
 //! within the text) and that every datum read successfully prints back to itself.
 
-use mprof_reader::{Completeness, Datum, DatumKind, ReadError, ReadOptions, Reader, Span, completeness, read_one};
+use mprof_reader::{
+    Completeness, Datum, DatumKind, ReadError, ReadOptions, Reader, Span, completeness, read_one,
+};
 
 struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
         // Knuth's MMIX constants; the high bits are the good ones.
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
 
@@ -23,12 +28,82 @@ impl Lcg {
 }
 
 const FRAGMENTS: &[&str] = &[
-    "(", "(", "(", ")", ")", ")", "'", "`", ",", ",@", ",.", "#'", "#(", "#\\", "#\\Space", "#\\(",
-    "#+", "#-", "#+sbcl ", "#-mprof-lisp ", "#+(or a b) ", "#|", "|#", "|", "\\", "\"", "\"", ";",
-    "\n", " ", " ", "\t", ".", " . ", "..", "1", "12", "-", "+", "/", "e", "d0", "1.5", "-.5e3",
-    "1/2", "3/0", "a", "Zz", "foo", ":", "::", "x", "#x", "#xFF", "#b102", "#36r", "#1r", "#:",
-    "#:g", "λ", "é", "\u{0}", "\u{7f}", "\u{1b}", "\u{feff}", "#S(", "#.", "#<", "#)", "# ",
-    "9999999999999999999999", "1e999", "pkg:", "a:b:c", "p::q", "\r\n",
+    "(",
+    "(",
+    "(",
+    ")",
+    ")",
+    ")",
+    "'",
+    "`",
+    ",",
+    ",@",
+    ",.",
+    "#'",
+    "#(",
+    "#\\",
+    "#\\Space",
+    "#\\(",
+    "#+",
+    "#-",
+    "#+sbcl ",
+    "#-mprof-lisp ",
+    "#+(or a b) ",
+    "#|",
+    "|#",
+    "|",
+    "\\",
+    "\"",
+    "\"",
+    ";",
+    "\n",
+    " ",
+    " ",
+    "\t",
+    ".",
+    " . ",
+    "..",
+    "1",
+    "12",
+    "-",
+    "+",
+    "/",
+    "e",
+    "d0",
+    "1.5",
+    "-.5e3",
+    "1/2",
+    "3/0",
+    "a",
+    "Zz",
+    "foo",
+    ":",
+    "::",
+    "x",
+    "#x",
+    "#xFF",
+    "#b102",
+    "#36r",
+    "#1r",
+    "#:",
+    "#:g",
+    "λ",
+    "é",
+    "\u{0}",
+    "\u{7f}",
+    "\u{1b}",
+    "\u{feff}",
+    "#S(",
+    "#.",
+    "#<",
+    "#)",
+    "# ",
+    "9999999999999999999999",
+    "1e999",
+    "pkg:",
+    "a:b:c",
+    "p::q",
+    "\r\n",
 ];
 
 fn random_text(rng: &mut Lcg) -> String {
@@ -53,10 +128,19 @@ fn random_text(rng: &mut Lcg) -> String {
 }
 
 fn check_error(src: &str, e: &ReadError) {
-    assert!(e.line >= 1 && e.column >= 1, "bad position in {e:?} for {src:?}");
-    assert!(e.offset <= src.len(), "offset past the end in {e:?} for {src:?}");
+    assert!(
+        e.line >= 1 && e.column >= 1,
+        "bad position in {e:?} for {src:?}"
+    );
+    assert!(
+        e.offset <= src.len(),
+        "offset past the end in {e:?} for {src:?}"
+    );
     assert!(!e.message.is_empty(), "empty message for {src:?}");
-    assert!(e.to_string().starts_with(&format!("{}:{}: ", e.line, e.column)));
+    assert!(
+        e.to_string()
+            .starts_with(&format!("{}:{}: ", e.line, e.column))
+    );
 }
 
 fn strip_spans(datum: &Datum) -> String {
@@ -177,8 +261,12 @@ fn pathological_shapes_are_values_not_crashes() {
     }
     // A long flat list and a huge integer are fine.
     let flat = format!("({})", "x ".repeat(n));
-    let forms = Reader::new(&flat, &options).collect::<Result<Vec<_>, _>>().map(|f| f.len());
+    let forms = Reader::new(&flat, &options)
+        .collect::<Result<Vec<_>, _>>()
+        .map(|f| f.len());
     assert_eq!(forms, Ok(1));
-    let digits = Reader::new(&shapes[12], &options).read().map(|d| d.map(|d| d.to_string().len()));
+    let digits = Reader::new(&shapes[12], &options)
+        .read()
+        .map(|d| d.map(|d| d.to_string().len()));
     assert_eq!(digits, Ok(Some(n)));
 }
