@@ -263,7 +263,18 @@ impl<'a> Reader<'a> {
                 }
                 Some(Err(error)) => {
                     if self.suppress > 0 && self.ignorable_under_suppression(error) {
-                        continue;
+                        let range = self.lexer.span();
+                        if !self.src[range.clone()].ends_with('#') {
+                            // A dispatch macro that takes an argument (`#S(...)`, `#.x`):
+                            // the argument is read next, as the skipped form.
+                            continue;
+                        }
+                        // `#n#` is a whole object by itself.
+                        let span = self.span(range.start, range.end);
+                        match self.deliver(stack, Datum::new(nil(), span))? {
+                            Some(datum) => return Ok(Some(datum)),
+                            None => continue,
+                        }
                     }
                     return Err(self.lex_error(error));
                 }
@@ -768,6 +779,7 @@ impl<'a> Reader<'a> {
 
     /// Lexer errors that `*read-suppress*` tolerates: dispatch macros this reader does not
     /// implement (their argument is then read and skipped as an ordinary form).
+    /// (`#<` stays an error, as in CL; so do `#` before whitespace or `)`.)
     fn ignorable_under_suppression(&self, error: LexError) -> bool {
         let range = self.lexer.span();
         error == LexError::UnknownDispatch && range.len() > 1 && !self.src[range].ends_with('<')
@@ -1294,6 +1306,12 @@ mod tests {
             &["MPROF-LISP"],
             "OK",
         );
+        // Unsupported dispatch macros: their argument is the skipped form; `#n#` is whole.
+        check_features("#+sbcl #.x y", &[], "Y");
+        check_features("#+sbcl #S(p :x 1) y", &[], "Y");
+        check_features("#+sbcl #1=(a) y", &[], "Y");
+        check_features("#+sbcl #1# y", &[], "Y");
+        check_features("(#+sbcl #1# y)", &[], "(Y)");
         check_features(
             "#+sbcl (a",
             &[],
