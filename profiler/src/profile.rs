@@ -8,6 +8,7 @@
 //!   a parent with a smaller index and a function inside `functions`;
 //! - every node has exactly `scheme.len()` counters;
 //! - bins name types inside `types`; errors name nodes inside `nodes`.
+//!
 //! Merging and re-mapping keep these invariants. Tests: below and profiler/tests/.
 
 use std::fmt;
@@ -55,7 +56,9 @@ impl Counters {
 pub struct Node {
     pub parent: Option<NodeId>,
     pub func: FuncId,
-    /// The call site (0 when not distinguished).
+    /// An opaque location that tells apart otherwise equal paths (0 when call sites are
+    /// not distinguished). Reports print it as `name@site`. `StackCache` stores the
+    /// frame's return address here, a location inside `func` where it called onward.
     pub call_site: u64,
     /// Direct self-recursive calls folded into this node.
     pub recursion: u64,
@@ -204,10 +207,10 @@ impl Profile {
             }
         }
         for b in &self.bins {
-            if let BinKey::Type(t) = b.key {
-                if t.0 as usize >= self.types.len() {
-                    return Err(format!("a bin names type {} of {}", t.0, self.types.len()));
-                }
+            if let BinKey::Type(t) = b.key
+                && t.0 as usize >= self.types.len()
+            {
+                return Err(format!("a bin names type {} of {}", t.0, self.types.len()));
             }
         }
         for e in &self.errors {

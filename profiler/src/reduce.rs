@@ -12,6 +12,7 @@
 //!   (Tarjan). They are shown the gprof way, as `<cycle N>` entries with exact numbers
 //!   computed by the same walk with members mapped to the cycle, or, on request, merged
 //!   into one entry as the paper did.
+//!
 //! The reduction knows nothing of the display: report.rs formats it.
 
 use rustc_hash::FxHashMap;
@@ -168,8 +169,8 @@ fn walk(p: &Profile, children: &Children, incl: &[Counters], entity_of: &[u32], 
                 w.self_counters[e * ncat + k].add(cnt);
             }
             if on_path[e] == 0 {
-                for k in 0..ncat {
-                    w.total[e * ncat + k].add(&cinc[k]);
+                for (t, c) in w.total[e * ncat..(e + 1) * ncat].iter_mut().zip(cinc) {
+                    t.add(c);
                 }
             }
             on_path[e] += 1;
@@ -190,9 +191,9 @@ fn walk(p: &Profile, children: &Children, incl: &[Counters], entity_of: &[u32], 
                 });
                 if edge_on_path[id as usize] == 0 {
                     let edge = &mut w.edges[id as usize];
-                    for k in 0..ncat {
-                        edge.counters[k].add(&cinc[k]);
-                        edge.calls += cinc[k].allocs;
+                    for (t, c) in edge.counters.iter_mut().zip(cinc) {
+                        t.add(c);
+                        edge.calls += c.allocs;
                     }
                 }
                 edge_on_path[id as usize] += 1;
@@ -344,10 +345,7 @@ pub fn reduce(p: &Profile, options: &ReduceOptions) -> Result<Reduction, String>
             }
         }
     }
-    let mut totals = vec![Counters::default(); ncat];
-    for k in 0..ncat {
-        totals[k] = incl[k];
-    }
+    let totals = incl[..ncat].to_vec();
     let children = Children::new(p);
 
     // The function graph, for cycle detection.
@@ -466,7 +464,7 @@ pub fn reduce(p: &Profile, options: &ReduceOptions) -> Result<Reduction, String>
         }
     }
 
-    let mut kept: FxHashMap<(Vec<(u32, u64)>, bool), (u64, u64)> = FxHashMap::default();
+    let mut kept: FxHashMap<PathKey, (u64, u64)> = FxHashMap::default();
     for (i, node) in p.nodes.iter().enumerate() {
         let (allocs, bytes) = node
             .counters
@@ -519,9 +517,12 @@ pub fn reduce(p: &Profile, options: &ReduceOptions) -> Result<Reduction, String>
     })
 }
 
+/// A partial path: (function, call site) pairs outermost first, and whether it is complete.
+type PathKey = (Vec<(u32, u64)>, bool);
+
 /// The last `path_depth` (function, call site) pairs above and including `node`,
 /// outermost first, and whether that reaches the root.
-fn partial_key(p: &Profile, node: usize, options: &ReduceOptions) -> (Vec<(u32, u64)>, bool) {
+fn partial_key(p: &Profile, node: usize, options: &ReduceOptions) -> PathKey {
     let mut key = Vec::with_capacity(options.path_depth);
     let mut at = node;
     while at != 0 && key.len() < options.path_depth {

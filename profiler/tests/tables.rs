@@ -46,3 +46,71 @@ fn three_function_cycle_merged() {
     let options = ReportOptions { merge_cycles: true, tables: Tables::GRAPH, ..ReportOptions::default() };
     insta::assert_snapshot!(render_report(&p, &options));
 }
+
+#[test]
+fn heap_errors_are_listed_with_their_paths() {
+    let mut m = Monitor::new(Language::C, CategoryScheme::c_sizes(), MonitorOptions::default());
+    let [main, parse, cleanup] = ["main", "parse", "cleanup"].map(|n| m.function(FunctionInfo::named(n)));
+    let p = m.path(&[main, parse]);
+    m.record_alloc(p, 0, 16, Bin::Size(16));
+    m.record_free(p, 0, 16, Bin::Size(16));
+    let c = m.path(&[main, cleanup]);
+    m.record_error(HeapErrorKind::DoubleFree, c, 0x5000);
+    m.record_error(HeapErrorKind::DoubleFree, c, 0x5010);
+    m.record_error(HeapErrorKind::InvalidFree, p, 0xdead);
+    let text = report(&m.to_profile(), "leak,errors");
+    assert!(text.contains("double free"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn call_sites_and_path_depth_shape_the_leak_table() {
+    let mut m = Monitor::new(Language::C, CategoryScheme::c_sizes(), MonitorOptions { call_sites: true, ..MonitorOptions::default() });
+    let names = ["main", "a", "b", "c", "d", "e", "alloc"];
+    let f: Vec<FuncId> = names.iter().map(|n| m.function(FunctionInfo::named(*n))).collect();
+    // The same deep path reached from two call sites of `e`.
+    for site in [0x10, 0x20] {
+        let mut node = NodeId::ROOT;
+        for (i, &func) in f.iter().enumerate() {
+            node = m.child(node, func, if i == 6 { site } else { 0 });
+        }
+        m.record_alloc(node, 3, 4096, Bin::Size(4096));
+    }
+    let p = m.to_profile();
+    let plain = render_report(&p, &ReportOptions { tables: Tables::LEAK, ..ReportOptions::default() });
+    let sites = render_report(&p, &ReportOptions { tables: Tables::LEAK, call_sites: true, ..ReportOptions::default() });
+    let deep = render_report(&p, &ReportOptions { tables: Tables::LEAK, path_depth: 8, ..ReportOptions::default() });
+    insta::assert_snapshot!(format!("{plain}\n{sites}\n{deep}"));
+}
+
+#[test]
+fn per_thread_monitors_merge_into_one_profile() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Monitor>();
+    assert_send::<Profile>();
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let mut m = Monitor::new(Language::C, CategoryScheme::c_sizes(), MonitorOptions::default());
+                let mut cache = StackCache::new();
+                for i in 0..1000u64 {
+                    let frames = [0x100, 0x200 + (i % 2) * 0x100, 0x400 + t];
+                    let node = cache.node_for(&mut m, &frames, |m, addr| {
+                        m.function(FunctionInfo::named(format!("f{:x}", addr)))
+                    });
+                    m.record_alloc(node, 0, 8, Bin::Size(8));
+                }
+                m.to_profile()
+            })
+        })
+        .collect();
+    let mut profiles = handles.into_iter().map(|h| h.join().unwrap());
+    let mut all = profiles.next().unwrap();
+    for p in profiles {
+        all.merge(&p).unwrap();
+    }
+    let total: u64 = all.nodes.iter().map(|n| n.counters[0].allocs).sum();
+    assert_eq!(total, 4000);
+    // f100 > {f200, f300} > {f400..f403}: 1 + 2 + 8 nodes below the root.
+    assert_eq!(all.nodes.len(), 12);
+}
