@@ -231,7 +231,9 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads the next datum; `Ok(None)` when only whitespace, comments and forms skipped
-    /// by `#+`/`#-` remain.
+    /// by `#+`/`#-` remain. After an error the reader stands just after the offending
+    /// token, in the middle of a broken form: callers normally stop there (the `Iterator`
+    /// impl does).
     pub fn read(&mut self) -> Result<Option<Datum>, ReadError> {
         let mut stack: Vec<Frame> = Vec::new();
         self.backquote_depth = 0;

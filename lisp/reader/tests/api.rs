@@ -163,3 +163,18 @@ fn read_one_at_resumes_with_known_positions() {
     );
     assert_eq!(read_one_at(src, at, &options), Ok(None));
 }
+
+#[test]
+fn spans_count_characters_and_lines_across_crlf_and_unicode() {
+    let src = "(α\r\n  \"ü\" β)\r\n\t:γ";
+    let forms = read_all(src, &ReadOptions::default()).unwrap();
+    let DatumKind::List(items, None) = &forms[0].kind else {
+        panic!("not a list: {:?}", forms[0])
+    };
+    let at = |d: &mprof_reader::Datum| (d.span.line, d.span.column, &src[d.span.start..d.span.end]);
+    assert_eq!(at(&items[0]), (1, 2, "α"));
+    assert_eq!(at(&items[1]), (2, 3, "\"ü\""));
+    assert_eq!(at(&items[2]), (2, 7, "β"));
+    assert_eq!(at(&forms[1]), (3, 2, ":γ"));
+    assert_eq!(forms[1].to_string(), ":Γ");
+}
