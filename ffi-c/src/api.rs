@@ -4,7 +4,7 @@
 //! after the first malloc; none of them panics or aborts.
 
 use crate::runtime;
-use core::ffi::{c_char, c_int, CStr};
+use core::ffi::{CStr, c_char, c_int};
 use core::sync::atomic::Ordering;
 
 /// Attribute new allocations again (the default at start).
@@ -40,12 +40,16 @@ pub unsafe extern "C" fn mprof_dump(path: *const c_char) -> c_int {
         return -1;
     }
     let result = if path.is_null() {
-        let Some(cfg) = runtime::config() else { return -1 };
+        let Some(cfg) = runtime::config() else {
+            return -1;
+        };
         let forked = runtime::FORKED_CHILD.load(Ordering::Relaxed);
         crate::dump::write_to(&cfg.path_for(std::process::id(), forked))
     } else {
         // SAFETY: the caller passes a NUL-terminated string.
-        let p = unsafe { CStr::from_ptr(path) }.to_string_lossy().into_owned();
+        let p = unsafe { CStr::from_ptr(path) }
+            .to_string_lossy()
+            .into_owned();
         crate::dump::write_to(&p)
     };
     match result {

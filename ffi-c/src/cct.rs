@@ -82,7 +82,10 @@ pub fn node_info(id: u32) -> Option<(u32, u64)> {
         return None;
     }
     let n = NODES.get(id)?;
-    Some((n.parent.load(Ordering::Relaxed), n.address.load(Ordering::Relaxed)))
+    Some((
+        n.parent.load(Ordering::Relaxed),
+        n.address.load(Ordering::Relaxed),
+    ))
 }
 
 fn find_child(parent: &NodeRec, address: u64) -> Option<u32> {
@@ -99,7 +102,9 @@ fn find_child(parent: &NodeRec, address: u64) -> Option<u32> {
 
 /// The child of `parent` for return address `address`, created if new.
 pub fn child(parent: u32, address: u64) -> u32 {
-    let Some(p) = NODES.get(parent) else { return parent };
+    let Some(p) = NODES.get(parent) else {
+        return parent;
+    };
     if let Some(c) = find_child(p, address) {
         return c;
     }
@@ -111,10 +116,13 @@ pub fn child(parent: u32, address: u64) -> u32 {
         if id >= MAX_NODES {
             return parent;
         }
-        let Some(n) = NODES.ensure(id) else { return parent };
+        let Some(n) = NODES.ensure(id) else {
+            return parent;
+        };
         n.parent.store(parent, Ordering::Relaxed);
         n.address.store(address, Ordering::Relaxed);
-        n.next_sibling.store(p.first_child.load(Ordering::Relaxed), Ordering::Relaxed);
+        n.next_sibling
+            .store(p.first_child.load(Ordering::Relaxed), Ordering::Relaxed);
         p.first_child.store(id, Ordering::Release);
         NODE_COUNT.store(id + 1, Ordering::Release);
         id
@@ -135,7 +143,10 @@ pub struct Cell4 {
 /// slightly stale value, never a torn one.
 #[inline]
 fn bump(c: &AtomicU64, by: u64) {
-    c.store(c.load(Ordering::Relaxed).wrapping_add(by), Ordering::Relaxed);
+    c.store(
+        c.load(Ordering::Relaxed).wrapping_add(by),
+        Ordering::Relaxed,
+    );
 }
 
 impl Cell4 {
@@ -207,7 +218,11 @@ pub fn acquire_block() -> Option<&'static CounterBlock> {
     while !b.is_null() {
         // SAFETY: blocks are never unmapped.
         let block = unsafe { &*b };
-        if block.in_use.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+        if block
+            .in_use
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
             return Some(block);
         }
         b = block.next.load(Ordering::Acquire);
@@ -276,7 +291,10 @@ pub struct Totals {
 
 impl Totals {
     pub fn zero(nodes: usize) -> Totals {
-        Totals { nodes: vec![[[0; 4]; CATEGORIES]; nodes], bins: vec![[0; 4]; BINS] }
+        Totals {
+            nodes: vec![[[0; 4]; CATEGORIES]; nodes],
+            bins: vec![[0; 4]; BINS],
+        }
     }
 
     /// self - base, saturating (base is a snapshot taken at a reset).
@@ -321,6 +339,22 @@ pub fn snapshot() -> Totals {
         b = block.next.load(Ordering::Acquire);
     }
     t
+}
+
+/// In a fork child: every block but the surviving thread's is free for reuse
+/// (the threads that owned them do not exist in the child).
+pub fn release_all_but(keep: Option<&CounterBlock>) {
+    let keep = keep.map(|k| k as *const CounterBlock);
+    let orphan = ORPHAN.load(Ordering::Acquire) as *const CounterBlock;
+    let mut b = BLOCKS.load(Ordering::Acquire);
+    while !b.is_null() {
+        // SAFETY: blocks are never unmapped.
+        let block = unsafe { &*b };
+        if Some(b as *const CounterBlock) != keep && !core::ptr::eq(b, orphan) {
+            block.in_use.store(false, Ordering::Release);
+        }
+        b = block.next.load(Ordering::Acquire);
+    }
 }
 
 #[cfg(test)]
@@ -370,36 +404,12 @@ mod tests {
         for s in [0u64, 1, 32, 33, 256, 257, 2048, 2049, 1 << 40] {
             assert_eq!(
                 category_of_size(s) as u8,
-                mprof_profiler_category(s),
+                mprof_profiler::CategoryScheme::c_category_of_size(s),
                 "size {s}"
             );
         }
         assert_eq!(bin_of_size(1024), 1024);
         assert_eq!(bin_of_size(1025), 1025);
-    }
-
-    fn mprof_profiler_category(size: u64) -> u8 {
-        match size {
-            0..=32 => 0,
-            33..=256 => 1,
-            257..=2048 => 2,
-            _ => 3,
-        }
-    }
-}
-
-/// In a fork child: every block but the surviving thread's is free for reuse
-/// (the threads that owned them do not exist in the child).
-pub fn release_all_but(keep: Option<&CounterBlock>) {
-    let keep = keep.map(|k| k as *const CounterBlock);
-    let orphan = ORPHAN.load(Ordering::Acquire) as *const CounterBlock;
-    let mut b = BLOCKS.load(Ordering::Acquire);
-    while !b.is_null() {
-        // SAFETY: blocks are never unmapped.
-        let block = unsafe { &*b };
-        if Some(b as *const CounterBlock) != keep && b as *const CounterBlock != orphan {
-            block.in_use.store(false, Ordering::Release);
-        }
-        b = block.next.load(Ordering::Acquire);
+        assert_eq!(BINS as u64, mprof_profiler::LARGEST_SIZE_BIN + 2);
     }
 }

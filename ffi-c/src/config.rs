@@ -58,7 +58,9 @@ impl Config {
             None | Some("") | Some("fp") => Unwind::FramePointers,
             Some("dwarf") => Unwind::Dwarf,
             Some(other) => {
-                warnings.push(format!("MPROF_UNWIND={other:?} is not fp or dwarf; using fp"));
+                warnings.push(format!(
+                    "MPROF_UNWIND={other:?} is not fp or dwarf; using fp"
+                ));
                 Unwind::FramePointers
             }
         };
@@ -79,11 +81,22 @@ impl Config {
             None | Some("") | Some("continue") => OnError::Continue,
             Some("abort") => OnError::Abort,
             Some(other) => {
-                warnings.push(format!("MPROF_ON_ERROR={other:?} is not continue or abort; using continue"));
+                warnings.push(format!(
+                    "MPROF_ON_ERROR={other:?} is not continue or abort; using continue"
+                ));
                 OnError::Continue
             }
         };
-        (Config { out, depth, unwind, dump_signal, on_error }, warnings)
+        (
+            Config {
+                out,
+                depth,
+                unwind,
+                dump_signal,
+                on_error,
+            },
+            warnings,
+        )
     }
 
     /// The output path for process `pid`. A forked child whose path has no `%p`
@@ -131,7 +144,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn parse(pairs: &[(&str, &str)]) -> (Config, Vec<String>) {
-        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         Config::parse(|k| m.get(k).cloned())
     }
 
@@ -161,8 +177,14 @@ mod tests {
         assert_eq!(c.unwind, Unwind::Dwarf);
         assert_eq!(c.dump_signal, Some(libc::SIGUSR2));
         assert_eq!(c.on_error, OnError::Abort);
-        assert_eq!(parse(&[("MPROF_DUMP_SIGNAL", "usr1")]).0.dump_signal, Some(libc::SIGUSR1));
-        assert_eq!(parse(&[("MPROF_DUMP_SIGNAL", "12")]).0.dump_signal, Some(12));
+        assert_eq!(
+            parse(&[("MPROF_DUMP_SIGNAL", "usr1")]).0.dump_signal,
+            Some(libc::SIGUSR1)
+        );
+        assert_eq!(
+            parse(&[("MPROF_DUMP_SIGNAL", "12")]).0.dump_signal,
+            Some(12)
+        );
     }
 
     #[test]

@@ -15,21 +15,26 @@ use crate::lock::SpinLock;
 use crate::runtime::{self, ErrorKind};
 use crate::symbolize::Symbolizer;
 use mprof_profiler::{
-    BinKey, BinRow, CategoryScheme, Counters, FuncId, FunctionInfo, HeapError, HeapErrorKind, Language, Node, NodeId,
-    Profile,
+    BinKey, BinRow, CategoryScheme, Counters, FuncId, FunctionInfo, HeapError, HeapErrorKind,
+    Language, Node, NodeId, Profile,
 };
 use std::collections::HashMap;
 
 pub static DUMP_LOCK: SpinLock = SpinLock::new();
 
 fn counters(c: [u64; 4]) -> Counters {
-    Counters { allocs: c[0], bytes: c[1], frees: c[2], freed_bytes: c[3] }
+    Counters {
+        allocs: c[0],
+        bytes: c[1],
+        frees: c[2],
+        freed_bytes: c[3],
+    }
 }
 
 /// The profile of everything recorded since start, the last reset, or the fork.
 pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
     let totals = cct::snapshot();
-    let totals = match runtime::BASELINE.with(|b| b.as_ref().map(|b| totals_clone(b))) {
+    let totals = match runtime::BASELINE.with(|b| b.as_ref().map(totals_clone)) {
         Some(base) => totals.minus(&base),
         None => totals,
     };
@@ -67,8 +72,21 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             continue;
         }
         let mut node = mapped[parent_of[i] as usize];
-        for frame in symbolizer.frames(address_of[i]) {
-            let info = FunctionInfo { name: frame.name, file: frame.file, line: None, module: frame.module };
+        let frames = symbolizer.frames(address_of[i]);
+        let own_counts = totals.nodes[i].iter().any(|c| c.iter().any(|&x| x != 0));
+        if node == 0 && !own_counts && frames.iter().all(|f| is_startup_frame(f.module.as_deref()))
+        {
+            // The C runtime's process and thread start-up frames (__libc_start_call_main,
+            // start_thread, clone3) above main or a thread function: paths start below them.
+            continue;
+        }
+        for frame in frames {
+            let info = FunctionInfo {
+                name: frame.name,
+                file: frame.file,
+                line: None,
+                module: frame.module,
+            };
             let func = *functions.entry(info.clone()).or_insert_with(|| {
                 profile.functions.push(info);
                 FuncId(profile.functions.len() as u32 - 1)
@@ -90,14 +108,26 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             });
         }
         mapped[i] = node;
-        for (dst, src) in profile.nodes[node as usize].counters.iter_mut().zip(totals.nodes[i]) {
+        for (dst, src) in profile.nodes[node as usize]
+            .counters
+            .iter_mut()
+            .zip(totals.nodes[i])
+        {
             dst.add(&counters(src));
         }
     }
     for (size, c) in totals.bins.iter().enumerate().take(BINS) {
         if c.iter().any(|&x| x != 0) {
-            let key = if size as u64 > mprof_profiler::LARGEST_SIZE_BIN { BinKey::Larger } else { BinKey::Size(size as u64) };
-            profile.bins.push(BinRow { key, counters: counters(*c), labels: Vec::new() });
+            let key = if size as u64 > mprof_profiler::LARGEST_SIZE_BIN {
+                BinKey::Larger
+            } else {
+                BinKey::Size(size as u64)
+            };
+            profile.bins.push(BinRow {
+                key,
+                counters: counters(*c),
+                labels: Vec::new(),
+            });
         }
     }
     for e in errors {
@@ -107,17 +137,35 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             ErrorKind::ReallocOfFreed => HeapErrorKind::ReallocOfFreed,
         };
         let node = NodeId(mapped.get(e.node as usize).copied().unwrap_or(0));
-        match profile.errors.iter_mut().find(|x| x.kind == kind && x.node == node) {
+        match profile
+            .errors
+            .iter_mut()
+            .find(|x| x.kind == kind && x.node == node)
+        {
             Some(x) => x.count += e.count,
-            None => profile.errors.push(HeapError { kind, node, address: e.address, count: e.count }),
+            None => profile.errors.push(HeapError {
+                kind,
+                node,
+                address: e.address,
+                count: e.count,
+            }),
         }
     }
     add_metadata(&mut profile);
     profile
 }
 
+fn is_startup_frame(module: Option<&str>) -> bool {
+    module.is_some_and(|m| {
+        m.starts_with("libc.so") || m.starts_with("ld-linux") || m.starts_with("libpthread")
+    })
+}
+
 fn totals_clone(t: &cct::Totals) -> cct::Totals {
-    cct::Totals { nodes: t.nodes.clone(), bins: t.bins.clone() }
+    cct::Totals {
+        nodes: t.nodes.clone(),
+        bins: t.bins.clone(),
+    }
 }
 
 fn set_metadata(profile: &mut Profile, key: &str, value: &str) {
@@ -126,10 +174,16 @@ fn set_metadata(profile: &mut Profile, key: &str, value: &str) {
 }
 
 fn add_metadata(profile: &mut Profile) {
-    let program = std::fs::read_link("/proc/self/exe").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    let program = std::fs::read_link("/proc/self/exe")
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let command = std::fs::read("/proc/self/cmdline")
         .map(|b| {
-            b.split(|&c| c == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s)).collect::<Vec<_>>().join(" ")
+            b.split(|&c| c == 0)
+                .filter(|s| !s.is_empty())
+                .map(|s| String::from_utf8_lossy(s))
+                .collect::<Vec<_>>()
+                .join(" ")
         })
         .unwrap_or_default();
     set_metadata(profile, "program", &program);
@@ -153,7 +207,9 @@ pub fn write_to(path: &str) -> Result<(), String> {
             let mut symbolizer = Symbolizer::new();
             let profile = build_profile(&mut symbolizer);
             let mut bytes = Vec::new();
-            profile.write(&mut bytes).map_err(|e| format!("cannot encode the profile: {e}"))?;
+            profile
+                .write(&mut bytes)
+                .map_err(|e| format!("cannot encode the profile: {e}"))?;
             let tmp = format!("{path}.tmp{}", std::process::id());
             std::fs::write(&tmp, &bytes).map_err(|e| format!("cannot write {tmp}: {e}"))?;
             std::fs::rename(&tmp, path).map_err(|e| format!("cannot rename {tmp} to {path}: {e}"))

@@ -18,6 +18,8 @@ use core::ffi::{c_int, c_void};
 /// address (in the register of argument `$fp_reg`) to `$imp`.
 macro_rules! trampoline {
     ($name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty, $fp_reg:literal, $imp:path) => {
+        /// # Safety
+        /// The C library's contract for this function.
         #[unsafe(naked)]
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
@@ -46,18 +48,21 @@ trampoline!(valloc(size: usize) -> *mut c_void, "rsi", valloc_impl);
 trampoline!(pvalloc(size: usize) -> *mut c_void, "rsi", pvalloc_impl);
 
 /// Not a trampoline: it records nothing, so it needs no stack.
+///
+/// # Safety
+/// The C library's contract: `ptr` is NULL or a block from this allocator.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn malloc_usable_size(ptr: *mut c_void) -> usize {
-    usable_size(ptr)
+    unsafe { usable_size(ptr) }
 }
 
 extern "C" fn malloc_impl(size: usize, fp: usize) -> *mut c_void {
-    allocate(size, 4, false, fp)
+    unsafe { allocate(size, 4, false, fp) }
 }
 
 extern "C" fn calloc_impl(n: usize, size: usize, fp: usize) -> *mut c_void {
     match n.checked_mul(size) {
-        Some(total) => allocate(total, 4, true, fp),
+        Some(total) => unsafe { allocate(total, 4, true, fp) },
         None => {
             set_errno(libc::ENOMEM);
             core::ptr::null_mut()
@@ -66,12 +71,12 @@ extern "C" fn calloc_impl(n: usize, size: usize, fp: usize) -> *mut c_void {
 }
 
 extern "C" fn realloc_impl(ptr: *mut c_void, size: usize, fp: usize) -> *mut c_void {
-    reallocate(ptr, size, fp)
+    unsafe { reallocate(ptr, size, fp) }
 }
 
 extern "C" fn reallocarray_impl(ptr: *mut c_void, n: usize, size: usize, fp: usize) -> *mut c_void {
     match n.checked_mul(size) {
-        Some(total) => reallocate(ptr, total, fp),
+        Some(total) => unsafe { reallocate(ptr, total, fp) },
         None => {
             set_errno(libc::ENOMEM);
             core::ptr::null_mut()
@@ -80,7 +85,7 @@ extern "C" fn reallocarray_impl(ptr: *mut c_void, n: usize, size: usize, fp: usi
 }
 
 extern "C" fn free_impl(ptr: *mut c_void, fp: usize) {
-    release(ptr, fp)
+    unsafe { release(ptr, fp) }
 }
 
 /// log2 of the alignment to use (at least 16), or None when glibc would refuse it.
@@ -95,12 +100,22 @@ fn align_shift(align: usize) -> Option<u8> {
     Some(a.trailing_zeros() as u8)
 }
 
-extern "C" fn posix_memalign_impl(out: *mut *mut c_void, align: usize, size: usize, fp: usize) -> c_int {
-    if align == 0 || !align.is_power_of_two() || align % core::mem::size_of::<*mut c_void>() != 0 {
+extern "C" fn posix_memalign_impl(
+    out: *mut *mut c_void,
+    align: usize,
+    size: usize,
+    fp: usize,
+) -> c_int {
+    if align == 0
+        || !align.is_power_of_two()
+        || !align.is_multiple_of(core::mem::size_of::<*mut c_void>())
+    {
         return libc::EINVAL;
     }
-    let Some(shift) = align_shift(align) else { return libc::EINVAL };
-    let p = allocate(size, shift, false, fp);
+    let Some(shift) = align_shift(align) else {
+        return libc::EINVAL;
+    };
+    let p = unsafe { allocate(size, shift, false, fp) };
     if p.is_null() {
         return libc::ENOMEM;
     }
@@ -111,7 +126,7 @@ extern "C" fn posix_memalign_impl(out: *mut *mut c_void, align: usize, size: usi
 
 extern "C" fn memalign_impl(align: usize, size: usize, fp: usize) -> *mut c_void {
     match align_shift(align) {
-        Some(shift) => allocate(size, shift, false, fp),
+        Some(shift) => unsafe { allocate(size, shift, false, fp) },
         None => {
             set_errno(libc::EINVAL);
             core::ptr::null_mut()
@@ -127,13 +142,20 @@ fn page_size() -> usize {
 
 extern "C" fn valloc_impl(size: usize, fp: usize) -> *mut c_void {
     let page = page_size();
-    allocate(size, page.trailing_zeros() as u8, false, fp)
+    unsafe { allocate(size, page.trailing_zeros() as u8, false, fp) }
 }
 
 extern "C" fn pvalloc_impl(size: usize, fp: usize) -> *mut c_void {
     let page = page_size();
     match size.checked_add(page - 1) {
-        Some(s) => allocate((s & !(page - 1)).max(page), page.trailing_zeros() as u8, false, fp),
+        Some(s) => unsafe {
+            allocate(
+                (s & !(page - 1)).max(page),
+                page.trailing_zeros() as u8,
+                false,
+                fp,
+            )
+        },
         None => {
             set_errno(libc::ENOMEM);
             core::ptr::null_mut()

@@ -73,7 +73,8 @@ pub fn init() -> bool {
     if !TOP.load(Ordering::Acquire).is_null() {
         return true;
     }
-    let p = map_zeroed(REGIONS * core::mem::size_of::<AtomicPtr<AtomicU64>>()) as *mut AtomicPtr<AtomicU64>;
+    let p = map_zeroed(REGIONS * core::mem::size_of::<AtomicPtr<AtomicU64>>())
+        as *mut AtomicPtr<AtomicU64>;
     if p.is_null() {
         return false;
     }
@@ -112,7 +113,12 @@ fn new_leaf(slot: &AtomicPtr<AtomicU64>) -> Option<*mut AtomicU64> {
     if fresh.is_null() {
         return None;
     }
-    match slot.compare_exchange(core::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
+    match slot.compare_exchange(
+        core::ptr::null_mut(),
+        fresh,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    ) {
         Ok(_) => Some(fresh),
         Err(existing) => {
             crate::real::unmap(fresh as *mut u8, bytes);
@@ -189,7 +195,7 @@ mod tests {
     #[test]
     fn live_bits_track_one_granule_each() {
         assert!(init());
-        let block = vec![0u128; 8];
+        let block = [0u128; 8];
         let a = block.as_ptr() as usize;
         assert!(!is_live(a));
         assert!(mark_live(a));
@@ -199,7 +205,10 @@ mod tests {
         remember_freed(a);
         assert!(recently_freed(a));
         assert!(mark_live(a));
-        assert!(!recently_freed(a), "reuse of the address clears the freed mark");
+        assert!(
+            !recently_freed(a),
+            "reuse of the address clears the freed mark"
+        );
         assert!(take_live(a));
     }
 
@@ -215,7 +224,13 @@ mod tests {
     fn header_round_trips() {
         let mut block = [0u128; 4];
         let user = block.as_mut_ptr() as usize + 32;
-        let h = Header { size: 204, node: 7, epoch: 3, offset_shift: 4, flags: 0 };
+        let h = Header {
+            size: 204,
+            node: 7,
+            epoch: 3,
+            offset_shift: 4,
+            flags: 0,
+        };
         unsafe { h.write(user) };
         assert_eq!(unsafe { Header::read(user) }, h);
         assert_eq!(h.real_start(user), user - 16);

@@ -10,9 +10,17 @@ pub struct SpinLock {
     held: AtomicBool,
 }
 
+impl Default for SpinLock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl SpinLock {
     pub const fn new() -> Self {
-        SpinLock { held: AtomicBool::new(false) }
+        SpinLock {
+            held: AtomicBool::new(false),
+        }
     }
 
     pub fn lock(&self) {
@@ -50,7 +58,10 @@ unsafe impl<T: Send> Sync for Locked<T> {}
 
 impl<T> Locked<T> {
     pub const fn new(value: T) -> Self {
-        Locked { lock: SpinLock::new(), value: core::cell::UnsafeCell::new(value) }
+        Locked {
+            lock: SpinLock::new(),
+            value: core::cell::UnsafeCell::new(value),
+        }
     }
 
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {

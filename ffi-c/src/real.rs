@@ -22,7 +22,10 @@ unsafe extern "C" {
 
 /// glibc's `malloc_usable_size`, found once with `dlsym(RTLD_NEXT)`: glibc
 /// exports no `__libc_` alias for it. Looked up under the reentrancy guard.
-pub fn real_usable_size(ptr: *mut c_void) -> usize {
+///
+/// # Safety
+/// `ptr` must be NULL or a block of glibc's allocator.
+pub unsafe fn real_usable_size(ptr: *mut c_void) -> usize {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static REAL: AtomicUsize = AtomicUsize::new(0);
     let mut f = REAL.load(Ordering::Acquire);
@@ -102,7 +105,11 @@ pub fn map_zeroed(len: usize) -> *mut u8 {
             0,
         )
     };
-    if p == libc::MAP_FAILED { core::ptr::null_mut() } else { p as *mut u8 }
+    if p == libc::MAP_FAILED {
+        core::ptr::null_mut()
+    } else {
+        p as *mut u8
+    }
 }
 
 /// Give back a mapping made by [`map_zeroed`] (used when losing a publication race).

@@ -17,15 +17,15 @@
 //!   of a block from an older epoch is not counted, so the file never shows
 //!   more frees than allocations and a forked child counts only its own work.
 
-use crate::cct::{self, CounterBlock, Totals, ROOT};
+use crate::cct::{self, CounterBlock, ROOT, Totals};
 use crate::config::{Config, OnError, Unwind};
-use crate::live::{self, Header, HEADER_SIZE, NO_NODE};
+use crate::live::{self, HEADER_SIZE, Header, NO_NODE};
 use crate::lock::Locked;
 use crate::real;
 use crate::stack::{self, StackBounds};
 use core::cell::Cell;
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 const UNINIT: u8 = 0;
@@ -87,7 +87,7 @@ thread_local! {
 }
 
 /// Marks a thread whose exit destructor already ran.
-const DEAD: *mut ThreadState = 1 as *mut ThreadState;
+const DEAD: *mut ThreadState = core::ptr::dangling_mut::<ThreadState>();
 const EDGE_CACHE: usize = 1024;
 
 #[derive(Clone, Copy)]
@@ -120,20 +120,33 @@ impl ThreadState {
             path_addresses: vec![0; depth].into_boxed_slice(),
             path_nodes: vec![ROOT; depth].into_boxed_slice(),
             path_len: 0,
-            edges: vec![Edge { parent: u32::MAX, child: 0, address: 0 }; EDGE_CACHE].into_boxed_slice(),
+            edges: vec![
+                Edge {
+                    parent: u32::MAX,
+                    child: 0,
+                    address: 0
+                };
+                EDGE_CACHE
+            ]
+            .into_boxed_slice(),
             block,
         }))
     }
 
     #[inline]
     fn child(&mut self, parent: u32, address: u64) -> u32 {
-        let h = ((address ^ (parent as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize;
+        let h = ((address ^ (parent as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            >> 54) as usize;
         let e = &mut self.edges[h & (EDGE_CACHE - 1)];
         if e.parent == parent && e.address == address {
             return e.child;
         }
         let c = cct::child(parent, address);
-        *e = Edge { parent, child: c, address };
+        *e = Edge {
+            parent,
+            child: c,
+            address,
+        };
         c
     }
 
@@ -155,7 +168,11 @@ impl ThreadState {
         while same < n && same < old && self.scratch[n - 1 - same] == self.path_addresses[same] {
             same += 1;
         }
-        let mut node = if same == 0 { ROOT } else { self.path_nodes[same - 1] };
+        let mut node = if same == 0 {
+            ROOT
+        } else {
+            self.path_nodes[same - 1]
+        };
         for i in same..n {
             let a = self.scratch[n - 1 - i];
             node = self.child(node, a);
@@ -253,7 +270,11 @@ fn start(tls: &Tls) -> u8 {
             THREAD_KEY.store(key, Ordering::Relaxed);
         }
         libc::atexit(at_exit);
-        libc::pthread_atfork(Some(before_fork), Some(after_fork_parent), Some(after_fork_child));
+        libc::pthread_atfork(
+            Some(before_fork),
+            Some(after_fork_parent),
+            Some(after_fork_child),
+        );
         if let Some(sig) = signal {
             let mut sa: libc::sigaction = core::mem::zeroed();
             sa.sa_sigaction = on_dump_signal as *const () as usize;
@@ -384,11 +405,9 @@ fn count_free(tls: &Tls, guarded: bool, h: &Header) {
     if h.node == NO_NODE || h.epoch != epoch() || h.node >= cct::node_count() {
         return;
     }
-    if !guarded {
-        if let Some(ts) = thread_state(tls) {
-            ts.block.record_free(h.node, h.size);
-            return;
-        }
+    if !guarded && let Some(ts) = thread_state(tls) {
+        ts.block.record_free(h.node, h.size);
+        return;
     }
     cct::with_orphan_block(|b| b.record_free(h.node, h.size));
 }
@@ -401,7 +420,11 @@ unsafe fn real_block(size: usize, shift: u8, zero: bool) -> Option<(usize, usize
     // SAFETY: plain calls into glibc's allocator.
     let p = unsafe {
         if shift == 4 {
-            if zero { real::__libc_calloc(1, total) } else { real::__libc_malloc(total) }
+            if zero {
+                real::__libc_calloc(1, total)
+            } else {
+                real::__libc_malloc(total)
+            }
         } else {
             let p = real::__libc_memalign(offset, total);
             if zero && !p.is_null() {
@@ -410,14 +433,27 @@ unsafe fn real_block(size: usize, shift: u8, zero: bool) -> Option<(usize, usize
             p
         }
     };
-    if p.is_null() { None } else { Some((p as usize, p as usize + offset)) }
+    if p.is_null() {
+        None
+    } else {
+        Some((p as usize, p as usize + offset))
+    }
 }
 
 /// Hand out `user`: write its header and live bit, or give the block back.
 #[inline]
 fn publish(real_start: usize, user: usize, size: usize, node: u32, shift: u8) -> bool {
     // SAFETY: user - 16 .. user lies inside the block just allocated.
-    unsafe { Header { size: size as u64, node, epoch: epoch(), offset_shift: shift, flags: 0 }.write(user) };
+    unsafe {
+        Header {
+            size: size as u64,
+            node,
+            epoch: epoch(),
+            offset_shift: shift,
+            flags: 0,
+        }
+        .write(user)
+    };
     if live::mark_live(user) {
         return true;
     }
@@ -427,7 +463,10 @@ fn publish(real_start: usize, user: usize, size: usize, node: u32, shift: u8) ->
 }
 
 /// malloc, calloc and the aligned family. `shift` is log2 of the alignment (>= 4).
-pub fn allocate(size: usize, shift: u8, zero: bool, fp: usize) -> *mut c_void {
+///
+/// # Safety
+/// `fp` is the frame pushed by the hook trampoline (the stack walk starts there).
+pub unsafe fn allocate(size: usize, shift: u8, zero: bool, fp: usize) -> *mut c_void {
     let r = TLS.try_with(|tls| {
         match mode(tls) {
             ACTIVE => {}
@@ -454,7 +493,11 @@ pub fn allocate(size: usize, shift: u8, zero: bool, fp: usize) -> *mut c_void {
         // Passthrough (no bitmap) or no TLS: plain glibc, no header anywhere.
         _ => unsafe {
             if shift == 4 {
-                if zero { real::__libc_calloc(1, size) } else { real::__libc_malloc(size) }
+                if zero {
+                    real::__libc_calloc(1, size)
+                } else {
+                    real::__libc_malloc(size)
+                }
             } else {
                 real::__libc_memalign(1 << shift, size)
             }
@@ -462,7 +505,11 @@ pub fn allocate(size: usize, shift: u8, zero: bool, fp: usize) -> *mut c_void {
     }
 }
 
-pub fn release(ptr: *mut c_void, fp: usize) {
+/// free.
+///
+/// # Safety
+/// `ptr` is NULL or any pointer: blocks not handed out by the hooks are reported, never touched.
+pub unsafe fn release(ptr: *mut c_void, fp: usize) {
     if ptr.is_null() {
         return;
     }
@@ -480,7 +527,11 @@ pub fn release(ptr: *mut c_void, fp: usize) {
             // SAFETY: glibc's own pointer for this block.
             unsafe { real::__libc_free(h.real_start(user) as *mut c_void) };
         } else {
-            let kind = if live::recently_freed(user) { ErrorKind::DoubleFree } else { ErrorKind::InvalidFree };
+            let kind = if live::recently_freed(user) {
+                ErrorKind::DoubleFree
+            } else {
+                ErrorKind::InvalidFree
+            };
             heap_error(tls, guarded, kind, user, fp);
         }
         tls.guard.set(guarded);
@@ -492,13 +543,17 @@ pub fn release(ptr: *mut c_void, fp: usize) {
     }
 }
 
-pub fn reallocate(ptr: *mut c_void, size: usize, fp: usize) -> *mut c_void {
+/// realloc.
+///
+/// # Safety
+/// As for [`release`]; `fp` is the hook trampoline's frame.
+pub unsafe fn reallocate(ptr: *mut c_void, size: usize, fp: usize) -> *mut c_void {
     if ptr.is_null() {
-        return allocate(size, 4, false, fp);
+        return unsafe { allocate(size, 4, false, fp) };
     }
     if size == 0 {
         // glibc frees and returns NULL.
-        release(ptr, fp);
+        unsafe { release(ptr, fp) };
         return core::ptr::null_mut();
     }
     let user = ptr as usize;
@@ -520,11 +575,15 @@ pub fn reallocate(ptr: *mut c_void, size: usize, fp: usize) -> *mut c_void {
 
 fn reallocate_active(tls: &Tls, guarded: bool, user: usize, size: usize, fp: usize) -> *mut c_void {
     if !live::is_live(user) {
-        let kind = if live::recently_freed(user) { ErrorKind::ReallocOfFreed } else { ErrorKind::InvalidFree };
+        let kind = if live::recently_freed(user) {
+            ErrorKind::ReallocOfFreed
+        } else {
+            ErrorKind::InvalidFree
+        };
         heap_error(tls, guarded, kind, user, fp);
         // The program goes on with a fresh block: the old contents are gone.
         tls.guard.set(guarded);
-        let p = allocate(size, 4, false, fp);
+        let p = unsafe { allocate(size, 4, false, fp) };
         tls.guard.set(true);
         return p;
     }
@@ -533,11 +592,17 @@ fn reallocate_active(tls: &Tls, guarded: bool, user: usize, size: usize, fp: usi
     if old.offset_shift != 4 {
         // Aligned blocks move to an ordinary block (glibc's realloc keeps no alignment either).
         tls.guard.set(guarded);
-        let p = allocate(size, 4, false, fp);
+        let p = unsafe { allocate(size, 4, false, fp) };
         if !p.is_null() {
             // SAFETY: both blocks hold at least the bytes copied.
-            unsafe { core::ptr::copy_nonoverlapping(user as *const u8, p as *mut u8, (old.size as usize).min(size)) };
-            release(user as *mut c_void, fp);
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    user as *const u8,
+                    p as *mut u8,
+                    (old.size as usize).min(size),
+                )
+            };
+            unsafe { release(user as *mut c_void, fp) };
         }
         tls.guard.set(true);
         return p;
@@ -569,7 +634,11 @@ fn reallocate_active(tls: &Tls, guarded: bool, user: usize, size: usize, fp: usi
     new_user as *mut c_void
 }
 
-pub fn usable_size(ptr: *mut c_void) -> usize {
+/// malloc_usable_size.
+///
+/// # Safety
+/// As for [`release`].
+pub unsafe fn usable_size(ptr: *mut c_void) -> usize {
     if ptr.is_null() {
         return 0;
     }
@@ -585,13 +654,14 @@ pub fn usable_size(ptr: *mut c_void) -> usize {
         // SAFETY: live block.
         let h = unsafe { Header::read(user) };
         let offset = 1usize << h.offset_shift;
-        let n = real::real_usable_size(h.real_start(user) as *mut c_void).saturating_sub(offset);
+        let n = unsafe { real::real_usable_size(h.real_start(user) as *mut c_void) }
+            .saturating_sub(offset);
         tls.guard.set(was);
         Some(n)
     });
     match r {
         Ok(Some(n)) => n,
-        _ => real::real_usable_size(ptr),
+        _ => unsafe { real::real_usable_size(ptr) },
     }
 }
 
@@ -611,7 +681,12 @@ fn heap_error(tls: &Tls, guarded: bool, kind: ErrorKind, address: usize, fp: usi
             e.count += 1;
             false
         } else {
-            errors.push(ErrorRecord { kind, node, address: address as u64, count: 1 });
+            errors.push(ErrorRecord {
+                kind,
+                node,
+                address: address as u64,
+                count: 1,
+            });
             true
         }
     });
@@ -621,7 +696,9 @@ fn heap_error(tls: &Tls, guarded: bool, kind: ErrorKind, address: usize, fp: usi
             ErrorKind::InvalidFree => "free of a pointer never allocated:",
             ErrorKind::ReallocOfFreed => "realloc of freed block",
         };
-        eprintln!("mprof: {what} {address:#x} (not passed to the allocator; see the allocation errors table)");
+        eprintln!(
+            "mprof: {what} {address:#x} (not passed to the allocator; see the allocation errors table)"
+        );
     }
     if config().is_some_and(|c| c.on_error == OnError::Abort) {
         eprintln!("mprof: MPROF_ON_ERROR=abort: writing the profile and aborting");

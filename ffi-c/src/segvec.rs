@@ -36,7 +36,9 @@ impl<T> SegVec<T> {
     /// # Safety
     /// `T` must be valid when zero-filled.
     pub const unsafe fn new() -> Self {
-        SegVec { segments: [const { AtomicPtr::new(core::ptr::null_mut()) }; SEGMENTS] }
+        SegVec {
+            segments: [const { AtomicPtr::new(core::ptr::null_mut()) }; SEGMENTS],
+        }
     }
 
     /// The element at `index` if its segment exists (then it is at least zeroed).
@@ -71,7 +73,12 @@ impl<T> SegVec<T> {
         if fresh.is_null() {
             return None;
         }
-        let seg = match slot.compare_exchange(core::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
+        let seg = match slot.compare_exchange(
+            core::ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
             Ok(_) => fresh,
             Err(existing) => {
                 unmap(fresh as *mut u8, bytes);
@@ -95,7 +102,11 @@ mod tests {
             let (k, off) = locate(i);
             assert_eq!((k, off), expected, "index {i}");
             assert!(off < segment_len(k));
-            expected = if off + 1 == segment_len(k) { (k + 1, 0) } else { (k, off + 1) };
+            expected = if off + 1 == segment_len(k) {
+                (k + 1, 0)
+            } else {
+                (k, off + 1)
+            };
         }
     }
 

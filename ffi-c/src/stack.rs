@@ -39,7 +39,9 @@ pub fn current_bounds() -> StackBounds {
         if libc::getpid() == libc::gettid() {
             let end = __libc_stack_end as usize;
             // Round up to the page: frames of _start sit just below the end.
-            return StackBounds { high: (end | 4095) + 1 };
+            return StackBounds {
+                high: (end | 4095) + 1,
+            };
         }
         let mut attr: libc::pthread_attr_t = core::mem::zeroed();
         if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
@@ -49,7 +51,13 @@ pub fn current_bounds() -> StackBounds {
         let mut size: usize = 0;
         let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
         libc::pthread_attr_destroy(&mut attr);
-        if ok { StackBounds { high: addr as usize + size } } else { StackBounds { high: usize::MAX } }
+        if ok {
+            StackBounds {
+                high: addr as usize + size,
+            }
+        } else {
+            StackBounds { high: usize::MAX }
+        }
     }
 }
 
@@ -139,7 +147,12 @@ pub unsafe fn walk_dwarf(fp: usize, out: &mut [u64]) -> usize {
     }
     // SAFETY: the trampoline frame is valid.
     let first = unsafe { *((fp + 8) as *const u64) };
-    let mut w = DwarfWalk { first, started: false, out, n: 0 };
+    let mut w = DwarfWalk {
+        first,
+        started: false,
+        out,
+        n: 0,
+    };
     // SAFETY: the callback only touches `w`.
     unsafe { _Unwind_Backtrace(dwarf_step, &mut w as *mut DwarfWalk as *mut c_void) };
     if w.n == 0 {
@@ -167,7 +180,10 @@ mod tests {
         stack[5] = 0x40_2000;
         stack[8] = base as u64; // goes backwards: must stop here
         stack[9] = 0x40_3000;
-        let bounds = StackBounds { high: base + 16 * 8 };
+        std::hint::black_box(&mut stack);
+        let bounds = StackBounds {
+            high: base + 16 * 8,
+        };
         let mut out = [0u64; 8];
         let n = unsafe { walk_frame_pointers(f0, bounds, &mut out) };
         assert_eq!(&out[..n], &[0x40_1000, 0x40_2000, 0x40_3000]);
@@ -175,17 +191,28 @@ mod tests {
 
     #[test]
     fn a_chain_leaving_the_stack_or_misaligned_stops() {
-        let mut stack = [0u64; 8];
-        let base = stack.as_mut_ptr() as usize;
-        stack[0] = (base + 17) as u64; // misaligned
-        stack[1] = 0x40_1000;
-        let bounds = StackBounds { high: base + 64 };
-        let mut out = [0u64; 8];
-        assert_eq!(unsafe { walk_frame_pointers(base, bounds, &mut out) }, 1);
-        stack[0] = (base + 4096) as u64; // beyond the stack top
-        assert_eq!(unsafe { walk_frame_pointers(base, bounds, &mut out) }, 1);
+        for bad in [17usize, 4096] {
+            let mut stack = [0u64; 8];
+            let base = stack.as_mut_ptr() as usize;
+            stack[0] = (base + bad) as u64; // misaligned, then beyond the stack top
+            stack[1] = 0x40_1000;
+            std::hint::black_box(&mut stack);
+            let bounds = StackBounds { high: base + 64 };
+            let mut out = [0u64; 8];
+            assert_eq!(
+                unsafe { walk_frame_pointers(base, bounds, &mut out) },
+                1,
+                "link {bad}"
+            );
+            assert_eq!(out[0], 0x40_1000);
+        }
+        let stack = [0u64; 2];
         let mut none: [u64; 0] = [];
-        assert_eq!(unsafe { walk_frame_pointers(base, bounds, &mut none) }, 0);
+        let bounds = StackBounds { high: usize::MAX };
+        assert_eq!(
+            unsafe { walk_frame_pointers(stack.as_ptr() as usize, bounds, &mut none) },
+            0
+        );
     }
 
     #[test]

@@ -37,20 +37,28 @@ pub struct Symbolizer {
     cache: HashMap<u64, Vec<Frame>>,
 }
 
-unsafe extern "C" fn collect_module(info: *mut libc::dl_phdr_info, _size: usize, data: *mut libc::c_void) -> libc::c_int {
+unsafe extern "C" fn collect_module(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut libc::c_void,
+) -> libc::c_int {
     // SAFETY: dl_iterate_phdr passes a valid info and our Vec.
     let (info, modules) = unsafe { (&*info, &mut *(data as *mut Vec<Module>)) };
     let name = if info.dlpi_name.is_null() {
         String::new()
     } else {
         // SAFETY: NUL-terminated string owned by the loader.
-        unsafe { CStr::from_ptr(info.dlpi_name) }.to_string_lossy().into_owned()
+        unsafe { CStr::from_ptr(info.dlpi_name) }
+            .to_string_lossy()
+            .into_owned()
     };
     let path = if name.is_empty() {
         if !modules.is_empty() {
             return 0; // only the first unnamed module is the executable
         }
-        std::fs::read_link("/proc/self/exe").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default()
+        std::fs::read_link("/proc/self/exe")
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default()
     } else {
         name
     };
@@ -64,7 +72,12 @@ unsafe extern "C" fn collect_module(info: *mut libc::dl_phdr_info, _size: usize,
         }
     }
     let short = path.rsplit('/').next().unwrap_or(&path).to_string();
-    modules.push(Module { path, short, bias: info.dlpi_addr, ranges });
+    modules.push(Module {
+        path,
+        short,
+        bias: info.dlpi_addr,
+        ranges,
+    });
     0
 }
 
@@ -72,8 +85,17 @@ impl Symbolizer {
     pub fn new() -> Self {
         let mut modules: Vec<Module> = Vec::new();
         // SAFETY: the callback only pushes into `modules`.
-        unsafe { libc::dl_iterate_phdr(Some(collect_module), &mut modules as *mut Vec<Module> as *mut libc::c_void) };
-        Symbolizer { modules, loaders: HashMap::new(), cache: HashMap::new() }
+        unsafe {
+            libc::dl_iterate_phdr(
+                Some(collect_module),
+                &mut modules as *mut Vec<Module> as *mut libc::c_void,
+            )
+        };
+        Symbolizer {
+            modules,
+            loaders: HashMap::new(),
+            cache: HashMap::new(),
+        }
     }
 
     /// The functions at a return address, outermost first (inlined callees last).
@@ -88,43 +110,73 @@ impl Symbolizer {
 
     fn lookup(&mut self, address: u64) -> Vec<Frame> {
         let probe_abs = address.wrapping_sub(1);
-        let Some(mi) = self.modules.iter().position(|m| m.ranges.iter().any(|&(s, e)| probe_abs >= s && probe_abs < e))
-        else {
-            return vec![Frame { name: format!("{address:#x}"), file: None, line: None, module: None }];
+        let Some(mi) = self.modules.iter().position(|m| {
+            m.ranges
+                .iter()
+                .any(|&(s, e)| probe_abs >= s && probe_abs < e)
+        }) else {
+            return vec![Frame {
+                name: format!("{address:#x}"),
+                file: None,
+                line: None,
+                module: None,
+            }];
         };
         let (path, short, bias) = {
             let m = &self.modules[mi];
             (m.path.clone(), m.short.clone(), m.bias)
         };
         let probe = probe_abs.wrapping_sub(bias);
-        let loader = self.loaders.entry(mi).or_insert_with(|| addr2line::Loader::new(&path).ok());
+        let loader = self
+            .loaders
+            .entry(mi)
+            .or_insert_with(|| addr2line::Loader::new(&path).ok());
         let module = Some(short.clone());
         let mut out = Vec::new();
         if let Some(loader) = loader.as_ref() {
             if let Ok(mut it) = loader.find_frames(probe) {
                 while let Ok(Some(frame)) = it.next() {
-                    let Some(func) = frame.function.as_ref() else { continue };
+                    let Some(func) = frame.function.as_ref() else {
+                        continue;
+                    };
                     let Ok(name) = func.demangle() else { continue };
                     let (file, line) = match &frame.location {
                         Some(l) => (l.file.map(short_file), l.line),
                         None => (None, None),
                     };
-                    out.push(Frame { name: name.into_owned(), file, line, module: module.clone() });
+                    out.push(Frame {
+                        name: name.into_owned(),
+                        file,
+                        line,
+                        module: module.clone(),
+                    });
                 }
             }
-            if out.is_empty() {
-                if let Some(sym) = loader.find_symbol(probe) {
+            if out.is_empty()
+                && let Some(sym) = loader.find_symbol(probe)
+            {
+                {
                     let name = addr2line::demangle_auto(sym.into(), None).into_owned();
                     let (file, line) = match loader.find_location(probe) {
                         Ok(Some(l)) => (l.file.map(short_file), l.line),
                         _ => (None, None),
                     };
-                    out.push(Frame { name, file, line, module: module.clone() });
+                    out.push(Frame {
+                        name,
+                        file,
+                        line,
+                        module: module.clone(),
+                    });
                 }
             }
         }
         if out.is_empty() {
-            out.push(Frame { name: format!("{short}+{probe:#x}"), file: None, line: None, module });
+            out.push(Frame {
+                name: format!("{short}+{probe:#x}"),
+                file: None,
+                line: None,
+                module,
+            });
         }
         out.reverse();
         out
@@ -165,7 +217,10 @@ mod tests {
         let addr = a_named_function_for_the_symbolizer();
         let frames = s.frames(addr);
         let last = frames.last().unwrap();
-        assert!(last.name.contains("a_named_function_for_the_symbolizer"), "{frames:?}");
+        assert!(
+            last.name.contains("a_named_function_for_the_symbolizer"),
+            "{frames:?}"
+        );
         assert!(last.module.is_some());
         assert_eq!(s.frames(addr), frames, "cached");
     }
@@ -174,7 +229,15 @@ mod tests {
     fn unknown_addresses_get_a_hex_name() {
         let mut s = Symbolizer::new();
         let f = s.frames(0x10);
-        assert_eq!(f, vec![Frame { name: "0x10".into(), file: None, line: None, module: None }]);
+        assert_eq!(
+            f,
+            vec![Frame {
+                name: "0x10".into(),
+                file: None,
+                line: None,
+                module: None
+            }]
+        );
     }
 
     #[test]

@@ -1,0 +1,496 @@
+//! End-to-end tests of libmprof: C programs from tests/c are compiled with gcc
+//! (frame pointers on, sibling calls off, as the README advises), run under the
+//! library (preloaded, or statically linked), and the profiles they write are
+//! checked against the numbers each program's own deterministic generator
+//! implies. The library is built by `cargo build -p mprof-ffi` into the same
+//! target directory as this test.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+use mprof_profiler::reduce::{ReduceOptions, Reduction, reduce};
+use mprof_profiler::{HeapErrorKind, Profile, ReportOptions, render_report};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+const CFLAGS: &[&str] = &[
+    "-O2",
+    "-g",
+    "-fno-omit-frame-pointer",
+    "-fno-optimize-sibling-calls",
+    "-pthread",
+];
+/// What a Rust static library needs from the system when linked into C.
+const STATIC_LIBS: &[&str] = &[
+    "-lgcc_s",
+    "-lutil",
+    "-lrt",
+    "-lpthread",
+    "-lm",
+    "-ldl",
+    "-lc",
+];
+
+struct Lib {
+    dir: PathBuf,
+}
+
+/// Build libmprof once for all tests, into this test's own target directory.
+fn lib() -> &'static Lib {
+    static LIB: OnceLock<Lib> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test executable path");
+        // <target>/<profile>/deps/ffi_c-<hash>
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>")
+            .to_path_buf();
+        let target = profile_dir.parent().expect("target dir").to_path_buf();
+        let release = profile_dir.file_name().is_some_and(|n| n == "release");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "-p", "mprof-ffi"])
+            .env("CARGO_TARGET_DIR", &target);
+        if release {
+            cmd.arg("--release");
+        }
+        let out = cmd.output().expect("run cargo build");
+        assert!(
+            out.status.success(),
+            "cargo build -p mprof-ffi failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Lib { dir: profile_dir }
+    })
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// Compile tests/c/<name>.c into `dir`, with extra arguments (objects, flags).
+fn compile(dir: &Path, name: &str, extra: &[&str], flags: &[&str]) -> PathBuf {
+    let src = workspace().join("tests/c").join(format!("{name}.c"));
+    let exe = dir.join(name);
+    let out = Command::new("gcc")
+        .args(flags)
+        .args([
+            "-Wno-free-nonheap-object",
+            "-Wno-alloc-size-larger-than",
+            "-I",
+        ])
+        .arg(workspace().join("ffi-c/include"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .args(extra)
+        .output()
+        .expect("run gcc");
+    assert!(
+        out.status.success(),
+        "gcc {name}.c failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+fn compile_static(dir: &Path, name: &str) -> PathBuf {
+    let archive = lib().dir.join("libmprof.a");
+    let mut extra = vec![archive.to_str().expect("utf-8 path")];
+    extra.extend_from_slice(STATIC_LIBS);
+    compile(dir, name, &extra, CFLAGS)
+}
+
+/// Run `exe` with libmprof preloaded (unless `preload` is false) and the given environment.
+fn run(dir: &Path, exe: &Path, args: &[&str], env: &[(&str, &str)], preload: bool) -> Output {
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
+        .current_dir(dir)
+        .env_remove("MPROF_OUT")
+        .env_remove("MPROF_DEPTH")
+        .env_remove("MPROF_UNWIND");
+    if preload {
+        cmd.env("LD_PRELOAD", lib().dir.join("libmprof.so"));
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run the C program")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn assert_ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        stdout(o),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn read_profile(path: &Path) -> Profile {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    Profile::read(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn reduced(p: &Profile) -> Reduction {
+    reduce(
+        p,
+        &ReduceOptions {
+            merge_cycles: false,
+            call_sites: false,
+            path_depth: 5,
+        },
+    )
+    .expect("reduce")
+}
+
+/// (allocs, bytes) never freed on leak-table paths equal to `steps`.
+fn kept(r: &Reduction, steps: &[&str]) -> (u64, u64) {
+    r.kept_paths
+        .iter()
+        .filter(|p| {
+            p.steps
+                .iter()
+                .map(|s| s.name.as_str())
+                .eq(steps.iter().copied())
+        })
+        .fold((0, 0), |(a, b), p| (a + p.kept_allocs, b + p.kept_bytes))
+}
+
+/// (allocs, bytes) allocated under a function, callees included (each counted once).
+fn total(r: &Reduction, name: &str) -> (u64, u64) {
+    r.entities
+        .iter()
+        .filter(|e| e.name == name && !e.is_cycle)
+        .fold((0, 0), |(a, b), e| {
+            (a + e.total_allocs(), b + e.total_bytes())
+        })
+}
+
+/// The numbers a program printed as "word value word value ...".
+fn printed(o: &Output, key: &str) -> u64 {
+    let text = stdout(o);
+    let mut words = text.split_whitespace();
+    while let Some(w) = words.next() {
+        if w == key {
+            return words
+                .next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{key} in {text}"));
+        }
+    }
+    panic!("{key} not printed: {text}")
+}
+
+#[test]
+fn widget_leak_table_shows_exactly_the_red_widgets_when_preloaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "widgets", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &["10000"], &[], true);
+    assert_ok(&o);
+    let red = printed(&o, "red");
+    let p = read_profile(&dir.path().join("mprof.out"));
+    let r = reduced(&p);
+    assert_eq!(
+        kept(&r, &["main", "make_red_widget", "make_widget"]),
+        (red, red * 204)
+    );
+    assert_eq!(
+        kept(&r, &["main", "make_blue_widget", "make_widget"]),
+        (0, 0),
+        "blue widgets are all freed"
+    );
+    assert_eq!(total(&r, "make_widget"), (10_000, 10_000 * 204));
+    let bin = p
+        .bins
+        .iter()
+        .find(|b| b.key == mprof_profiler::BinKey::Size(204))
+        .expect("204-byte bin");
+    assert_eq!(
+        (bin.counters.allocs, bin.counters.frees),
+        (10_000, 10_000 - red)
+    );
+
+    let report = render_report(&p, &ReportOptions::default());
+    let leak_rows: Vec<&str> = report
+        .lines()
+        .filter(|l| l.contains("make_"))
+        .take(1)
+        .collect();
+    insta::assert_snapshot!("widgets_leak_row", leak_rows.join("\n"));
+}
+
+#[test]
+fn widget_counts_are_the_same_when_statically_linked() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile_static(dir.path(), "widgets");
+    let o = run(
+        dir.path(),
+        &exe,
+        &["3000"],
+        &[("MPROF_OUT", "static-%p.out")],
+        false,
+    );
+    assert_ok(&o);
+    let red = printed(&o, "red");
+    let pid_file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("static-"))
+        })
+        .expect("static-<pid>.out written");
+    let r = reduced(&read_profile(&pid_file));
+    assert_eq!(
+        kept(&r, &["main", "make_red_widget", "make_widget"]),
+        (red, red * 204)
+    );
+}
+
+#[test]
+fn four_threads_are_counted_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "threads", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &["5000"], &[], true);
+    assert_ok(&o);
+    let r = reduced(&read_profile(&dir.path().join("mprof.out")));
+    assert_eq!(total(&r, "keep_block"), (20_000, 20_000 * 48));
+    let leaked = printed(&o, "leaked");
+    assert_eq!(kept(&r, &["worker", "keep_block"]), (leaked, leaked * 48));
+    assert_eq!(kept(&r, &["main", "big_block"]), (10, 30_000));
+}
+
+#[test]
+fn mutual_recursion_is_credited_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "recursion", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &["100"], &[], true);
+    assert_ok(&o);
+    let r = reduced(&read_profile(&dir.path().join("mprof.out")));
+    assert_eq!(
+        kept(&r, &["main", "F", "G", "F", "G"]),
+        (100, 1000),
+        "the exact path is kept"
+    );
+    // The paper's Figure 7: pairs would credit F -> G with 20 bytes per call.
+    assert_eq!(total(&r, "F"), (100, 1000));
+    assert_eq!(total(&r, "G"), (100, 1000));
+    assert_eq!(total(&r, "main"), (100, 1000));
+}
+
+#[test]
+fn depth_limit_keeps_the_innermost_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "recursion", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &["50"], &[("MPROF_DEPTH", "2")], true);
+    assert_ok(&o);
+    let r = reduced(&read_profile(&dir.path().join("mprof.out")));
+    assert_eq!(kept(&r, &["F", "G"]), (50, 500));
+}
+
+#[test]
+fn a_forked_child_writes_its_own_file_and_nothing_is_counted_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "forker", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &[], &[], true);
+    assert_ok(&o);
+    let child = printed(&o, "child");
+    let parent = reduced(&read_profile(&dir.path().join("mprof.out")));
+    assert_eq!(kept(&parent, &["main", "parent_work"]), (5, 500));
+    assert_eq!(total(&parent, "child_work"), (0, 0));
+    let child = reduced(&read_profile(
+        &dir.path().join(format!("mprof.out.{child}")),
+    ));
+    assert_eq!(kept(&child, &["main", "child_work"]), (5, 3500));
+    assert_eq!(
+        total(&child, "parent_work"),
+        (0, 0),
+        "the parent's blocks belong to the parent's file"
+    );
+}
+
+fn error_counts(r: &Reduction) -> Vec<(HeapErrorKind, Vec<String>, u64)> {
+    let mut v: Vec<_> = r
+        .errors
+        .iter()
+        .map(|e| {
+            (
+                e.kind,
+                e.path
+                    .steps
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .collect::<Vec<_>>(),
+                e.count,
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn heap_errors_are_reported_with_their_paths_and_the_program_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "errors", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &[], &[], true);
+    assert_ok(&o);
+    assert_eq!(stdout(&o), "survived\n");
+    let r = reduced(&read_profile(&dir.path().join("mprof.out")));
+    let path = |f: &str| vec!["main".to_string(), f.to_string()];
+    assert_eq!(
+        error_counts(&r),
+        vec![
+            (HeapErrorKind::DoubleFree, path("double_free"), 2),
+            (HeapErrorKind::InvalidFree, path("bogus_free"), 1),
+            (HeapErrorKind::InvalidFree, path("bogus_free"), 1),
+            (HeapErrorKind::ReallocOfFreed, path("realloc_freed"), 1),
+        ]
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("mprof: double free of 0x"));
+}
+
+#[test]
+fn on_error_abort_writes_the_file_then_aborts() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "errors", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &[], &[("MPROF_ON_ERROR", "abort")], true);
+    assert_eq!(o.status.signal(), Some(libc_sigabrt()), "{:?}", o.status);
+    assert_eq!(stdout(&o), "");
+    let r = reduced(&read_profile(&dir.path().join("mprof.out")));
+    assert_eq!(
+        error_counts(&r),
+        vec![(
+            HeapErrorKind::DoubleFree,
+            vec!["main".into(), "double_free".into()],
+            1
+        )]
+    );
+}
+
+fn libc_sigabrt() -> i32 {
+    6
+}
+
+#[test]
+fn every_entry_point_keeps_its_promises_and_is_attributed() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "entry_points", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &[], &[], true);
+    assert_ok(&o);
+    assert_eq!(stdout(&o), "ok\n");
+    let r = reduced(&read_profile(&dir.path().join("mprof.out")));
+    assert_eq!(kept(&r, &["main", "leak_calloc"]), (1, 100));
+    assert_eq!(kept(&r, &["main", "leak_aligned"]), (2, 512));
+    assert_eq!(kept(&r, &["main", "leak_memalign"]), (1, 5000));
+    assert_eq!(kept(&r, &["main", "leak_posix"]), (1, 40));
+    assert_eq!(kept(&r, &["main", "leak_realloc"]), (1, 700));
+    assert_eq!(
+        total(&r, "leak_realloc"),
+        (2, 707),
+        "realloc counts as a free and a new allocation"
+    );
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+}
+
+#[test]
+fn dwarf_unwinding_sees_through_code_without_frame_pointers() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = [
+        "-O2",
+        "-g",
+        "-fomit-frame-pointer",
+        "-fno-optimize-sibling-calls",
+    ];
+    let exe = compile(dir.path(), "widgets", &[], &flags);
+    let o = run(
+        dir.path(),
+        &exe,
+        &["2000"],
+        &[("MPROF_UNWIND", "dwarf")],
+        true,
+    );
+    assert_ok(&o);
+    let red = printed(&o, "red");
+    let r = reduced(&read_profile(&dir.path().join("mprof.out")));
+    assert_eq!(
+        kept(&r, &["main", "make_red_widget", "make_widget"]),
+        (red, red * 204)
+    );
+
+    // The frame-pointer walk on the same binary loses callers but never faults,
+    // and every allocation is still counted.
+    let o = run(
+        dir.path(),
+        &exe,
+        &["2000"],
+        &[("MPROF_OUT", "fp.out")],
+        true,
+    );
+    assert_ok(&o);
+    let r = reduced(&read_profile(&dir.path().join("fp.out")));
+    assert_eq!(total(&r, "make_widget"), (2000, 2000 * 204));
+}
+
+#[test]
+fn the_api_stops_resets_and_dumps() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile_static(dir.path(), "api");
+    let o = run(dir.path(), &exe, &["api.out"], &[], false);
+    assert_ok(&o);
+    assert_eq!(stdout(&o), "done\n");
+    let r = reduced(&read_profile(&dir.path().join("api.out")));
+    assert_eq!(kept(&r, &["main", "counted"]), (6, 198));
+    assert_eq!(total(&r, "while_stopped"), (0, 0));
+    assert_eq!(total(&r, "before_reset"), (0, 0));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write /nonexistent-dir/x.out"));
+}
+
+#[test]
+fn the_dump_signal_writes_the_file_while_the_program_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "dump_signal", &[], CFLAGS);
+    let env = [("MPROF_DUMP_SIGNAL", "USR1"), ("MPROF_OUT", "signal.out")];
+    let o = run(dir.path(), &exe, &["signal.out"], &env, true);
+    assert_ok(&o);
+    assert_eq!(stdout(&o), "dumped\n");
+    let r = reduced(&read_profile(&dir.path().join("signal.out")));
+    assert_eq!(
+        total(&r, "work"),
+        (1, 123),
+        "written at the second allocation, before recording it"
+    );
+}
+
+#[test]
+fn bad_settings_are_reported_and_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "widgets", &[], CFLAGS);
+    let env = [
+        ("MPROF_DEPTH", "lots"),
+        ("MPROF_UNWIND", "libunwind"),
+        ("MPROF_DUMP_SIGNAL", "SIGFOO"),
+        ("MPROF_ON_ERROR", "explode"),
+    ];
+    let o = run(dir.path(), &exe, &["100"], &env, true);
+    assert_ok(&o);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    insta::assert_snapshot!("bad_settings_stderr", stderr);
+    let red = printed(&o, "red");
+    let r = reduced(&read_profile(&dir.path().join("mprof.out")));
+    assert_eq!(
+        kept(&r, &["main", "make_red_widget", "make_widget"]),
+        (red, red * 204)
+    );
+}
