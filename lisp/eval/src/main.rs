@@ -1,1 +1,5 @@
-fn main() {}
+//! The `mprof-lisp` binary: thin glue over the library (command line, REPL).
+
+fn main() {
+    std::process::exit(mprof_lisp::cli::main());
+}

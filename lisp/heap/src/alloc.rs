@@ -437,3 +437,9 @@ pub fn list_to_vec<'gc>(v: Value<'gc>) -> Option<Vec<Value<'gc>>> {
         }
     }
 }
+
+/// The package registry, allocated once per interpreter.
+pub fn packages<'gc>(mc: &Mutation<'gc>) -> Ptr<'gc, crate::packages::Packages<'gc>> {
+    let p = crate::packages::Packages::new(mc);
+    alloc_object(mc, Category::Other, "package-registry", 0, p)
+}

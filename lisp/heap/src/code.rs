@@ -62,6 +62,8 @@ pub enum Op {
     JumpIfNil(u32),
     /// Pop; jump if not NIL.
     JumpIfTrue(u32),
+    /// If the top is the fixnum `value`, pop it and jump.
+    JumpIfEqFixnum { value: i32, target: u32 },
     /// Jump if slot `slot` holds a supplied argument (not the unbound marker).
     JumpIfSupplied { slot: u32, target: u32 },
     /// Push T if slot `i` holds a supplied argument, else NIL.
@@ -84,14 +86,13 @@ pub enum Op {
     MvRestore,
     /// Pop a value and bind symbol constant `k` dynamically to it.
     BindSpecial(u32),
-    /// Undo the last `n` dynamic bindings.
-    Unbind(u32),
+    /// Pop `n` dynamic entries (special bindings, which are undone, and catches).
+    /// Never used across an unwind-protect: exits across one go through `Throw`.
+    PopDyn(u32),
     /// Push a fresh unique tag (for blocks and tagbodies exited from closures).
     NewTag,
     /// Pop a tag and establish a catch for it; a throw lands at `target` with the thrown value pushed.
     PushCatch(u32),
-    /// Remove the innermost catch (normal exit of its body).
-    PopCatch,
     /// Stack: tag, value (values register holds all). Throw to the tag.
     Throw,
     /// Establish an unwind-protect whose cleanup starts at `target`.

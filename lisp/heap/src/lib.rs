@@ -10,7 +10,7 @@
 
 pub mod alloc;
 pub mod code;
-// pub mod datum;
+pub mod datum;
 pub mod object;
 pub mod packages;
 pub mod printer;

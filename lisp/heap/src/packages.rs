@@ -89,7 +89,7 @@ impl<'gc> Packages<'gc> {
     /// Make a new package (or return the existing one of that name).
     pub fn make_package(
         mc: &Mutation<'gc>,
-        this: gc_arena::Gc<'gc, Packages<'gc>>,
+        this: Ptr<'gc, Packages<'gc>>,
         name: &str,
         nicknames: &[String],
     ) -> Ptr<'gc, Package<'gc>> {
@@ -99,7 +99,8 @@ impl<'gc> Packages<'gc> {
         let p = alloc::package(mc, name);
         p.nicknames.borrow_mut().extend(nicknames.iter().cloned());
         let w = gc_arena::Gc::write(mc, this);
-        let mut map = gc_arena::barrier::unlock!(w, Packages, by_name).borrow_mut();
+        let inner = gc_arena::barrier::field!(w, crate::object::Obj, val);
+        let mut map = gc_arena::barrier::unlock!(inner, Packages, by_name).borrow_mut();
         map.insert(name.to_string(), p);
         for n in nicknames {
             map.insert(n.clone(), p);

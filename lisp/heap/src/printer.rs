@@ -21,7 +21,7 @@ pub struct PrintContext<'a, 'gc> {
     pub escape: bool,
     /// Report strings for conditions, supplied by the evaluator (which can run
     /// report functions); when None, conditions print unreadably.
-    pub condition_report: Option<&'a dyn Fn(Value<'gc>) -> Option<String>>,
+    pub condition_report: Option<fn(Value<'gc>, &PrintContext<'_, 'gc>) -> Option<String>>,
 }
 
 pub fn print_to_string<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> String {
@@ -109,7 +109,7 @@ pub fn write_value<'gc>(out: &mut String, v: Value<'gc>, ctx: &PrintContext<'_, 
             if s.stype.is_condition {
                 if !ctx.escape
                     && let Some(report) = ctx.condition_report
-                    && let Some(text) = report(v)
+                    && let Some(text) = report(v, ctx)
                 {
                     out.push_str(&text);
                     return;

@@ -379,3 +379,17 @@ mod tests {
         assert_eq!(std::mem::size_of::<Obj<Cons<'static>>>(), 40);
     }
 }
+
+impl std::fmt::Debug for Value<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Nil => write!(f, "NIL"),
+            Value::Unbound => write!(f, "#<unbound>"),
+            Value::Fixnum(i) => write!(f, "{i}"),
+            Value::Char(c) => write!(f, "#\\{c}"),
+            Value::Symbol(s) => write!(f, "{}", s.name),
+            Value::Float(x) => write!(f, "{}", x.val),
+            other => write!(f, "#<object {:x}>", other.heap_address().unwrap_or(0)),
+        }
+    }
+}

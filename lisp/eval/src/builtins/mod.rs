@@ -1,0 +1,108 @@
+//! The builtin function table: every function written in Rust, with its
+//! name, package and argument counts. Builtins never run Lisp code: those
+//! that must call a Lisp function (`funcall`, `apply`, `eval`...) are
+//! special kinds the VM carries out itself, and higher-order library
+//! functions are written in Lisp in the prelude.
+//!
+//! Invariant: a builtin's id is its index in [`table`], the same for every
+//! interpreter in the process.
+
+use std::sync::OnceLock;
+
+use mprof_heap::Value;
+
+use crate::ctx::Ctx;
+use crate::raise::LResult;
+
+pub mod core;
+pub mod numbers;
+
+pub type BuiltinFn = for<'a, 'gc> fn(&mut Ctx<'a, 'gc>, &[Value<'gc>]) -> LResult<'gc>;
+
+/// Which package a builtin's name is interned and exported in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pkg {
+    Cl,
+    Sys,
+    Mprof,
+}
+
+/// Builtins the VM carries out itself because they call Lisp or unwind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Special {
+    Funcall,
+    Apply,
+    Values,
+    /// (eval form)
+    Eval,
+    /// (sys:%load-source text file-name) evaluates every form of a source text.
+    LoadSource,
+    /// (sys:%unhandled-condition condition): no handler took it; abort to the driver.
+    Unhandled,
+    /// (compile name &optional definition)
+    Compile,
+    /// (sys:%macroexpand-1 form): expand once; two values.
+    Macroexpand1,
+}
+
+#[derive(Clone, Copy)]
+pub enum Kind {
+    Plain(BuiltinFn),
+    Special(Special),
+}
+
+#[derive(Clone, Copy)]
+pub struct BuiltinDef {
+    pub name: &'static str,
+    pub package: Pkg,
+    pub min: u16,
+    /// `u16::MAX` for any number.
+    pub max: u16,
+    pub kind: Kind,
+}
+
+pub const MANY: u16 = u16::MAX;
+
+/// A plain builtin in COMMON-LISP.
+pub const fn cl(name: &'static str, min: u16, max: u16, f: BuiltinFn) -> BuiltinDef {
+    BuiltinDef { name, package: Pkg::Cl, min, max, kind: Kind::Plain(f) }
+}
+
+/// A plain builtin in MPROF-SYSTEM (internal helpers of the prelude).
+pub const fn sys(name: &'static str, min: u16, max: u16, f: BuiltinFn) -> BuiltinDef {
+    BuiltinDef { name, package: Pkg::Sys, min, max, kind: Kind::Plain(f) }
+}
+
+/// A plain builtin in MPROF.
+pub const fn mprof(name: &'static str, min: u16, max: u16, f: BuiltinFn) -> BuiltinDef {
+    BuiltinDef { name, package: Pkg::Mprof, min, max, kind: Kind::Plain(f) }
+}
+
+const SPECIALS: &[BuiltinDef] = &[
+    BuiltinDef { name: "FUNCALL", package: Pkg::Cl, min: 1, max: MANY, kind: Kind::Special(Special::Funcall) },
+    BuiltinDef { name: "APPLY", package: Pkg::Cl, min: 2, max: MANY, kind: Kind::Special(Special::Apply) },
+    BuiltinDef { name: "VALUES", package: Pkg::Cl, min: 0, max: MANY, kind: Kind::Special(Special::Values) },
+    BuiltinDef { name: "EVAL", package: Pkg::Cl, min: 1, max: 1, kind: Kind::Special(Special::Eval) },
+    BuiltinDef { name: "%LOAD-SOURCE", package: Pkg::Sys, min: 2, max: 2, kind: Kind::Special(Special::LoadSource) },
+    BuiltinDef {
+        name: "%UNHANDLED-CONDITION",
+        package: Pkg::Sys,
+        min: 1,
+        max: 1,
+        kind: Kind::Special(Special::Unhandled),
+    },
+    BuiltinDef { name: "COMPILE", package: Pkg::Cl, min: 1, max: 2, kind: Kind::Special(Special::Compile) },
+    BuiltinDef { name: "%MACROEXPAND-1", package: Pkg::Sys, min: 1, max: 2, kind: Kind::Special(Special::Macroexpand1) },
+];
+
+/// Every builtin, in id order.
+pub fn table() -> &'static [BuiltinDef] {
+    static TABLE: OnceLock<Vec<BuiltinDef>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = Vec::new();
+        t.extend_from_slice(SPECIALS);
+        t.extend_from_slice(core::BUILTINS);
+        t.extend_from_slice(numbers::BUILTINS);
+        t
+    })
+}

@@ -1,0 +1,34 @@
+//! The compiler: forms to compiled code, in two passes. `front` expands
+//! macros and resolves names into [`ir::Ir`]; `codegen` turns that into
+//! [`mprof_heap::code::Proto`]s.
+//!
+//! The compiler never runs Lisp code. When it needs a macro expansion it has
+//! not got, it returns [`CompileError::NeedExpansion`] and the VM runs the
+//! expander and compiles again.
+
+pub mod codegen;
+pub mod front;
+pub mod ir;
+
+use gc_arena::Mutation;
+use mprof_heap::Value;
+use mprof_heap::code::Proto;
+use mprof_heap::value::Ptr;
+
+pub use front::{CompileError, Expansions};
+
+use crate::world::World;
+
+/// Compile a top-level form into a function of no arguments that evaluates it.
+pub fn compile_toplevel<'gc>(
+    mc: &Mutation<'gc>,
+    world: &World<'gc>,
+    expansions: &Expansions<'gc>,
+    form: Value<'gc>,
+) -> Result<Ptr<'gc, Proto<'gc>>, CompileError<'gc>> {
+    let mut front = front::Front::new(mc, &world.packages, &world.syms, expansions);
+    let lam = front.toplevel(form)?;
+    let unit = front.unit;
+    let mut cg = codegen::Codegen::new(mc, &world.syms, &unit, None);
+    Ok(cg.function(&lam))
+}

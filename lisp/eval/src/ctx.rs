@@ -1,0 +1,173 @@
+//! What a builtin sees: the mutation context, the world, the host, and the
+//! values register. Helpers here turn common argument checks into typed
+//! errors with messages naming the offending value.
+
+use gc_arena::Mutation;
+use mprof_heap::printer::{PrintContext, print_to_string};
+use mprof_heap::value::{Package, Ptr, StreamKind};
+use mprof_heap::{Value, alloc};
+
+use crate::host::{Host, STDOUT};
+use crate::raise::{ErrorKind, Raise};
+use crate::world::World;
+
+pub struct Ctx<'a, 'gc> {
+    pub mc: &'a Mutation<'gc>,
+    pub world: &'a World<'gc>,
+    pub host: &'a mut Host,
+    /// The values register; set through [`Ctx::set_values`].
+    pub values: &'a mut Vec<Value<'gc>>,
+    /// True when the builtin set multiple values.
+    pub multiple: bool,
+}
+
+impl<'a, 'gc> Ctx<'a, 'gc> {
+    pub fn t(&self) -> Value<'gc> {
+        self.world.t()
+    }
+
+    pub fn bool(&self, b: bool) -> Value<'gc> {
+        if b { self.world.t() } else { Value::Nil }
+    }
+
+    /// Return several values: the first is also the builtin's result.
+    pub fn set_values(&mut self, vals: &[Value<'gc>]) -> Value<'gc> {
+        self.values.clear();
+        self.values.extend_from_slice(vals);
+        self.multiple = true;
+        vals.first().copied().unwrap_or(Value::Nil)
+    }
+
+    pub fn cl(&self, name: &str) -> Value<'gc> {
+        self.world.intern_cl(self.mc, name)
+    }
+
+    pub fn kw(&self, name: &str) -> Value<'gc> {
+        self.world.keyword(self.mc, name)
+    }
+
+    /// A type error: `datum` is not of the CL type named `expected`.
+    pub fn type_error(&self, datum: Value<'gc>, expected: &str) -> Raise<'gc> {
+        let expected = if expected.starts_with('(') {
+            // A compound type specifier, read from text.
+            match mprof_reader::read_one(expected, 0, &Default::default()) {
+                Ok(Some((d, _))) => mprof_heap::datum::datum_to_value(
+                    self.mc,
+                    &self.world.packages,
+                    self.world.packages.common_lisp,
+                    &d,
+                )
+                .unwrap_or(Value::Nil),
+                _ => Value::Nil,
+            }
+        } else {
+            self.cl(expected)
+        };
+        Raise::TypeError { datum, expected }
+    }
+
+    pub fn current_package(&self) -> Ptr<'gc, Package<'gc>> {
+        match self.world.syms.package.value.get() {
+            Value::Package(p) => p,
+            _ => self.world.packages.user,
+        }
+    }
+
+    pub fn print_context(&self, escape: bool) -> PrintContext<'_, 'gc> {
+        PrintContext {
+            packages: &self.world.packages,
+            current_package: self.current_package(),
+            escape,
+            condition_report: Some(crate::conditions::static_report),
+        }
+    }
+
+    /// Print a value as prin1 (escape) or princ would.
+    pub fn print(&self, v: Value<'gc>, escape: bool) -> String {
+        print_to_string(v, &self.print_context(escape))
+    }
+
+    /// Resolve an output stream designator: T is the terminal, NIL standard output.
+    pub fn output_stream(&self, designator: Value<'gc>) -> Result<Value<'gc>, Raise<'gc>> {
+        let v = match designator {
+            Value::Nil => self.world.syms.standard_output.value.get(),
+            Value::Symbol(s) if gc_arena::Gc::ptr_eq(s, self.world.packages.t) => {
+                self.world.syms.terminal_io.value.get()
+            }
+            other => other,
+        };
+        match v {
+            Value::Stream(_) => Ok(v),
+            other => Err(self.type_error(other, "STREAM")),
+        }
+    }
+
+    /// Write text to a stream (a stream object), keeping its column.
+    pub fn write_stream(&mut self, stream: Value<'gc>, text: &str) -> Result<(), Raise<'gc>> {
+        let Value::Stream(s) = stream else {
+            return Err(self.type_error(stream, "STREAM"));
+        };
+        let mut st = alloc::borrow_mut(self.mc, s);
+        if !st.open {
+            return Err(Raise::simple(ErrorKind::Stream, format!("the stream {} is closed", st.name)));
+        }
+        match &mut st.kind {
+            StreamKind::StringOutput { buffer } => buffer.push_str(text),
+            StreamKind::Host { channel, output: true, .. } => {
+                let ch = *channel;
+                self.host.write(ch, text).map_err(|e| Raise::simple(ErrorKind::Stream, e))?;
+            }
+            _ => {
+                let name = st.name.clone();
+                return Err(Raise::simple(ErrorKind::Stream, format!("the stream {name} is not an output stream")));
+            }
+        }
+        if let Some(i) = text.rfind('\n') {
+            st.column = text[i + 1..].chars().count();
+        } else {
+            st.column += text.chars().count();
+        }
+        Ok(())
+    }
+
+    /// Write to a stream designator.
+    pub fn write_to(&mut self, designator: Value<'gc>, text: &str) -> Result<(), Raise<'gc>> {
+        let s = self.output_stream(designator)?;
+        self.write_stream(s, text)
+    }
+
+    pub fn stream_column(&self, stream: Value<'gc>) -> usize {
+        match stream {
+            Value::Stream(s) => s.borrow().column,
+            _ => 0,
+        }
+    }
+
+    /// Write to standard output directly (diagnostics of the driver).
+    pub fn write_stdout(&mut self, text: &str) {
+        let _ = self.host.write(STDOUT, text);
+    }
+
+    pub fn string_arg(&self, v: Value<'gc>) -> Result<String, Raise<'gc>> {
+        match v {
+            Value::String(s) => Ok(s.borrow().to_rust_string()),
+            other => Err(self.type_error(other, "STRING")),
+        }
+    }
+
+    pub fn fixnum_arg(&self, v: Value<'gc>) -> Result<i64, Raise<'gc>> {
+        match v {
+            Value::Fixnum(i) => Ok(i),
+            other => Err(self.type_error(other, "INTEGER")),
+        }
+    }
+
+    /// A non-negative index argument.
+    pub fn index_arg(&self, v: Value<'gc>) -> Result<usize, Raise<'gc>> {
+        match v {
+            Value::Fixnum(i) if i >= 0 => Ok(i as usize),
+            other => Err(self.type_error(other, "(INTEGER 0)")),
+        }
+    }
+}
+

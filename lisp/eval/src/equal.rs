@@ -1,0 +1,252 @@
+//! The equality predicates `eql`, `equal` and `equalp`, and the hash codes
+//! that agree with them (for hash tables).
+//!
+//! Invariant: `a` equal under a test implies equal hash codes under it.
+//! Recursion into conses' cars is bounded by [`MAX_DEPTH`]; cdr chains are
+//! iterated, so long lists never deepen the Rust stack.
+
+use mprof_heap::Value;
+use mprof_heap::value::HashTest;
+
+const MAX_DEPTH: usize = 10_000;
+
+pub fn eql<'gc>(a: Value<'gc>, b: Value<'gc>) -> bool {
+    if a.eq(b) {
+        return true;
+    }
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.val.to_bits() == y.val.to_bits(),
+        (Value::BigInt(x), Value::BigInt(y)) => x.0 == y.0,
+        (Value::Ratio(x), Value::Ratio(y)) => x.num == y.num && x.den == y.den,
+        _ => false,
+    }
+}
+
+pub fn equal<'gc>(a: Value<'gc>, b: Value<'gc>) -> bool {
+    equal_depth(a, b, 0)
+}
+
+fn equal_depth<'gc>(mut a: Value<'gc>, mut b: Value<'gc>, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    loop {
+        if eql(a, b) {
+            return true;
+        }
+        match (a, b) {
+            (Value::Cons(x), Value::Cons(y)) => {
+                if !equal_depth(x.car.get(), y.car.get(), depth + 1) {
+                    return false;
+                }
+                a = x.cdr.get();
+                b = y.cdr.get();
+            }
+            (Value::String(x), Value::String(y)) => return x.borrow().active() == y.borrow().active(),
+            _ => return false,
+        }
+    }
+}
+
+pub fn equalp<'gc>(a: Value<'gc>, b: Value<'gc>) -> bool {
+    equalp_depth(a, b, 0)
+}
+
+fn equalp_depth<'gc>(mut a: Value<'gc>, mut b: Value<'gc>, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    loop {
+        if eql(a, b) {
+            return true;
+        }
+        match (a, b) {
+            (Value::Cons(x), Value::Cons(y)) => {
+                if !equalp_depth(x.car.get(), y.car.get(), depth + 1) {
+                    return false;
+                }
+                a = x.cdr.get();
+                b = y.cdr.get();
+            }
+            (Value::Char(x), Value::Char(y)) => return chars_equal_ignoring_case(x, y),
+            (Value::String(x), Value::String(y)) => {
+                let (x, y) = (x.borrow(), y.borrow());
+                let (x, y) = (x.active(), y.active());
+                return x.len() == y.len() && x.iter().zip(y).all(|(p, q)| chars_equal_ignoring_case(*p, *q));
+            }
+            (Value::Vector(x), Value::Vector(y)) => {
+                let (x, y) = (x.borrow(), y.borrow());
+                let (x, y) = (x.active(), y.active());
+                return x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equalp_depth(*p, *q, depth + 1));
+            }
+            (Value::String(s), Value::Vector(v)) | (Value::Vector(v), Value::String(s)) => {
+                let (s, v) = (s.borrow(), v.borrow());
+                let (s, v) = (s.active(), v.active());
+                return s.len() == v.len()
+                    && s.iter().zip(v).all(|(c, x)| matches!(x, Value::Char(d) if chars_equal_ignoring_case(*c, *d)));
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                let (x, y) = (x.borrow(), y.borrow());
+                return x.dims == y.dims && x.items.iter().zip(&y.items).all(|(p, q)| equalp_depth(*p, *q, depth + 1));
+            }
+            (Value::Struct(x), Value::Struct(y)) => {
+                if !gc_arena::Gc::ptr_eq(x.stype, y.stype) {
+                    return false;
+                }
+                let (xs, ys) = (x.slots.borrow(), y.slots.borrow());
+                return xs.len() == ys.len() && xs.iter().zip(ys.iter()).all(|(p, q)| equalp_depth(*p, *q, depth + 1));
+            }
+            (Value::HashTable(x), Value::HashTable(y)) => {
+                let (xh, yh) = (x.borrow(), y.borrow());
+                if xh.count != yh.count || xh.test != yh.test {
+                    return false;
+                }
+                for bucket in xh.buckets.values() {
+                    for (k, v) in bucket {
+                        match lookup(&yh, *k) {
+                            Some(w) if equalp_depth(*v, w, depth + 1) => {}
+                            _ => return false,
+                        }
+                    }
+                }
+                return true;
+            }
+            _ => return crate::builtins::numbers::numbers_equal(a, b).unwrap_or(false),
+        }
+    }
+}
+
+fn chars_equal_ignoring_case(a: char, b: char) -> bool {
+    a == b || a.to_lowercase().eq(b.to_lowercase())
+}
+
+/// Whether two keys are the same under a hash table test.
+pub fn same_key<'gc>(test: HashTest, a: Value<'gc>, b: Value<'gc>) -> bool {
+    match test {
+        HashTest::Eq => a.eq(b),
+        HashTest::Eql => eql(a, b),
+        HashTest::Equal => equal(a, b),
+        HashTest::Equalp => equalp(a, b),
+    }
+}
+
+/// A hash code consistent with the test.
+pub fn hash_key<'gc>(test: HashTest, v: Value<'gc>) -> u64 {
+    let mut h = Hasher::default();
+    match test {
+        HashTest::Eq => h.identity(v),
+        HashTest::Eql => h.eql(v),
+        HashTest::Equal => h.equal(v, 0, false),
+        HashTest::Equalp => h.equal(v, 0, true),
+    }
+    h.finish()
+}
+
+/// Look a key up in a hash table.
+pub fn lookup<'gc>(table: &mprof_heap::value::HashTable<'gc>, key: Value<'gc>) -> Option<Value<'gc>> {
+    let h = hash_key(table.test, key);
+    table.buckets.get(&h)?.iter().find(|(k, _)| same_key(table.test, *k, key)).map(|(_, v)| *v)
+}
+
+#[derive(Default)]
+struct Hasher(u64);
+
+impl Hasher {
+    fn mix(&mut self, x: u64) {
+        // FxHash-style mixing: fast, and good enough for bucket selection.
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn identity(&mut self, v: Value<'_>) {
+        match v {
+            Value::Nil => self.mix(1),
+            Value::Unbound => self.mix(2),
+            Value::Fixnum(i) => {
+                self.mix(3);
+                self.mix(i as u64)
+            }
+            Value::Char(c) => {
+                self.mix(4);
+                self.mix(c as u64)
+            }
+            other => self.mix(other.heap_address().unwrap_or(0) as u64),
+        }
+    }
+    fn eql(&mut self, v: Value<'_>) {
+        match v {
+            Value::Float(f) => {
+                self.mix(5);
+                self.mix(f.val.to_bits())
+            }
+            Value::BigInt(b) => {
+                self.mix(6);
+                for d in b.0.iter_u64_digits() {
+                    self.mix(d)
+                }
+            }
+            Value::Ratio(r) => {
+                self.mix(7);
+                for d in r.num.iter_u64_digits().chain(r.den.iter_u64_digits()) {
+                    self.mix(d)
+                }
+            }
+            other => self.identity(other),
+        }
+    }
+    fn equal(&mut self, v: Value<'_>, depth: usize, fold: bool) {
+        if depth > 4 {
+            return;
+        }
+        match v {
+            Value::Cons(_) => {
+                self.mix(8);
+                let mut cur = v;
+                let mut n = 0;
+                while let Value::Cons(c) = cur {
+                    self.equal(c.car.get(), depth + 1, fold);
+                    cur = c.cdr.get();
+                    n += 1;
+                    if n > 16 {
+                        return;
+                    }
+                }
+                self.equal(cur, depth + 1, fold);
+            }
+            Value::String(s) => {
+                self.mix(9);
+                for &c in s.borrow().active().iter().take(64) {
+                    let c = if fold { c.to_lowercase().next().unwrap_or(c) } else { c };
+                    self.mix(c as u64);
+                }
+            }
+            Value::Char(c) if fold => {
+                self.mix(4);
+                self.mix(c.to_lowercase().next().unwrap_or(c) as u64);
+            }
+            Value::Vector(vec) if fold => {
+                self.mix(9);
+                for &x in vec.borrow().active().iter().take(16) {
+                    match x {
+                        Value::Char(c) => self.mix(c.to_lowercase().next().unwrap_or(c) as u64),
+                        other => self.equal(other, depth + 1, fold),
+                    }
+                }
+            }
+            Value::Struct(s) if fold => {
+                self.mix(10);
+                for &x in s.slots.borrow().iter().take(8) {
+                    self.equal(x, depth + 1, fold);
+                }
+            }
+            Value::Fixnum(_) | Value::Float(_) | Value::BigInt(_) | Value::Ratio(_) if fold => {
+                // equalp compares numbers with =: hash their value as a double.
+                let x = crate::builtins::numbers::to_f64(v).unwrap_or(0.0);
+                self.mix(11);
+                self.mix(if x == 0.0 { 0 } else { x.to_bits() });
+            }
+            other => self.eql(other),
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The host side of the interpreter: what lives outside the GC arena and is
+//! reached by builtins through [`crate::ctx::Ctx`]: output channels (standard
+//! output, standard error, open files), standard input, the clock, and the
+//! run options.
+//!
+//! Invariant: no `Gc` pointer is ever stored here; stream objects in the heap
+//! refer to channels by index.
+
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+/// Channel 0 is standard input, 1 standard output, 2 standard error.
+pub const STDIN: u32 = 0;
+pub const STDOUT: u32 = 1;
+pub const STDERR: u32 = 2;
+
+pub enum Channel {
+    Input(Box<dyn BufRead>),
+    Output(Box<dyn Write>),
+    Closed,
+}
+
+/// Options a host sets when creating an interpreter.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The deepest Lisp call nesting before a `stack-exhausted` error.
+    pub max_frames: usize,
+    /// Instructions per VM slice between collections.
+    pub slice_fuel: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { max_frames: 1_000_000, slice_fuel: 4096 }
+    }
+}
+
+pub struct Host {
+    pub channels: Vec<Channel>,
+    pub options: Options,
+    pub start: Instant,
+    /// Set from a signal handler (Ctrl-C); checked between slices.
+    pub interrupt: Arc<AtomicBool>,
+    /// Arguments after the program file on the command line.
+    pub argv: Vec<String>,
+}
+
+impl Host {
+    pub fn new(stdout: Box<dyn Write>, stderr: Box<dyn Write>, stdin: Box<dyn BufRead>, options: Options) -> Host {
+        Host {
+            channels: vec![Channel::Input(stdin), Channel::Output(stdout), Channel::Output(stderr)],
+            options,
+            start: Instant::now(),
+            interrupt: Arc::new(AtomicBool::new(false)),
+            argv: Vec::new(),
+        }
+    }
+
+    /// Write text to an output channel. Errors writing to a closed pipe are
+    /// reported to the caller as a message.
+    pub fn write(&mut self, channel: u32, text: &str) -> Result<(), String> {
+        match self.channels.get_mut(channel as usize) {
+            Some(Channel::Output(w)) => w.write_all(text.as_bytes()).map_err(|e| e.to_string()),
+            _ => Err("the stream is not open for output".to_string()),
+        }
+    }
+
+    pub fn flush(&mut self, channel: u32) {
+        if let Some(Channel::Output(w)) = self.channels.get_mut(channel as usize) {
+            let _ = w.flush();
+        }
+    }
+
+    pub fn flush_all(&mut self) {
+        for c in self.channels.iter_mut() {
+            if let Channel::Output(w) = c {
+                let _ = w.flush();
+            }
+        }
+    }
+
+    /// Read one line (without its newline) from an input channel; None at end of file.
+    pub fn read_line(&mut self, channel: u32) -> Result<Option<String>, String> {
+        match self.channels.get_mut(channel as usize) {
+            Some(Channel::Input(r)) => {
+                let mut s = String::new();
+                match r.read_line(&mut s) {
+                    Ok(0) => Ok(None),
+                    Ok(_) => {
+                        if s.ends_with('\n') {
+                            s.pop();
+                            if s.ends_with('\r') {
+                                s.pop();
+                            }
+                        }
+                        Ok(Some(s))
+                    }
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+            _ => Err("the stream is not open for input".to_string()),
+        }
+    }
+
+    pub fn open_output(&mut self, w: Box<dyn Write>) -> u32 {
+        self.channels.push(Channel::Output(w));
+        (self.channels.len() - 1) as u32
+    }
+
+    pub fn close(&mut self, channel: u32) {
+        if channel > STDERR
+            && let Some(c) = self.channels.get_mut(channel as usize)
+        {
+            if let Channel::Output(w) = c {
+                let _ = w.flush();
+            }
+            *c = Channel::Closed;
+        }
+    }
+}

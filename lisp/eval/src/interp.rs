@@ -1,0 +1,442 @@
+//! The embedding API and the driver loop: an [`Interpreter`] owns the GC
+//! arena (world + VM) and the host side, runs the VM in fuel slices, and
+//! collects garbage between slices — the only place collection can happen.
+//!
+//! Invariants:
+//! - no `Gc` pointer leaves a `mutate` call; values handed to the host are
+//!   converted to [`HostValue`]s, and values kept across runs are stashed in
+//!   the root's dynamic root set;
+//! - requests that need the whole arena (a full collection for `room`,
+//!   `(gc)` and `mprof:report`) are carried out here, between slices.
+
+use std::io::{BufRead, Write};
+use std::sync::atomic::Ordering;
+
+use gc_arena::{Arena, Collect, DynamicRootSet, Mutation, Rootable};
+use mprof_heap::value::{SYM_SPECIAL, SYM_SPECIAL_OPERATOR, StreamKind};
+use mprof_heap::{Value, alloc};
+
+use crate::builtins::{self, Pkg};
+use crate::host::{Host, Options, STDERR, STDIN, STDOUT};
+use crate::raise::HostRequest;
+use crate::syms::Syms;
+use crate::vm::{Env, Step, Vm};
+use crate::world::{World, make_condition_types};
+
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct Root<'gc> {
+    pub world: World<'gc>,
+    pub vm: Vm<'gc>,
+    pub handles: DynamicRootSet<'gc>,
+}
+
+type LispArena = Arena<Rootable![Root<'_>]>;
+
+/// A Lisp value converted for the host.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostValue {
+    Nil,
+    T,
+    Integer(i64),
+    /// An integer outside the i64 range, in decimal.
+    BigInteger(String),
+    Float(f64),
+    Char(char),
+    String(String),
+    /// A symbol, printed as `prin1` would (qualified when not accessible).
+    Symbol(String),
+    List(Vec<HostValue>),
+    /// Anything else, printed as `prin1` would.
+    Other(String),
+}
+
+/// An error a Lisp program signalled and did not handle, or a failure of the driver.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LispError {
+    /// The condition's type name, e.g. `UNBOUND-VARIABLE`.
+    pub condition_type: String,
+    /// The condition's report.
+    pub message: String,
+    /// Lisp function names, innermost first.
+    pub backtrace: Vec<String>,
+    /// Set when the program asked to exit with this code.
+    pub exit_code: Option<i32>,
+}
+
+impl std::fmt::Display for LispError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.condition_type, self.message)
+    }
+}
+
+impl std::error::Error for LispError {}
+
+/// The embedded interpreter.
+pub struct Interpreter {
+    arena: LispArena,
+    host: Host,
+}
+
+const PRELUDE: &[(&str, &str)] = &[
+    ("prelude/base.lisp", include_str!("prelude/base.lisp")),
+    ("prelude/conditions.lisp", include_str!("prelude/conditions.lisp")),
+    ("prelude/lists.lisp", include_str!("prelude/lists.lisp")),
+];
+
+impl Interpreter {
+    /// An interpreter writing to the process's standard output and error.
+    pub fn new(options: Options) -> Result<Interpreter, LispError> {
+        Interpreter::with_io(
+            Box::new(std::io::stdout()),
+            Box::new(std::io::stderr()),
+            Box::new(std::io::BufReader::new(std::io::stdin())),
+            options,
+        )
+    }
+
+    /// An interpreter with the given standard streams.
+    pub fn with_io(
+        stdout: Box<dyn Write>,
+        stderr: Box<dyn Write>,
+        stdin: Box<dyn BufRead>,
+        options: Options,
+    ) -> Result<Interpreter, LispError> {
+        let host = Host::new(stdout, stderr, stdin, options.clone());
+        let frame_limit = options.max_frames;
+        let arena = LispArena::new(|mc| {
+            let packages = alloc::packages(mc);
+            let type_key = packages.intern_external(mc, packages.system, "%TYPE");
+            let syms = Syms::new(mc, &packages);
+            let conditions = make_condition_types(mc, &packages, type_key);
+            let world = World { packages, syms, conditions, type_key };
+            init_world(mc, &world);
+            Root { world, vm: Vm::new(frame_limit), handles: DynamicRootSet::new(mc) }
+        });
+        let mut interp = Interpreter { arena, host };
+        for (name, src) in PRELUDE {
+            interp.eval_source(src, Some(name)).map_err(|e| LispError {
+                message: format!("in the prelude {name}: {}", e.message),
+                ..e
+            })?;
+        }
+        Ok(interp)
+    }
+
+    /// The host side (options, channels, the interrupt flag).
+    pub fn host(&mut self) -> &mut Host {
+        &mut self.host
+    }
+
+    /// Evaluate every form of `src`; returns the last form's values, printed
+    /// as `prin1` prints them.
+    pub fn eval_source(&mut self, src: &str, file: Option<&str>) -> Result<Vec<String>, LispError> {
+        self.arena.mutate_root(|mc, root| root.vm.start_source(mc, src, file));
+        self.drive()?;
+        Ok(self.arena.mutate(|_mc, root| {
+            let vals = root.vm.result_values();
+            let pctx = print_context(&root.world, true);
+            vals.iter().map(|v| mprof_heap::printer::print_to_string(*v, &pctx)).collect()
+        }))
+    }
+
+    /// Evaluate a string and convert its (first) value for the host.
+    pub fn eval(&mut self, src: &str) -> Result<HostValue, LispError> {
+        self.arena.mutate_root(|mc, root| root.vm.start_source(mc, src, None));
+        self.drive()?;
+        Ok(self.arena.mutate(|_mc, root| to_host(&root.world, root.vm.result, 0)))
+    }
+
+    /// Load and evaluate a file.
+    pub fn load_file(&mut self, path: &str) -> Result<(), LispError> {
+        let src = std::fs::read_to_string(path).map_err(|e| LispError {
+            condition_type: "FILE-ERROR".into(),
+            message: format!("cannot read {path}: {e}"),
+            backtrace: vec![],
+            exit_code: None,
+        })?;
+        self.eval_source(&src, Some(path)).map(|_| ())
+    }
+
+    /// Call the global function `name` (read in CL-USER) with host arguments.
+    pub fn call(&mut self, name: &str, args: &[HostValue]) -> Result<HostValue, LispError> {
+        let found = self.arena.mutate_root(|mc, root| {
+            let world = &root.world;
+            let f = match mprof_reader::read_one(name, 0, &Default::default()) {
+                Ok(Some((d, _))) => mprof_heap::datum::datum_to_value(mc, &world.packages, world.packages.user, &d).ok(),
+                _ => None,
+            };
+            let Some(f) = f.and_then(crate::vm::function_of) else {
+                return false;
+            };
+            let args: Vec<Value<'_>> = args.iter().map(|a| from_host(mc, world, a)).collect();
+            root.vm.start_call(mc, f, &args);
+            true
+        });
+        if !found {
+            return Err(LispError {
+                condition_type: "UNDEFINED-FUNCTION".into(),
+                message: format!("The function {name} is undefined."),
+                backtrace: vec![],
+                exit_code: None,
+            });
+        }
+        self.drive()?;
+        Ok(self.arena.mutate(|_mc, root| to_host(&root.world, root.vm.result, 0)))
+    }
+
+    /// Run the VM until the current run ends, collecting between slices.
+    fn drive(&mut self) -> Result<(), LispError> {
+        loop {
+            let fuel = self.host.options.slice_fuel;
+            let host = &mut self.host;
+            let step = self.arena.mutate_root(|mc, root| {
+                let Root { world, vm, .. } = root;
+                let mut env = Env { mc, world, host };
+                vm.run(&mut env, fuel)
+            });
+            if self.arena.metrics().allocation_debt() > 1024.0 {
+                self.arena.collect_debt();
+            }
+            if self.host.interrupt.swap(false, Ordering::SeqCst) {
+                self.arena.mutate_root(|_mc, root| root.vm.interrupt());
+            }
+            match step {
+                Step::Running => {}
+                Step::Done => {
+                    self.host.flush_all();
+                    return Ok(());
+                }
+                Step::Error => {
+                    self.host.flush_all();
+                    return Err(self.error_from_result());
+                }
+                Step::Request(req) => match req {
+                    HostRequest::FullGc | HostRequest::Room | HostRequest::ProfileReport { .. } => {
+                        self.full_collection();
+                        self.arena.mutate_root(|_mc, root| root.vm.resume(Value::Nil));
+                    }
+                    HostRequest::Exit(code) => {
+                        self.host.flush_all();
+                        self.arena.mutate_root(|mc, root| root.vm.reset(mc));
+                        return Err(LispError {
+                            condition_type: "EXIT".into(),
+                            message: format!("exit with code {code}"),
+                            backtrace: vec![],
+                            exit_code: Some(code),
+                        });
+                    }
+                },
+            }
+        }
+    }
+
+    /// A complete collection: finish the cycle in progress, then a full one.
+    pub fn full_collection(&mut self) {
+        self.arena.finish_cycle();
+        self.arena.finish_cycle();
+    }
+
+    fn error_from_result(&mut self) -> LispError {
+        let (condition_type, message, backtrace) = self.arena.mutate_root(|mc, root| {
+            let world = &root.world;
+            let c = root.vm.result;
+            let pctx = print_context(world, true);
+            let type_name = match c {
+                Value::Struct(s) => mprof_heap::printer::print_to_string(s.stype.name, &pctx),
+                other => mprof_heap::printer::print_to_string(crate::types::type_of(
+                    &mut crate::ctx::Ctx { mc, world, host: &mut Host::detached(), values: &mut Vec::new(), multiple: false },
+                    other,
+                ), &pctx),
+            };
+            let report_ctx = print_context(world, false);
+            let message = crate::conditions::static_report(c, &report_ctx)
+                .unwrap_or_else(|| mprof_heap::printer::print_to_string(c, &report_ctx));
+            (type_name, message, root.vm.backtrace.clone())
+        });
+        // A condition with a Lisp :report function is reported by Lisp.
+        let lisp_report = self.lisp_report();
+        LispError { condition_type, message: lisp_report.unwrap_or(message), backtrace, exit_code: None }
+    }
+
+    /// Run the prelude's report function on the unhandled condition, if the
+    /// condition's type has a Lisp report function.
+    fn lisp_report(&mut self) -> Option<String> {
+        let has_fn = self.arena.mutate(|_mc, root| match root.vm.result {
+            Value::Struct(s) => s.stype.precedence.borrow().iter().any(|n| {
+                root.world.find_type(*n).map(|t| matches!(t.report.get(), Value::Function(_))).unwrap_or(false)
+            }),
+            _ => false,
+        });
+        if !has_fn {
+            return None;
+        }
+        let ok = self.arena.mutate_root(|mc, root| {
+            let c = root.vm.result;
+            let f = root.world.intern_sys(mc, "%REPORT-STRING");
+            match crate::vm::function_of(f) {
+                Some(f) => {
+                    root.vm.start_call(mc, f, &[c]);
+                    true
+                }
+                None => false,
+            }
+        });
+        if !ok {
+            return None;
+        }
+        if self.drive().is_err() {
+            return None;
+        }
+        self.arena.mutate(|_mc, root| match root.vm.result {
+            Value::String(s) => Some(s.borrow().to_rust_string()),
+            _ => None,
+        })
+    }
+
+    /// The names of all symbols accessible in the current package (for completion).
+    pub fn symbol_names(&mut self) -> Vec<String> {
+        self.arena.mutate(|_mc, root| {
+            let pkg = match root.world.syms.package.value.get() {
+                Value::Package(p) => p,
+                _ => root.world.packages.user,
+            };
+            let mut names: Vec<String> = pkg.symbols.borrow().keys().map(|k| k.to_lowercase()).collect();
+            for used in pkg.uses.borrow().iter() {
+                names.extend(used.symbols.borrow().iter().filter(|(_, (_, ext))| *ext).map(|(k, _)| k.to_lowercase()));
+            }
+            for (name, p) in root.world.packages.by_name.borrow().iter() {
+                if &*p.name == name.as_str() {
+                    for (k, (_, ext)) in p.symbols.borrow().iter() {
+                        if *ext {
+                            names.push(format!("{}:{}", name.to_lowercase(), k.to_lowercase()));
+                        }
+                    }
+                }
+            }
+            names.sort();
+            names.dedup();
+            names
+        })
+    }
+
+    /// Set `*`, `**` and `***` after a REPL evaluation (from the values of the last run).
+    pub fn record_repl_values(&mut self) {
+        self.arena.mutate_root(|mc, root| {
+            let s = &root.world.syms;
+            let v = root.vm.result;
+            alloc::symbol_set_value(mc, s.star3, s.star2.value.get());
+            alloc::symbol_set_value(mc, s.star2, s.star.value.get());
+            alloc::symbol_set_value(mc, s.star, v);
+        });
+    }
+}
+
+impl Host {
+    /// A host with no channels, for printing outside a run.
+    pub fn detached() -> Host {
+        Host::new(Box::new(std::io::sink()), Box::new(std::io::sink()), Box::new(std::io::empty()), Options::default())
+    }
+}
+
+fn print_context<'a, 'gc>(world: &'a World<'gc>, escape: bool) -> mprof_heap::printer::PrintContext<'a, 'gc> {
+    let current = match world.syms.package.value.get() {
+        Value::Package(p) => p,
+        _ => world.packages.user,
+    };
+    mprof_heap::printer::PrintContext {
+        packages: &world.packages,
+        current_package: current,
+        escape,
+        condition_report: Some(crate::conditions::static_report),
+    }
+}
+
+fn to_host<'gc>(world: &World<'gc>, v: Value<'gc>, depth: usize) -> HostValue {
+    let pctx = print_context(world, true);
+    match v {
+        Value::Nil => HostValue::Nil,
+        Value::Symbol(s) if gc_arena::Gc::ptr_eq(s, world.packages.t) => HostValue::T,
+        Value::Fixnum(i) => HostValue::Integer(i),
+        Value::BigInt(b) => HostValue::BigInteger(b.0.to_string()),
+        Value::Float(f) => HostValue::Float(f.val),
+        Value::Char(c) => HostValue::Char(c),
+        Value::String(s) => HostValue::String(s.borrow().to_rust_string()),
+        Value::Symbol(_) => HostValue::Symbol(mprof_heap::printer::print_to_string(v, &pctx)),
+        Value::Cons(_) if depth < 1000 => match alloc::list_to_vec(v) {
+            Some(items) => HostValue::List(items.into_iter().map(|x| to_host(world, x, depth + 1)).collect()),
+            None => HostValue::Other(mprof_heap::printer::print_to_string(v, &pctx)),
+        },
+        other => HostValue::Other(mprof_heap::printer::print_to_string(other, &pctx)),
+    }
+}
+
+fn from_host<'gc>(mc: &Mutation<'gc>, world: &World<'gc>, v: &HostValue) -> Value<'gc> {
+    match v {
+        HostValue::Nil => Value::Nil,
+        HostValue::T => world.t(),
+        HostValue::Integer(i) => Value::Fixnum(*i),
+        HostValue::BigInteger(s) => s.parse::<num_bigint::BigInt>().map(|b| alloc::integer(mc, b)).unwrap_or(Value::Nil),
+        HostValue::Float(x) => alloc::float(mc, *x),
+        HostValue::Char(c) => Value::Char(*c),
+        HostValue::String(s) => alloc::string(mc, s),
+        HostValue::Symbol(name) | HostValue::Other(name) => match mprof_reader::read_one(name, 0, &Default::default()) {
+            Ok(Some((d, _))) => mprof_heap::datum::datum_to_value(mc, &world.packages, world.packages.user, &d).unwrap_or(Value::Nil),
+            _ => Value::Nil,
+        },
+        HostValue::List(items) => {
+            let vals: Vec<Value<'gc>> = items.iter().map(|x| from_host(mc, world, x)).collect();
+            alloc::list(mc, &vals)
+        }
+    }
+}
+
+const SPECIAL_OPERATORS: &[&str] = &[
+    "QUOTE", "FUNCTION", "IF", "PROGN", "LET", "LET*", "SETQ", "FLET", "LABELS", "MACROLET",
+    "SYMBOL-MACROLET", "BLOCK", "RETURN-FROM", "TAGBODY", "GO", "CATCH", "THROW", "UNWIND-PROTECT",
+    "MULTIPLE-VALUE-CALL", "MULTIPLE-VALUE-PROG1", "THE", "LOCALLY", "EVAL-WHEN", "LOAD-TIME-VALUE", "PROGV",
+];
+
+/// Install builtins, special operators, standard variables and streams.
+fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
+    let p = &world.packages;
+    for (id, def) in builtins::table().iter().enumerate() {
+        let package = match def.package {
+            Pkg::Cl => p.common_lisp,
+            Pkg::Sys => p.system,
+            Pkg::Mprof => p.mprof,
+        };
+        let name = p.intern_external(mc, package, def.name);
+        if let Value::Symbol(s) = name {
+            let f = alloc::builtin(mc, name, id as u32);
+            alloc::symbol_set_function(mc, s, f);
+        }
+    }
+    for name in SPECIAL_OPERATORS {
+        if let Value::Symbol(s) = p.intern_external(mc, p.common_lisp, name) {
+            s.set_flag(SYM_SPECIAL_OPERATOR, true);
+        }
+    }
+    let set_special = |s: mprof_heap::value::Ptr<'gc, mprof_heap::value::Symbol<'gc>>, v: Value<'gc>| {
+        s.set_flag(SYM_SPECIAL, true);
+        alloc::symbol_set_value(mc, s, v);
+    };
+    let syms = &world.syms;
+    let out = alloc::stream(mc, "*STANDARD-OUTPUT*", StreamKind::Host { channel: STDOUT, input: false, output: true });
+    let err = alloc::stream(mc, "*ERROR-OUTPUT*", StreamKind::Host { channel: STDERR, input: false, output: true });
+    let inp = alloc::stream(mc, "*STANDARD-INPUT*", StreamKind::Host { channel: STDIN, input: true, output: false });
+    set_special(syms.standard_output, out);
+    set_special(syms.error_output, err);
+    set_special(syms.trace_output, out);
+    set_special(syms.terminal_io, out);
+    set_special(syms.standard_input, inp);
+    set_special(syms.package, Value::Package(p.user));
+    let features = [p.keyword(mc, "MPROF-LISP"), p.keyword(mc, "COMMON-LISP"), p.keyword(mc, "ANSI-CL")];
+    set_special(syms.features, alloc::list(mc, &features));
+    set_special(syms.star, Value::Nil);
+    set_special(syms.star2, Value::Nil);
+    set_special(syms.star3, Value::Nil);
+    set_special(syms.handler_clusters, Value::Nil);
+    set_special(syms.print_escape, world.t());
+    set_special(syms.print_readably, Value::Nil);
+}

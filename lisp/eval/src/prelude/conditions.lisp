@@ -1,0 +1,307 @@
+;;;; The prelude, part 2: the condition system. Handlers live in the special
+;;;; variable SYS:*HANDLER-CLUSTERS* (a list of clusters of (type . function));
+;;;; a handler runs with the clusters outside its own, as CL requires.
+;;;; Restarts are catch tags in SYS::*RESTART-CLUSTERS*.
+
+(defun sys::%conditionp (x)
+  (if (sys:%struct-type-name x) (typep x 'condition) nil))
+
+(defun sys::%initarg-value (slot initargs info)
+  ;; info: list of (slot-name initargs initform-thunk) for slots declared by
+  ;; DEFINE-CONDITION; other slots take the keyword of their own name.
+  (let ((entry (member-if-internal (lambda (e) (eq (car e) slot)) info)))
+    (if entry
+        (let ((e (car entry)))
+          (block found
+            (dolist-internal (k (car (cdr e)))
+              (let ((tail (sys:%dkey initargs k)))
+                (when tail (return-from found (car tail)))))
+            (let ((thunk (car (cdr (cdr e)))))
+              (if thunk (funcall thunk) nil))))
+        (let ((tail (sys:%dkey initargs (intern (symbol-name slot) "KEYWORD"))))
+          (if tail (car tail) nil)))))
+
+(defun member-if-internal (f list)
+  (block nil
+    (tagbody
+     next
+       (when list
+         (when (funcall f (car list)) (return-from nil list))
+         (setq list (cdr list))
+         (go next)))
+    nil))
+
+(defun make-condition (type &rest initargs)
+  (let ((stype (sys:%find-struct-type type)))
+    (unless (and stype (typep (sys:%make-instance stype) 'condition))
+      (error 'type-error :datum type :expected-type '(satisfies sys::condition-type-p)))
+    (let ((info (sys:%struct-type-extra stype)))
+      (apply #'sys:%make-instance stype
+             (mapcar-internal (lambda (slot) (sys::%initarg-value slot initargs info))
+                              (sys:%struct-type-slots stype))))))
+
+(defun sys::%coerce-to-condition (datum arguments default-type)
+  (cond ((sys::%conditionp datum) datum)
+        ((symbolp datum) (apply #'make-condition datum arguments))
+        ((stringp datum)
+         (make-condition default-type :format-control datum :format-arguments arguments))
+        (t (make-condition 'simple-type-error
+                           :datum datum
+                           :expected-type '(or string symbol condition)
+                           :format-control "~S is not a condition designator."
+                           :format-arguments (list datum)))))
+
+(defun sys::%signal (condition)
+  (let ((clusters sys:*handler-clusters*))
+    (tagbody
+     next
+       (when clusters
+         (let ((cluster (car clusters)))
+           (setq clusters (cdr clusters))
+           (let ((sys:*handler-clusters* clusters))
+             (dolist-internal (h cluster)
+               (when (typep condition (car h))
+                 (funcall (cdr h) condition)))))
+         (go next))))
+  nil)
+
+(defun signal (datum &rest arguments)
+  (sys::%signal (sys::%coerce-to-condition datum arguments 'simple-condition))
+  nil)
+
+(defun error (datum &rest arguments)
+  (let ((condition (sys::%coerce-to-condition datum arguments 'simple-error)))
+    (sys::%signal condition)
+    (sys:%unhandled-condition condition)))
+
+(defmacro handler-bind (bindings &body body)
+  `(let ((sys:*handler-clusters*
+           (cons (list ,@(mapcar-internal (lambda (b) `(cons ',(car b) ,(car (cdr b)))) bindings))
+                 sys:*handler-clusters*)))
+     ,@body))
+
+(defmacro handler-case (form &rest clauses)
+  (let* ((no-error (member-if-internal (lambda (c) (eq (car c) :no-error)) clauses))
+         (clauses (remove-if-internal (lambda (c) (eq (car c) :no-error)) clauses))
+         (block (gensym "HANDLER-CASE"))
+         (var (gensym "CONDITION"))
+         (tags (mapcar-internal (lambda (c) (declare (ignore c)) (gensym "HANDLER")) clauses)))
+    `(block ,block
+       (let ((,var nil))
+         (declare (ignorable ,var))
+         (tagbody
+            (return-from ,block
+              (handler-bind ,(mapcar-internal (lambda (c tag) `(,(car c) (lambda (c) (setq ,var c) (go ,tag))))
+                                              clauses tags)
+                ,(if no-error
+                     `(multiple-value-call (lambda ,@(cdr (car no-error))) ,form)
+                     form)))
+            ,@(sys::%mapcan-internal
+               (lambda (c tag)
+                 (list tag
+                       `(return-from ,block
+                          ,(if (car (cdr c))
+                               `(let ((,(car (car (cdr c))) ,var)) ,@(cdr (cdr c)))
+                               `(progn ,@(cdr (cdr c)))))))
+               clauses tags))))))
+
+(defun sys::%mapcan-internal (f a b)
+  (let ((out nil))
+    (tagbody
+     next
+       (when (and a b)
+         (setq out (append (reverse-internal (funcall f (car a) (car b))) out))
+         (setq a (cdr a) b (cdr b))
+         (go next)))
+    (sys::%nreverse-list out)))
+
+(defun reverse-internal (list)
+  (let ((out nil))
+    (dolist-internal (x list) (setq out (cons x out)))
+    out))
+
+(defmacro ignore-errors (&body body)
+  `(handler-case (progn ,@body) (error (c) (values nil c))))
+
+;;; Restarts: a restart is (name tag index report-function).
+
+(defvar sys::*restart-clusters* nil)
+
+(defun restart-name (restart) (car restart))
+
+(defmacro restart-case (form &rest clauses)
+  (let ((block (gensym "RESTART-CASE")) (tag (gensym "TAG")) (result (gensym)))
+    `(block ,block
+       (let* ((,tag (list nil))
+              (,result
+                (catch ,tag
+                  (let ((sys::*restart-clusters*
+                          (cons (list ,@(let ((i -1))
+                                          (mapcar-internal
+                                           (lambda (c)
+                                             (setq i (+ i 1))
+                                             (let ((report (car (cdr (member-eql :report (cdr (cdr c)))))))
+                                               `(list ',(car c) ,tag ,i
+                                                      ,(cond ((stringp report) report)
+                                                             (report `(function ,report))
+                                                             (t nil)))))
+                                           clauses)))
+                                sys::*restart-clusters*)))
+                    (return-from ,block ,form)))))
+         (case (car ,result)
+           ,@(let ((i -1))
+               (mapcar-internal
+                (lambda (c)
+                  (setq i (+ i 1))
+                  (let ((body (cdr (cdr c))))
+                    ;; Skip :report/:interactive/:test options.
+                    (tagbody
+                     next
+                       (when (and body (keywordp (car body)) (cdr body))
+                         (setq body (cdr (cdr body)))
+                         (go next)))
+                    `(,i (apply (lambda ,(car (cdr c)) ,@body) (cdr ,result)))))
+                clauses)))))))
+
+(defun compute-restarts (&optional condition)
+  (declare (ignore condition))
+  (let ((out nil))
+    (dolist-internal (cluster sys::*restart-clusters*)
+      (dolist-internal (r cluster) (setq out (cons r out))))
+    (reverse-internal out)))
+
+(defun find-restart (name &optional condition)
+  (declare (ignore condition))
+  (if (consp name)
+      name
+      (block nil
+        (dolist-internal (cluster sys::*restart-clusters*)
+          (dolist-internal (r cluster)
+            (when (eq (car r) name) (return-from nil r))))
+        nil)))
+
+(defun invoke-restart (restart &rest arguments)
+  (let ((r (find-restart restart)))
+    (unless r
+      (error 'sys::simple-control-error
+             :format-control "No restart ~S is active." :format-arguments (list restart)))
+    (throw (car (cdr r)) (cons (car (cdr (cdr r))) arguments))))
+
+(defmacro with-simple-restart ((name format-control &rest args) &body body)
+  `(restart-case (progn ,@body)
+     (,name () :report (lambda (s) (format s ,format-control ,@args)) (values nil t))))
+
+(defun abort (&optional condition) (declare (ignore condition)) (invoke-restart 'abort))
+(defun continue (&optional condition)
+  (declare (ignore condition))
+  (let ((r (find-restart 'continue))) (when r (invoke-restart r))))
+(defun muffle-warning (&optional condition) (declare (ignore condition)) (invoke-restart 'muffle-warning))
+(defun use-value (value &optional condition)
+  (declare (ignore condition))
+  (let ((r (find-restart 'use-value))) (when r (invoke-restart r value))))
+(defun store-value (value &optional condition)
+  (declare (ignore condition))
+  (let ((r (find-restart 'store-value))) (when r (invoke-restart r value))))
+
+(defun warn (datum &rest arguments)
+  (let ((condition (sys::%coerce-to-condition datum arguments 'simple-warning)))
+    (restart-case
+        (progn
+          (sys::%signal condition)
+          (format *error-output* "~&WARNING: ~A~%" (sys::%report-string condition)))
+      (muffle-warning () nil))
+    nil))
+
+(defun cerror (continue-string datum &rest arguments)
+  (restart-case (apply #'error datum arguments)
+    (continue () :report (lambda (s) (apply #'format s continue-string arguments)) nil))
+  nil)
+
+(defun sys::%report-string (condition)
+  (let ((report (sys:%condition-report-function condition)))
+    (cond ((stringp report) report)
+          ((functionp report)
+           (let ((s (make-string-output-stream)))
+             (funcall report condition s)
+             (get-output-stream-string s)))
+          (t (sys:%condition-static-report condition)))))
+
+(defun sys::%condition-precedence (name parents)
+  (let ((out (list name)))
+    (dolist-internal (p (if parents parents '(condition)))
+      (let ((ty (sys:%find-struct-type p)))
+        (unless ty (error "~S is not a defined condition type" p))
+        (dolist-internal (n (sys::%type-precedence ty))
+          (unless (member-eql n out) (setq out (cons n out))))))
+    (reverse-internal out)))
+
+(defun sys::%define-condition (name parents own-slots info report)
+  (let ((slots nil) (all-info nil))
+    (dolist-internal (p (if parents parents '(condition)))
+      (let ((ty (sys:%find-struct-type p)))
+        (dolist-internal (s (sys:%struct-type-slots ty))
+          (unless (member-eql s slots) (setq slots (cons s slots))))
+        (setq all-info (append all-info (sys:%struct-type-extra ty)))))
+    (dolist-internal (s own-slots)
+      (unless (member-eql s slots) (setq slots (cons s slots))))
+    (sys:%make-struct-type name (sys::%condition-precedence name parents) (reverse-internal slots) t)
+    (sys:%struct-type-extra name (append info all-info))
+    (when report (sys:%struct-type-set-report name report))
+    name))
+
+(defmacro define-condition (name parents slot-specs &rest options)
+  (let ((own nil) (info nil) (readers nil) (report nil))
+    (dolist-internal (spec slot-specs)
+      (let* ((slot (if (consp spec) (car spec) spec))
+             (plist (if (consp spec) (cdr spec) nil))
+             (initargs nil) (initform nil) (has-initform nil))
+        (setq own (cons slot own))
+        (tagbody
+         next
+           (when plist
+             (let ((k (car plist)) (v (car (cdr plist))))
+               (cond ((eq k :initarg) (setq initargs (cons v initargs)))
+                     ((eq k :initform) (setq initform v has-initform t))
+                     ((or (eq k :reader) (eq k :accessor))
+                      (setq readers (cons `(defun ,v (c) (sys:%slot-by-name c ',slot)) readers)))))
+             (setq plist (cdr (cdr plist)))
+             (go next)))
+        (setq info (cons `(list ',slot ',initargs ,(if has-initform `(lambda () ,initform) nil)) info))))
+    (dolist-internal (o options)
+      (when (eq (car o) :report)
+        (let ((r (car (cdr o))))
+          (setq report (cond ((stringp r) r)
+                             ((symbolp r) `(function ,r))
+                             (t `(function ,r)))))))
+    `(progn
+       (sys::%define-condition ',name ',parents ',(reverse-internal own) (list ,@info) ,report)
+       ,@readers
+       ',name)))
+
+;;; Readers of the standard condition types.
+(defun simple-condition-format-control (c) (sys:%slot-by-name c 'sys::format-control))
+(defun simple-condition-format-arguments (c) (sys:%slot-by-name c 'sys::format-arguments))
+(defun type-error-datum (c) (sys:%slot-by-name c 'sys::datum))
+(defun type-error-expected-type (c) (sys:%slot-by-name c 'sys::expected-type))
+(defun cell-error-name (c) (sys:%slot-by-name c 'sys::name))
+(defun arithmetic-error-operation (c) (sys:%slot-by-name c 'sys::operation))
+(defun arithmetic-error-operands (c) (sys:%slot-by-name c 'sys::operands))
+(defun stream-error-stream (c) (sys:%slot-by-name c 'sys::stream))
+(defun file-error-pathname (c) (sys:%slot-by-name c 'sys::pathname))
+(defun package-error-package (c) (sys:%slot-by-name c 'sys::package))
+
+(defmacro assert (test &optional places datum &rest arguments)
+  (declare (ignore places))
+  `(unless ,test
+     ,(if datum
+          `(error ,datum ,@arguments)
+          `(error "The assertion ~S failed." ',test))))
+
+(defmacro check-type (place type &optional type-string)
+  (let ((v (gensym)))
+    `(let ((,v ,place))
+       (unless (typep ,v ',type)
+         (error 'sys::simple-type-error
+                :datum ,v :expected-type ',type
+                :format-control "The value of ~S is ~S, which is not ~A."
+                :format-arguments (list ',place ,v ,(or type-string (format nil "of type ~S" type))))))))

@@ -1,0 +1,79 @@
+//! What a builtin returns instead of a value when it cannot go on: a Lisp
+//! error to signal (turned into a condition object and passed to ERROR by the
+//! VM), or a request the VM must hand to the driver (which alone can collect
+//! garbage or do host I/O outside the arena).
+
+use mprof_heap::Value;
+
+/// The standard error types a builtin signals directly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// `simple-error`
+    Simple,
+    /// `simple-program-error` (wrong argument counts, malformed forms)
+    Program,
+    /// `simple-control-error`
+    Control,
+    /// `division-by-zero`
+    DivisionByZero,
+    /// `simple-arithmetic-error` (overflow, domain errors)
+    Arithmetic,
+    /// `simple-file-error`
+    File,
+    /// `simple-stream-error` (end of file, closed streams)
+    Stream,
+    /// `simple-package-error`
+    Package,
+    /// `simple-reader-error`
+    Reader,
+    /// `stack-exhausted` (a storage-condition, as SBCL's control stack exhaustion)
+    StackExhausted,
+    /// `interactive-interrupt` (Ctrl-C)
+    Interrupt,
+}
+
+/// A request only the driver (outside `mutate`) can carry out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostRequest {
+    /// Run a full collection, then resume with NIL.
+    FullGc,
+    /// Run a full collection, then call back into the interpreter to print
+    /// the profiler report with these options; resume with NIL.
+    ProfileReport { options: Vec<(String, String)>, stream_channel: Option<u32> },
+    /// Print `room` (live objects and bytes per category) after a full collection.
+    Room,
+    /// Stop the program with this exit code.
+    Exit(i32),
+}
+
+/// Why a builtin did not return a value.
+pub enum Raise<'gc> {
+    /// Signal an error of a standard type with a preformatted message.
+    Error { kind: ErrorKind, message: String, irritants: Vec<Value<'gc>> },
+    /// Signal a `type-error`: `datum` is not of type `expected` (a type specifier).
+    TypeError { datum: Value<'gc>, expected: Value<'gc> },
+    /// Signal an `unbound-variable` error for this symbol.
+    UnboundVariable(Value<'gc>),
+    /// Signal an `undefined-function` error for this name.
+    UndefinedFunction(Value<'gc>),
+    /// Signal `division-by-zero` for this operation and operands.
+    DivisionByZero { operation: Value<'gc>, operands: Vec<Value<'gc>> },
+    /// Signal this condition object with ERROR.
+    Condition(Value<'gc>),
+    /// Stop and hand this to the driver.
+    Request(HostRequest),
+}
+
+impl<'gc> Raise<'gc> {
+    pub fn simple(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Raise::Error { kind, message: message.into(), irritants: vec![] }
+    }
+    pub fn program(message: impl Into<String>) -> Self {
+        Raise::simple(ErrorKind::Program, message)
+    }
+    pub fn error(message: impl Into<String>) -> Self {
+        Raise::simple(ErrorKind::Simple, message)
+    }
+}
+
+pub type LResult<'gc> = Result<Value<'gc>, Raise<'gc>>;

@@ -1,0 +1,259 @@
+//! Type specifiers: `typep` over the standard atomic and compound types and
+//! structure/condition types, and `type-of` as SBCL answers it.
+//!
+//! `satisfies` and `deftype` types need Lisp calls; the prelude's `typep`
+//! expands those before calling the builtin, which rejects what is left.
+
+use mprof_heap::{Value, alloc};
+
+use crate::builtins::numbers::{Num, compare};
+use crate::ctx::Ctx;
+use crate::raise::Raise;
+
+fn name_of<'gc>(v: Value<'gc>) -> Option<&'gc str> {
+    match v {
+        Value::Symbol(s) => Some(&gc_arena::Gc::as_ref(s).val.name),
+        Value::Nil => Some("NIL"),
+        _ => None,
+    }
+}
+
+/// SBCL's most-positive-fixnum (62-bit fixnums), used for type names.
+pub const SBCL_MOST_POSITIVE_FIXNUM: i64 = 4611686018427387903;
+
+pub fn typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>) -> Result<bool, Raise<'gc>> {
+    match spec {
+        Value::Cons(_) => compound_typep(ctx, obj, spec),
+        Value::StructType(t) => Ok(matches!(obj, Value::Struct(s) if s.stype.precedence.borrow().iter().any(|n| n.eq(t.name)))),
+        _ => {
+            let Some(name) = name_of(spec) else {
+                return Err(Raise::error(format!("{} is not a type specifier", ctx.print(spec, true))));
+            };
+            atomic_typep(ctx, obj, spec, name)
+        }
+    }
+}
+
+fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, name: &str) -> Result<bool, Raise<'gc>> {
+    use Value::*;
+    Ok(match name {
+        "T" => true,
+        "NIL" => false,
+        "NULL" => obj.is_nil(),
+        "LIST" => obj.is_list(),
+        "CONS" => matches!(obj, Cons(_)),
+        "ATOM" => !matches!(obj, Cons(_)),
+        "SYMBOL" => matches!(obj, Symbol(_) | Nil),
+        "KEYWORD" => matches!(obj, Symbol(s) if matches!(s.package.get(), Some(p) if gc_arena::Gc::ptr_eq(p, ctx.world.packages.keyword))),
+        "BOOLEAN" => obj.is_nil() || obj.eq(ctx.t()),
+        "NUMBER" | "REAL" => matches!(obj, Fixnum(_) | BigInt(_) | Ratio(_) | Float(_)),
+        "RATIONAL" => matches!(obj, Fixnum(_) | BigInt(_) | Ratio(_)),
+        "INTEGER" => matches!(obj, Fixnum(_) | BigInt(_)),
+        "FIXNUM" => matches!(obj, Fixnum(_)),
+        "BIGNUM" => matches!(obj, BigInt(_)),
+        "BIT" => matches!(obj, Fixnum(0) | Fixnum(1)),
+        "UNSIGNED-BYTE" => match obj {
+            Fixnum(i) => i >= 0,
+            BigInt(b) => b.0.sign() != num_bigint::Sign::Minus,
+            _ => false,
+        },
+        "RATIO" => matches!(obj, Ratio(_)),
+        "FLOAT" | "DOUBLE-FLOAT" | "SINGLE-FLOAT" | "SHORT-FLOAT" | "LONG-FLOAT" => matches!(obj, Float(_)),
+        "CHARACTER" | "BASE-CHAR" => matches!(obj, Char(_)),
+        "STANDARD-CHAR" => matches!(obj, Char(c) if c == '\n' || (' '..='~').contains(&c)),
+        "STRING" | "SIMPLE-STRING" | "BASE-STRING" | "SIMPLE-BASE-STRING" => matches!(obj, String(_)),
+        "VECTOR" => matches!(obj, Vector(_) | String(_)),
+        "SIMPLE-VECTOR" => matches!(obj, Vector(v) if v.borrow().fill_pointer.is_none() && !v.borrow().adjustable),
+        "ARRAY" | "SIMPLE-ARRAY" => matches!(obj, Vector(_) | String(_) | Array(_)),
+        "SEQUENCE" => obj.is_list() || matches!(obj, Vector(_) | String(_)),
+        "FUNCTION" | "COMPILED-FUNCTION" => matches!(obj, Function(_)),
+        "HASH-TABLE" => matches!(obj, HashTable(_)),
+        "PACKAGE" => matches!(obj, Package(_)),
+        "STREAM" => matches!(obj, Stream(_)),
+        "STRING-STREAM" => matches!(obj, Stream(s) if !matches!(s.borrow().kind, mprof_heap::value::StreamKind::Host { .. })),
+        "RANDOM-STATE" => matches!(obj, RandomState(_)),
+        "STRUCTURE-OBJECT" => matches!(obj, Struct(s) if !s.stype.is_condition),
+        "STANDARD-OBJECT" => false,
+        _ => {
+            if let Struct(s) = obj
+                && s.stype.precedence.borrow().iter().any(|n| n.eq(spec))
+            {
+                return Ok(true);
+            }
+            if ctx.world.find_type(spec).is_some() {
+                return Ok(false);
+            }
+            return Err(Raise::error(format!("unknown type specifier: {}", ctx.print(spec, true))));
+        }
+    })
+}
+
+fn in_range<'gc>(obj: Value<'gc>, lo: Value<'gc>, hi: Value<'gc>) -> bool {
+    let Some(x) = Num::from_value(obj) else { return false };
+    let bound_ok = |b: Value<'gc>, lower: bool| -> bool {
+        if matches!(b, Value::Symbol(s) if &*s.name == "*") || b.is_nil() {
+            return true;
+        }
+        // (lo) means exclusive.
+        let (b, exclusive) = match b {
+            Value::Cons(c) => (c.car.get(), true),
+            b => (b, false),
+        };
+        let Some(y) = Num::from_value(b) else { return true };
+        let o = compare(&x, &y);
+        match (lower, exclusive) {
+            (true, false) => o.is_ge(),
+            (true, true) => o.is_gt(),
+            (false, false) => o.is_le(),
+            (false, true) => o.is_lt(),
+        }
+    };
+    bound_ok(lo, true) && bound_ok(hi, false)
+}
+
+fn compound_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>) -> Result<bool, Raise<'gc>> {
+    let head = alloc::car(spec);
+    let args: Vec<Value<'gc>> = alloc::list_iter(alloc::cdr(spec)).collect();
+    let arg = |i: usize| args.get(i).copied().unwrap_or(Value::Nil);
+    let Some(h) = name_of(head) else {
+        return Err(Raise::error(format!("{} is not a type specifier", ctx.print(spec, true))));
+    };
+    Ok(match h {
+        "OR" => {
+            for &a in &args {
+                if typep(ctx, obj, a)? {
+                    return Ok(true);
+                }
+            }
+            false
+        }
+        "AND" => {
+            for &a in &args {
+                if !typep(ctx, obj, a)? {
+                    return Ok(false);
+                }
+            }
+            true
+        }
+        "NOT" => !typep(ctx, obj, arg(0))?,
+        "MEMBER" => args.iter().any(|a| crate::equal::eql(*a, obj)),
+        "EQL" => crate::equal::eql(arg(0), obj),
+        "INTEGER" => matches!(obj, Value::Fixnum(_) | Value::BigInt(_)) && in_range(obj, arg(0), arg(1)),
+        "RATIONAL" => matches!(obj, Value::Fixnum(_) | Value::BigInt(_) | Value::Ratio(_)) && in_range(obj, arg(0), arg(1)),
+        "REAL" => Num::from_value(obj).is_some() && in_range(obj, arg(0), arg(1)),
+        "FLOAT" | "DOUBLE-FLOAT" | "SINGLE-FLOAT" | "SHORT-FLOAT" | "LONG-FLOAT" => {
+            matches!(obj, Value::Float(_)) && in_range(obj, arg(0), arg(1))
+        }
+        "MOD" => matches!(obj, Value::Fixnum(_) | Value::BigInt(_)) && in_range(obj, Value::Fixnum(0), alloc::list(ctx.mc, &[arg(0)])),
+        "UNSIGNED-BYTE" => {
+            let hi = match arg(0) {
+                Value::Fixnum(n) if (0..63).contains(&n) => Value::Fixnum((1i64 << n) - 1),
+                _ => Value::Nil,
+            };
+            matches!(obj, Value::Fixnum(_) | Value::BigInt(_)) && in_range(obj, Value::Fixnum(0), hi)
+        }
+        "SIGNED-BYTE" => match arg(0) {
+            Value::Fixnum(n) if (1..64).contains(&n) => {
+                matches!(obj, Value::Fixnum(i) if i >= -(1i64 << (n - 1)) && (n == 64 || i < (1i64 << (n - 1))))
+            }
+            _ => matches!(obj, Value::Fixnum(_) | Value::BigInt(_)),
+        },
+        "CONS" => match obj {
+            Value::Cons(c) => {
+                let a0 = arg(0);
+                let a1 = arg(1);
+                let star = |v: Value<'gc>| v.is_nil() || matches!(v, Value::Symbol(s) if &*s.name == "*");
+                (star(a0) || typep(ctx, c.car.get(), a0)?) && (star(a1) || typep(ctx, c.cdr.get(), a1)?)
+            }
+            _ => false,
+        },
+        "VECTOR" | "SIMPLE-VECTOR" | "ARRAY" | "SIMPLE-ARRAY" | "STRING" | "SIMPLE-STRING" => {
+            atomic_typep(ctx, obj, head, h)?
+        }
+        "SATISFIES" => {
+            return Err(Raise::error("SATISFIES types are checked by the prelude's TYPEP"));
+        }
+        "FUNCTION" => matches!(obj, Value::Function(_)),
+        _ => return Err(Raise::error(format!("unknown type specifier: {}", ctx.print(spec, true)))),
+    })
+}
+
+pub fn type_of<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>) -> Value<'gc> {
+    use Value::*;
+    let cl = |ctx: &Ctx<'_, 'gc>, n: &str| ctx.cl(n);
+    match obj {
+        Nil => cl(ctx, "NULL"),
+        Unbound => cl(ctx, "T"),
+        Fixnum(0) | Fixnum(1) => cl(ctx, "BIT"),
+        Fixnum(i) if i > 0 && i <= SBCL_MOST_POSITIVE_FIXNUM => {
+            let items = [cl(ctx, "INTEGER"), Fixnum(0), Fixnum(SBCL_MOST_POSITIVE_FIXNUM)];
+            alloc::list(ctx.mc, &items)
+        }
+        Fixnum(i) if i.unsigned_abs() <= SBCL_MOST_POSITIVE_FIXNUM as u64 + 1 => cl(ctx, "FIXNUM"),
+        Fixnum(_) | BigInt(_) => {
+            if Num::from_value(obj).map(|n| compare(&n, &Num::I(0)).is_gt()).unwrap_or(false) {
+                let items = [cl(ctx, "INTEGER"), alloc::integer(ctx.mc, num_bigint::BigInt::from(SBCL_MOST_POSITIVE_FIXNUM) + 1u32)];
+                alloc::list(ctx.mc, &items)
+            } else {
+                cl(ctx, "BIGNUM")
+            }
+        }
+        Ratio(_) => cl(ctx, "RATIO"),
+        Float(_) => cl(ctx, "DOUBLE-FLOAT"),
+        Char(c) => {
+            if c == '\n' || (' '..='~').contains(&c) {
+                cl(ctx, "STANDARD-CHAR")
+            } else {
+                cl(ctx, "CHARACTER")
+            }
+        }
+        Cons(_) => cl(ctx, "CONS"),
+        Symbol(s) => {
+            if s.has_flag(mprof_heap::value::SYM_CONSTANT) && obj.eq(ctx.t()) {
+                cl(ctx, "BOOLEAN")
+            } else if matches!(s.package.get(), Some(p) if gc_arena::Gc::ptr_eq(p, ctx.world.packages.keyword)) {
+                cl(ctx, "KEYWORD")
+            } else {
+                cl(ctx, "SYMBOL")
+            }
+        }
+        String(s) => {
+            let n = s.borrow().active().len() as i64;
+            let simple = s.borrow().fill_pointer.is_none() && !s.borrow().adjustable;
+            let items = [
+                cl(ctx, if simple { "SIMPLE-ARRAY" } else { "VECTOR" }),
+                cl(ctx, "CHARACTER"),
+            ];
+            if simple {
+                let dims = alloc::list(ctx.mc, &[Fixnum(n)]);
+                alloc::list(ctx.mc, &[items[0], items[1], dims])
+            } else {
+                alloc::list(ctx.mc, &[items[0], items[1], Fixnum(s.borrow().chars.len() as i64)])
+            }
+        }
+        Vector(v) => {
+            let (n, simple) = {
+                let b = v.borrow();
+                (b.items.len() as i64, b.fill_pointer.is_none() && !b.adjustable)
+            };
+            if simple {
+                alloc::list(ctx.mc, &[cl(ctx, "SIMPLE-VECTOR"), Fixnum(n)])
+            } else {
+                alloc::list(ctx.mc, &[cl(ctx, "VECTOR"), cl(ctx, "T"), Fixnum(n)])
+            }
+        }
+        Array(a) => {
+            let dims: Vec<Value<'gc>> = a.borrow().dims.iter().map(|&d| Fixnum(d as i64)).collect();
+            let d = alloc::list(ctx.mc, &dims);
+            alloc::list(ctx.mc, &[cl(ctx, "SIMPLE-ARRAY"), cl(ctx, "T"), d])
+        }
+        Function(_) => cl(ctx, "COMPILED-FUNCTION"),
+        Struct(s) => s.stype.name,
+        HashTable(_) => cl(ctx, "HASH-TABLE"),
+        Package(_) => cl(ctx, "PACKAGE"),
+        Stream(_) => cl(ctx, "STREAM"),
+        RandomState(_) => cl(ctx, "RANDOM-STATE"),
+        StructType(_) => cl(ctx, "STRUCTURE-CLASS"),
+        Cell(_) | Proto(_) => cl(ctx, "T"),
+    }
+}

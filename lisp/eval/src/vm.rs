@@ -1,0 +1,1336 @@
+//! The stackless VM. Its whole state (value stack, frames, dynamic stack,
+//! values register, pending unwinds) lives in the arena root; [`Vm::run`]
+//! executes at most a given amount of fuel and returns, so the driver can let
+//! the collector work between slices.
+//!
+//! Invariants:
+//! - Lisp calls push a [`Frame`] and never recurse on the Rust stack; the Rust
+//!   stack depth of `run` does not depend on the Lisp program.
+//! - Frames are Lisp frames or native continuations ([`Cont`]); a value
+//!   returned into a native frame resumes it (compilation after a macro
+//!   expansion, the next form of a source text, the end of a run).
+//! - Every dynamic entry (special binding, catch, unwind-protect) records the
+//!   frame and stack height it belongs to; non-local exits pop entries one by
+//!   one, undoing bindings and running cleanups, so no exit skips a cleanup.
+//! - A builtin never runs Lisp code; errors it raises become condition
+//!   objects passed to the Lisp function ERROR.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use gc_arena::{Collect, Gc, Mutation};
+use mprof_heap::code::{Op, Proto};
+use mprof_heap::value::{Function, Ptr, SYM_MACRO, Symbol};
+use mprof_heap::{Value, alloc};
+
+use crate::builtins::{self, Kind, Special};
+use crate::compiler::{self, CompileError};
+use crate::ctx::Ctx;
+use crate::host::Host;
+use crate::raise::{ErrorKind, HostRequest, Raise};
+use crate::world::World;
+
+#[derive(Collect)]
+#[collect(no_drop)]
+pub enum Cont<'gc> {
+    /// A Lisp function's frame.
+    Lisp,
+    /// The bottom of a run: a value returned into it ends the run.
+    Toplevel,
+    /// A macro expander is running for `key` while compiling `form`.
+    Expansion {
+        key: Value<'gc>,
+        form: Value<'gc>,
+        #[collect(require_static)]
+        mark: u32,
+    },
+    /// A MACROLET expander function is being made for definition `key`.
+    MacroFunction {
+        key: Value<'gc>,
+        form: Value<'gc>,
+        #[collect(require_static)]
+        mark: u32,
+    },
+    /// Evaluating the forms of a source text one after another.
+    LoadSource {
+        #[collect(require_static)]
+        text: Rc<str>,
+        #[collect(require_static)]
+        offset: usize,
+        #[collect(require_static)]
+        file: Option<Rc<str>>,
+        /// Forms queued by a top-level PROGN.
+        queued: Value<'gc>,
+        last: Value<'gc>,
+        #[collect(require_static)]
+        dyn_mark: u32,
+    },
+    /// A macro expander called by macroexpand-1: its result is the first value.
+    Macroexpand,
+}
+
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct Frame<'gc> {
+    /// The function running (a Function value), NIL for native frames.
+    pub func: Value<'gc>,
+    pub proto: Option<Ptr<'gc, Proto<'gc>>>,
+    #[collect(require_static)]
+    pub pc: u32,
+    /// First slot.
+    #[collect(require_static)]
+    pub base: u32,
+    /// Stack height to cut back to on return (below the function and arguments).
+    #[collect(require_static)]
+    pub ret: u32,
+    /// The profiler's calling-context node (0 = not yet resolved).
+    #[collect(require_static)]
+    pub node: u32,
+    pub cont: Cont<'gc>,
+}
+
+#[derive(Collect)]
+#[collect(no_drop)]
+pub enum DynEntry<'gc> {
+    Special { sym: Ptr<'gc, Symbol<'gc>>, old: Value<'gc> },
+    Catch {
+        tag: Value<'gc>,
+        #[collect(require_static)]
+        frame: u32,
+        #[collect(require_static)]
+        height: u32,
+        #[collect(require_static)]
+        pc: u32,
+    },
+    UnwindProtect {
+        #[collect(require_static)]
+        frame: u32,
+        #[collect(require_static)]
+        height: u32,
+        #[collect(require_static)]
+        pc: u32,
+    },
+}
+
+/// Where an exit in progress is going: a catch (by index in the dynamic
+/// stack) or, for an abort, all the way out.
+#[derive(Collect, Clone, Copy, Debug, PartialEq, Eq)]
+#[collect(require_static)]
+pub enum ExitTarget {
+    Catch(usize),
+    Abort,
+}
+
+#[derive(Collect)]
+#[collect(no_drop)]
+pub enum Pending<'gc> {
+    /// The protected form ended normally; restore its values after the cleanup.
+    Normal {
+        values: Vec<Value<'gc>>,
+        #[collect(require_static)]
+        single: bool,
+        #[collect(require_static)]
+        dyn_len: u32,
+    },
+    /// An exit passes through this cleanup; resume it afterwards.
+    Exit {
+        target: ExitTarget,
+        values: Vec<Value<'gc>>,
+        #[collect(require_static)]
+        dyn_len: u32,
+    },
+}
+
+/// How a slice of running ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Out of fuel: call `run` again.
+    Running,
+    /// The run finished; its value is `Vm::result` (values in the register).
+    Done,
+    /// An error no handler took; the condition is `Vm::result`, the backtrace `Vm::backtrace`.
+    Error,
+    /// The driver must do this, then call [`Vm::resume`].
+    Request(HostRequest),
+}
+
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct Vm<'gc> {
+    pub stack: Vec<Value<'gc>>,
+    pub frames: Vec<Frame<'gc>>,
+    pub dyn_stack: Vec<DynEntry<'gc>>,
+    /// The values register. When `values_single`, it holds just the primary value.
+    pub values: Vec<Value<'gc>>,
+    #[collect(require_static)]
+    pub values_single: bool,
+    pub pending: Vec<Pending<'gc>>,
+    /// Macro expansions of the compilations in progress: (form, expansion).
+    pub expansions: Vec<(Value<'gc>, Value<'gc>)>,
+    #[collect(require_static)]
+    pub next_tag: i64,
+    /// The result of the last run, or the unhandled condition.
+    pub result: Value<'gc>,
+    /// Function names, innermost first, captured when an error went unhandled.
+    #[collect(require_static)]
+    pub backtrace: Vec<String>,
+    #[collect(require_static)]
+    pub frame_limit: usize,
+    #[collect(require_static)]
+    aborting: bool,
+    /// Work to do when `run` is next entered (it needs the world at hand).
+    pub kick: Kick<'gc>,
+    /// Set when the run ended (done, error) during a slice.
+    #[collect(require_static)]
+    finished: Option<Step>,
+    /// The configured frame limit (`frame_limit` is raised by a margin while a
+    /// stack-exhausted error is being handled).
+    #[collect(require_static)]
+    base_frame_limit: usize,
+}
+
+/// Work queued for the next entry into `run`.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub enum Kick<'gc> {
+    None,
+    /// Take the next step of the LoadSource frame on top.
+    LoadStep,
+    /// Call the function below `nargs` arguments on top of the stack.
+    Call(#[collect(require_static)] u32),
+    /// Deliver this value to the frame on top (after a host request).
+    Deliver(Value<'gc>),
+    /// Signal this interrupt condition at the current point.
+    Interrupt,
+}
+
+type VResult<'gc> = Result<(), Raise<'gc>>;
+
+impl<'gc> Vm<'gc> {
+    pub fn new(frame_limit: usize) -> Self {
+        Vm {
+            stack: Vec::with_capacity(1024),
+            frames: Vec::with_capacity(256),
+            dyn_stack: Vec::new(),
+            values: Vec::new(),
+            values_single: true,
+            pending: Vec::new(),
+            expansions: Vec::new(),
+            next_tag: 1,
+            result: Value::Nil,
+            backtrace: Vec::new(),
+            frame_limit,
+            aborting: false,
+            kick: Kick::None,
+            finished: None,
+            base_frame_limit: frame_limit,
+        }
+    }
+
+    /// All values of the last result (from the register).
+    pub fn result_values(&self) -> Vec<Value<'gc>> {
+        if self.values_single { vec![self.result] } else { self.values.clone() }
+    }
+
+    /// Forget everything in progress (after an abort or before a new run).
+    /// Special bindings left on the dynamic stack are undone.
+    pub fn reset(&mut self, mc: &Mutation<'gc>) {
+        while let Some(e) = self.dyn_stack.pop() {
+            if let DynEntry::Special { sym, old } = e {
+                alloc::symbol_set_value(mc, sym, old);
+            }
+        }
+        self.stack.clear();
+        self.frames.clear();
+        self.pending.clear();
+        self.expansions.clear();
+        self.aborting = false;
+        self.kick = Kick::None;
+        self.values_single = true;
+        self.finished = None;
+        self.frame_limit = self.base_frame_limit;
+    }
+
+    /// Start evaluating every form of a source text in order. The run's result
+    /// is the last form's value (with its values in the register).
+    pub fn start_source(&mut self, mc: &Mutation<'gc>, text: &str, file: Option<&str>) {
+        self.reset(mc);
+        self.push_native(Cont::Toplevel);
+        self.push_native(Cont::LoadSource {
+            text: Rc::from(text),
+            offset: 0,
+            file: file.map(Rc::from),
+            queued: Value::Nil,
+            last: Value::Nil,
+            dyn_mark: 0,
+        });
+        self.kick = Kick::LoadStep;
+    }
+
+    /// Start calling a function with arguments (embedding API).
+    pub fn start_call(&mut self, mc: &Mutation<'gc>, f: Value<'gc>, args: &[Value<'gc>]) {
+        self.reset(mc);
+        self.push_native(Cont::Toplevel);
+        self.stack.push(f);
+        self.stack.extend_from_slice(args);
+        self.kick = Kick::Call(args.len() as u32);
+    }
+
+    /// Resume after a host request, delivering `value` as the request's result.
+    pub fn resume(&mut self, value: Value<'gc>) {
+        self.kick = Kick::Deliver(value);
+    }
+
+    /// Interrupt the running program at its next step (Ctrl-C).
+    pub fn interrupt(&mut self) {
+        if !self.frames.is_empty() {
+            self.kick = Kick::Interrupt;
+        }
+    }
+
+    fn push_native(&mut self, cont: Cont<'gc>) {
+        let h = self.stack.len() as u32;
+        self.frames.push(Frame { func: Value::Nil, proto: None, pc: 0, base: h, ret: h, node: 0, cont });
+    }
+}
+
+/// Everything `run` needs besides the VM.
+pub struct Env<'a, 'gc> {
+    pub mc: &'a Mutation<'gc>,
+    pub world: &'a World<'gc>,
+    pub host: &'a mut Host,
+}
+
+impl<'gc> Vm<'gc> {
+    /// Run for at most `fuel` instructions.
+    pub fn run(&mut self, env: &mut Env<'_, 'gc>, fuel: u32) -> Step {
+        let mut fuel = fuel as i64;
+        match std::mem::replace(&mut self.kick, Kick::None) {
+            Kick::None => {}
+            Kick::LoadStep => {
+                if let Err(r) = self.load_step(env) {
+                    self.raise(env, r);
+                }
+            }
+            Kick::Call(n) => {
+                let h = self.stack.len() - n as usize;
+                let f = self.stack[h - 1];
+                if let Err(r) = self.call_value(env, f, h, n as usize, h - 1) {
+                    self.raise(env, r);
+                }
+            }
+            Kick::Deliver(v) => {
+                if let Err(r) = self.deliver(env, v) {
+                    self.raise(env, r);
+                }
+            }
+            Kick::Interrupt => {
+                let r = Raise::simple(ErrorKind::Interrupt, "interrupted");
+                self.raise(env, r);
+            }
+        }
+        loop {
+            if let Some(step) = self.finished.take() {
+                return step;
+            }
+            if fuel <= 0 {
+                return Step::Running;
+            }
+            match self.execute(env, &mut fuel) {
+                Ok(()) => {}
+                Err(Raise::Request(req)) => return Step::Request(req),
+                Err(r) => self.raise(env, r),
+            }
+        }
+    }
+}
+
+/// Tags for blocks and tagbodies exited from closures: fixnums from a range
+/// no program writes by hand, so they cannot collide with user catch tags.
+const TAG_BASE: i64 = i64::MIN / 2;
+
+impl<'gc> Vm<'gc> {
+    /// Execute the Lisp frame on top until it calls, returns, exits or runs out of fuel.
+    fn execute(&mut self, env: &mut Env<'_, 'gc>, fuel: &mut i64) -> VResult<'gc> {
+        let Some(fi) = self.frames.len().checked_sub(1) else {
+            self.finished = Some(Step::Done);
+            return Ok(());
+        };
+        let frame = &self.frames[fi];
+        let Some(proto_ptr) = frame.proto else {
+            // A native frame on top with nothing to deliver: the run is over.
+            self.finished = Some(Step::Done);
+            return Ok(());
+        };
+        let proto: &'gc Proto<'gc> = &Gc::as_ref(proto_ptr).val;
+        let code: &'gc [Op] = &proto.code;
+        let consts: &'gc [Value<'gc>] = &proto.consts;
+        let captured: &'gc [Value<'gc>] = match frame.func {
+            Value::Function(f) => match &Gc::as_ref(f).val {
+                Function::Closure(c) => &c.captured,
+                Function::Builtin(_) => &[],
+            },
+            _ => &[],
+        };
+        let base = frame.base as usize;
+        let mut pc = frame.pc as usize;
+        let mc = env.mc;
+        macro_rules! save {
+            () => {
+                self.frames[fi].pc = pc as u32
+            };
+        }
+        macro_rules! top {
+            () => {
+                match self.stack.last() {
+                    Some(v) => *v,
+                    None => return Err(Raise::error("internal error: value stack underflow")),
+                }
+            };
+        }
+        macro_rules! pop {
+            () => {
+                match self.stack.pop() {
+                    Some(v) => v,
+                    None => return Err(Raise::error("internal error: value stack underflow")),
+                }
+            };
+        }
+        macro_rules! sym {
+            ($k:expr) => {
+                match consts[$k as usize] {
+                    Value::Symbol(s) => s,
+                    _ => return Err(Raise::error("internal error: symbol constant expected")),
+                }
+            };
+        }
+        loop {
+            *fuel -= 1;
+            if *fuel <= 0 {
+                save!();
+                return Ok(());
+            }
+            let Some(&op) = code.get(pc) else {
+                return Err(Raise::error("internal error: pc out of range"));
+            };
+            pc += 1;
+            match op {
+                Op::Const(k) => self.stack.push(consts[k as usize]),
+                Op::Nil => self.stack.push(Value::Nil),
+                Op::T => self.stack.push(env.world.t()),
+                Op::Fixnum(i) => self.stack.push(Value::Fixnum(i as i64)),
+                Op::LocalGet(i) => {
+                    let v = self.stack[base + i as usize];
+                    self.stack.push(v);
+                }
+                Op::LocalSet(i) => {
+                    let v = top!();
+                    self.stack[base + i as usize] = v;
+                }
+                Op::BoxGet(i) => match self.stack[base + i as usize] {
+                    Value::Cell(c) => self.stack.push(c.get()),
+                    v => self.stack.push(v),
+                },
+                Op::BoxSet(i) => {
+                    let v = top!();
+                    match self.stack[base + i as usize] {
+                        Value::Cell(c) => alloc::set_lock(mc, c, v),
+                        _ => self.stack[base + i as usize] = v,
+                    }
+                }
+                Op::MakeBox(i) => {
+                    let v = self.stack[base + i as usize];
+                    self.stack[base + i as usize] = alloc::cell(mc, v);
+                }
+                Op::CapGet(i) => self.stack.push(captured[i as usize]),
+                Op::CapBoxGet(i) => match captured[i as usize] {
+                    Value::Cell(c) => self.stack.push(c.get()),
+                    v => self.stack.push(v),
+                },
+                Op::CapBoxSet(i) => {
+                    let v = top!();
+                    if let Value::Cell(c) = captured[i as usize] {
+                        alloc::set_lock(mc, c, v);
+                    }
+                }
+                Op::SymValue(k) => {
+                    let s = sym!(k);
+                    let v = s.value.get();
+                    if matches!(v, Value::Unbound) {
+                        save!();
+                        return Err(Raise::UnboundVariable(Value::Symbol(s)));
+                    }
+                    self.stack.push(v);
+                }
+                Op::SymSet(k) => {
+                    let s = sym!(k);
+                    let v = top!();
+                    alloc::symbol_set_value(mc, s, v);
+                }
+                Op::FunctionOf(k) => {
+                    let f = match function_of(consts[k as usize]) {
+                        Some(f) => f,
+                        None => {
+                            save!();
+                            return Err(Raise::UndefinedFunction(consts[k as usize]));
+                        }
+                    };
+                    self.stack.push(f);
+                }
+                Op::MakeClosure(k) => {
+                    let Value::Proto(p) = consts[k as usize] else {
+                        return Err(Raise::error("internal error: code constant expected"));
+                    };
+                    let caps: Box<[Value<'gc>]> = p
+                        .info
+                        .captures
+                        .iter()
+                        .map(|c| match *c {
+                            mprof_heap::code::Capture::Local(i) => self.stack[base + i as usize],
+                            mprof_heap::code::Capture::Captured(i) => captured[i as usize],
+                        })
+                        .collect();
+                    self.stack.push(alloc::closure(mc, p, caps));
+                }
+                Op::Pop => {
+                    self.stack.pop();
+                }
+                Op::Dup => {
+                    let v = top!();
+                    self.stack.push(v);
+                }
+                Op::Slide(n) => {
+                    let v = pop!();
+                    let len = self.stack.len() - n as usize;
+                    self.stack.truncate(len);
+                    self.stack.push(v);
+                }
+                Op::Drop(n) => {
+                    let len = self.stack.len() - n as usize;
+                    self.stack.truncate(len);
+                }
+                Op::Jump(t) => pc = t as usize,
+                Op::JumpIfNil(t) => {
+                    if pop!().is_nil() {
+                        pc = t as usize;
+                    }
+                }
+                Op::JumpIfTrue(t) => {
+                    if pop!().truthy() {
+                        pc = t as usize;
+                    }
+                }
+                Op::JumpIfEqFixnum { value, target } => {
+                    if matches!(top!(), Value::Fixnum(x) if x == value as i64) {
+                        self.stack.pop();
+                        pc = target as usize;
+                    }
+                }
+                Op::JumpIfSupplied { slot, target } => {
+                    if !matches!(self.stack[base + slot as usize], Value::Unbound) {
+                        pc = target as usize;
+                    }
+                }
+                Op::Supplied(slot) => {
+                    let b = !matches!(self.stack[base + slot as usize], Value::Unbound);
+                    self.stack.push(if b { env.world.t() } else { Value::Nil });
+                }
+                Op::Call(n) => {
+                    save!();
+                    let n = n as usize;
+                    let fpos = self.stack.len() - n - 1;
+                    let f = self.stack[fpos];
+                    if self.call_value(env, f, fpos + 1, n, fpos)? {
+                        return Ok(());
+                    }
+                    if self.frames.len() != fi + 1 {
+                        return Ok(());
+                    }
+                }
+                Op::CallGlobal { sym, nargs } => {
+                    save!();
+                    let s = sym!(sym);
+                    let f = s.function.get();
+                    if matches!(f, Value::Unbound) || s.has_flag(SYM_MACRO) {
+                        return Err(Raise::UndefinedFunction(Value::Symbol(s)));
+                    }
+                    let n = nargs as usize;
+                    let b = self.stack.len() - n;
+                    if self.call_value(env, f, b, n, b)? {
+                        return Ok(());
+                    }
+                    if self.frames.len() != fi + 1 {
+                        return Ok(());
+                    }
+                }
+                Op::Return => {
+                    return self.do_return(env);
+                }
+                Op::Values1 => self.values_single = true,
+                Op::MvPush(n) => {
+                    let primary = pop!();
+                    for i in 0..n as usize {
+                        let v = if self.values_single {
+                            if i == 0 { primary } else { Value::Nil }
+                        } else {
+                            self.values.get(i).copied().unwrap_or(Value::Nil)
+                        };
+                        self.stack.push(v);
+                    }
+                }
+                Op::MvList => {
+                    let primary = pop!();
+                    let l = if self.values_single {
+                        alloc::list(mc, &[primary])
+                    } else {
+                        alloc::list(mc, &self.values)
+                    };
+                    self.stack.push(l);
+                }
+                Op::MvSave | Op::MvRestore => {
+                    return Err(Raise::error("internal error: MvSave is not generated"));
+                }
+                Op::BindSpecial(k) => {
+                    let s = sym!(k);
+                    let v = pop!();
+                    self.dyn_stack.push(DynEntry::Special { sym: s, old: s.value.get() });
+                    alloc::symbol_set_value(mc, s, v);
+                }
+                Op::PopDyn(n) => {
+                    for _ in 0..n {
+                        if let Some(DynEntry::Special { sym, old }) = self.dyn_stack.pop() {
+                            alloc::symbol_set_value(mc, sym, old);
+                        }
+                    }
+                }
+                Op::NewTag => {
+                    self.next_tag += 1;
+                    self.stack.push(Value::Fixnum(TAG_BASE + self.next_tag));
+                }
+                Op::PushCatch(t) => {
+                    let tag = pop!();
+                    self.dyn_stack.push(DynEntry::Catch {
+                        tag,
+                        frame: fi as u32,
+                        height: self.stack.len() as u32,
+                        pc: t,
+                    });
+                }
+                Op::Throw => {
+                    save!();
+                    let value = pop!();
+                    let tag = pop!();
+                    let vals = if self.values_single { vec![value] } else { self.values.clone() };
+                    let found = self
+                        .dyn_stack
+                        .iter()
+                        .rposition(|e| matches!(e, DynEntry::Catch { tag: t, .. } if t.eq(tag) || crate::equal::eql(*t, tag)));
+                    let Some(i) = found else {
+                        return Err(Raise::Error {
+                            kind: ErrorKind::Control,
+                            message: "attempt to throw to a tag that does not exist".into(),
+                            irritants: vec![tag],
+                        });
+                    };
+                    return self.unwind_to(env, ExitTarget::Catch(i), vals);
+                }
+                Op::PushUnwindProtect(t) => {
+                    self.dyn_stack.push(DynEntry::UnwindProtect {
+                        frame: fi as u32,
+                        height: self.stack.len() as u32,
+                        pc: t,
+                    });
+                }
+                Op::PopUnwindProtect => {
+                    self.dyn_stack.pop();
+                    let values = if self.values_single { Vec::new() } else { self.values.clone() };
+                    let dyn_len = self.dyn_stack.len() as u32;
+                    self.pending.push(Pending::Normal { values, single: self.values_single, dyn_len });
+                }
+                Op::EndCleanup => match self.pending.pop() {
+                    Some(Pending::Normal { values, single, .. }) => {
+                        self.values = values;
+                        self.values_single = single;
+                    }
+                    Some(Pending::Exit { target, values, .. }) => {
+                        save!();
+                        return self.unwind_to(env, target, values);
+                    }
+                    None => return Err(Raise::error("internal error: cleanup without an unwind in progress")),
+                },
+                Op::ProgvBind => {
+                    let vals = pop!();
+                    let syms = pop!();
+                    let mut n = 0i64;
+                    let mut vs = alloc::list_iter(vals);
+                    for s in alloc::list_iter(syms) {
+                        let Value::Symbol(s) = s else {
+                            save!();
+                            return Err(Raise::TypeError { datum: s, expected: env.world.intern_cl(mc, "SYMBOL") });
+                        };
+                        let v = vs.next().unwrap_or(Value::Unbound);
+                        self.dyn_stack.push(DynEntry::Special { sym: s, old: s.value.get() });
+                        alloc::symbol_set_value(mc, s, v);
+                        n += 1;
+                    }
+                    self.stack.push(Value::Fixnum(n));
+                }
+                Op::ProgvUnbind => {
+                    let v = pop!();
+                    let n = match pop!() {
+                        Value::Fixnum(n) => n,
+                        _ => 0,
+                    };
+                    for _ in 0..n {
+                        if let Some(DynEntry::Special { sym, old }) = self.dyn_stack.pop() {
+                            alloc::symbol_set_value(mc, sym, old);
+                        }
+                    }
+                    self.stack.push(v);
+                }
+                Op::Apply => {
+                    save!();
+                    let list = pop!();
+                    let fpos = self.stack.len() - 1;
+                    let f = self.stack[fpos];
+                    let mut n = 0;
+                    let mut cur = list;
+                    while let Value::Cons(c) = cur {
+                        self.stack.push(c.car.get());
+                        cur = c.cdr.get();
+                        n += 1;
+                    }
+                    if !cur.is_nil() {
+                        return Err(Raise::TypeError { datum: list, expected: env.world.intern_cl(mc, "LIST") });
+                    }
+                    if self.call_value(env, f, fpos + 1, n, fpos)? {
+                        return Ok(());
+                    }
+                    if self.frames.len() != fi + 1 {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Call `f` with the `nargs` arguments at `base`; `ret` is where its value goes.
+    /// Returns whether a new Lisp frame was pushed.
+    pub fn call_value(
+        &mut self,
+        env: &mut Env<'_, 'gc>,
+        f: Value<'gc>,
+        base: usize,
+        nargs: usize,
+        ret: usize,
+    ) -> Result<bool, Raise<'gc>> {
+        match f {
+            Value::Function(fp) => match &Gc::as_ref(fp).val {
+                Function::Closure(c) => {
+                    self.enter(env, f, c.proto, base, nargs, ret)?;
+                    Ok(true)
+                }
+                Function::Builtin(b) => self.call_builtin(env, b.id, base, nargs, ret),
+            },
+            Value::Symbol(s) => {
+                let g = s.function.get();
+                if matches!(g, Value::Unbound) || s.has_flag(SYM_MACRO) {
+                    return Err(Raise::UndefinedFunction(f));
+                }
+                self.call_value(env, g, base, nargs, ret)
+            }
+            Value::Nil => Err(Raise::UndefinedFunction(Value::Nil)),
+            other => Err(Raise::TypeError {
+                datum: other,
+                expected: env.world.intern_cl(env.mc, "FUNCTION"),
+            }),
+        }
+    }
+
+    /// Push a frame for a closure call, laying out its parameters.
+    fn enter(
+        &mut self,
+        env: &mut Env<'_, 'gc>,
+        func: Value<'gc>,
+        proto: Ptr<'gc, Proto<'gc>>,
+        base: usize,
+        nargs: usize,
+        ret: usize,
+    ) -> VResult<'gc> {
+        if self.frames.len() >= self.frame_limit {
+            if self.frame_limit == self.base_frame_limit {
+                // Leave room for the handlers of the error.
+                self.frame_limit = self.base_frame_limit + 10_000;
+                return Err(Raise::simple(ErrorKind::StackExhausted, "Control stack exhausted"));
+            }
+            return Err(Raise::Request(HostRequest::Exit(70)));
+        }
+        let info = &Gc::as_ref(proto).val.info;
+        let p = &info.params;
+        let req = p.required as usize;
+        let positional = req + p.optional as usize;
+        if nargs < req || (nargs > positional && !p.rest && !p.has_keys) {
+            return Err(self.arg_count_error(env, func, nargs));
+        }
+        if nargs > positional {
+            if p.rest || p.has_keys {
+                let extras: Vec<Value<'gc>> = self.stack[base + positional..base + nargs].to_vec();
+                self.stack.truncate(base + positional);
+                if p.rest {
+                    let l = alloc::list(env.mc, &extras);
+                    self.stack.push(l);
+                }
+                if p.has_keys {
+                    self.parse_keys(env, func, &Gc::as_ref(proto).val, &extras)?;
+                }
+            }
+        } else {
+            for _ in nargs..positional {
+                self.stack.push(Value::Unbound);
+            }
+            if p.rest {
+                self.stack.push(Value::Nil);
+            }
+            if p.has_keys {
+                for _ in &p.keys {
+                    self.stack.push(Value::Unbound);
+                }
+            }
+        }
+        let want = base + info.nslots as usize;
+        if self.stack.len() < want {
+            self.stack.resize(want, Value::Nil);
+        }
+        self.frames.push(Frame {
+            func,
+            proto: Some(proto),
+            pc: 0,
+            base: base as u32,
+            ret: ret as u32,
+            node: 0,
+            cont: Cont::Lisp,
+        });
+        Ok(())
+    }
+
+    fn parse_keys(
+        &mut self,
+        env: &mut Env<'_, 'gc>,
+        func: Value<'gc>,
+        proto: &Proto<'gc>,
+        extras: &[Value<'gc>],
+    ) -> VResult<'gc> {
+        let p = &proto.info.params;
+        if extras.len() % 2 != 0 {
+            return Err(Raise::program(format!(
+                "odd number of &KEY arguments in a call to {}",
+                self.name_of(env, func)
+            )));
+        }
+        let mut allow = p.allow_other_keys;
+        if !allow {
+            for pair in extras.chunks(2) {
+                if matches!(pair[0], Value::Symbol(s) if gc_arena::Gc::ptr_eq(s, env.world.syms.allow_other_keys_kw))
+                    && pair[1].truthy()
+                {
+                    allow = true;
+                }
+            }
+        }
+        for &k in &p.keys {
+            let kw = proto.consts[k as usize];
+            let v = extras.chunks(2).find(|pair| pair[0].eq(kw)).map(|pair| pair[1]).unwrap_or(Value::Unbound);
+            self.stack.push(v);
+        }
+        if !allow {
+            for pair in extras.chunks(2) {
+                let known = p.keys.iter().any(|&k| proto.consts[k as usize].eq(pair[0]))
+                    || matches!(pair[0], Value::Symbol(s) if gc_arena::Gc::ptr_eq(s, env.world.syms.allow_other_keys_kw));
+                if !known {
+                    let ctx = self.print_ctx(env);
+                    let key = mprof_heap::printer::print_to_string(pair[0], &ctx);
+                    return Err(Raise::program(format!(
+                        "unknown &KEY argument {key} in a call to {}",
+                        self.name_of(env, func)
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn print_ctx<'a>(&self, env: &'a Env<'_, 'gc>) -> mprof_heap::printer::PrintContext<'a, 'gc> {
+        let current = match env.world.syms.package.value.get() {
+            Value::Package(p) => p,
+            _ => env.world.packages.user,
+        };
+        mprof_heap::printer::PrintContext {
+            packages: &env.world.packages,
+            current_package: current,
+            escape: true,
+            condition_report: Some(crate::conditions::static_report),
+        }
+    }
+
+    fn name_of(&self, env: &Env<'_, 'gc>, f: Value<'gc>) -> String {
+        let name = match f {
+            Value::Function(fp) => fp.name(),
+            other => other,
+        };
+        match name {
+            Value::Nil => "an anonymous function".to_string(),
+            n => mprof_heap::printer::print_to_string(n, &self.print_ctx(env)),
+        }
+    }
+
+    fn arg_count_error(&self, env: &Env<'_, 'gc>, func: Value<'gc>, nargs: usize) -> Raise<'gc> {
+        Raise::program(format!("invalid number of arguments: {nargs} (in a call to {})", self.name_of(env, func)))
+    }
+
+    fn call_builtin(
+        &mut self,
+        env: &mut Env<'_, 'gc>,
+        id: u32,
+        base: usize,
+        nargs: usize,
+        ret: usize,
+    ) -> Result<bool, Raise<'gc>> {
+        let Some(def) = builtins::table().get(id as usize) else {
+            return Err(Raise::error("internal error: unknown builtin"));
+        };
+        if nargs < def.min as usize || (def.max != builtins::MANY && nargs > def.max as usize) {
+            return Err(Raise::program(format!("invalid number of arguments: {nargs} (in a call to {})", def.name)));
+        }
+        match def.kind {
+            Kind::Plain(f) => {
+                let mut ctx = Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
+                let r = f(&mut ctx, &self.stack[base..base + nargs]);
+                let multiple = ctx.multiple;
+                let v = r?;
+                self.stack.truncate(ret);
+                self.stack.push(v);
+                self.values_single = !multiple;
+                Ok(false)
+            }
+            Kind::Special(sp) => self.call_special(env, sp, base, nargs, ret),
+        }
+    }
+
+    fn call_special(
+        &mut self,
+        env: &mut Env<'_, 'gc>,
+        sp: Special,
+        base: usize,
+        nargs: usize,
+        ret: usize,
+    ) -> Result<bool, Raise<'gc>> {
+        match sp {
+            Special::Funcall => {
+                let f = self.stack[base];
+                self.stack.remove(base);
+                self.call_value(env, f, base, nargs - 1, ret)
+            }
+            Special::Apply => {
+                let list = self.stack.pop().unwrap_or(Value::Nil);
+                let mut n = nargs - 1;
+                let mut cur = list;
+                while let Value::Cons(c) = cur {
+                    self.stack.push(c.car.get());
+                    cur = c.cdr.get();
+                    n += 1;
+                }
+                if !cur.is_nil() {
+                    return Err(Raise::TypeError { datum: list, expected: env.world.intern_cl(env.mc, "LIST") });
+                }
+                let f = self.stack[base];
+                self.stack.remove(base);
+                self.call_value(env, f, base, n - 1, ret)
+            }
+            Special::Values => {
+                self.values.clear();
+                self.values.extend_from_slice(&self.stack[base..base + nargs]);
+                let primary = self.values.first().copied().unwrap_or(Value::Nil);
+                self.values_single = false;
+                self.stack.truncate(ret);
+                self.stack.push(primary);
+                Ok(false)
+            }
+            Special::Eval => {
+                let form = self.stack[base];
+                self.stack.truncate(ret);
+                let mark = self.expansions.len() as u32;
+                self.compile_start(env, form, mark)?;
+                Ok(true)
+            }
+            Special::LoadSource => {
+                let text = match self.stack[base] {
+                    Value::String(s) => s.borrow().to_rust_string(),
+                    other => return Err(Raise::TypeError { datum: other, expected: env.world.intern_cl(env.mc, "STRING") }),
+                };
+                let file = match self.stack[base + 1] {
+                    Value::String(s) => Some(s.borrow().to_rust_string()),
+                    _ => None,
+                };
+                self.stack.truncate(ret);
+                // LOAD binds *PACKAGE* so IN-PACKAGE in the file does not leak.
+                let pkg_sym = env.world.syms.package;
+                let dyn_mark = self.dyn_stack.len() as u32;
+                self.dyn_stack.push(DynEntry::Special { sym: pkg_sym, old: pkg_sym.value.get() });
+                self.push_native(Cont::LoadSource {
+                    text: Rc::from(text.as_str()),
+                    offset: 0,
+                    file: file.as_deref().map(Rc::from),
+                    queued: Value::Nil,
+                    last: env.world.t(),
+                    dyn_mark,
+                });
+                self.load_step(env)?;
+                Ok(true)
+            }
+            Special::Unhandled => {
+                let condition = self.stack[base];
+                self.abort(env, condition);
+                Ok(true)
+            }
+            Special::Compile => Err(Raise::error("internal error: COMPILE is defined in the prelude")),
+            Special::Macroexpand1 => {
+                let form = self.stack[base];
+                self.stack.truncate(ret);
+                let expander = match form {
+                    Value::Cons(c) => match c.car.get() {
+                        Value::Symbol(s) if s.has_flag(SYM_MACRO) => Some(s.function.get()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                match expander {
+                    Some(e) => {
+                        self.push_native(Cont::Macroexpand);
+                        let b = self.stack.len();
+                        self.stack.push(form);
+                        self.stack.push(Value::Nil);
+                        self.call_value(env, e, b, 2, b)?;
+                        Ok(true)
+                    }
+                    None => {
+                        self.values.clear();
+                        self.values.push(form);
+                        self.values.push(Value::Nil);
+                        self.values_single = false;
+                        self.stack.push(form);
+                        Ok(false)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Return from the Lisp frame on top with the value on top of the stack.
+    fn do_return(&mut self, env: &mut Env<'_, 'gc>) -> VResult<'gc> {
+        let v = self.stack.pop().unwrap_or(Value::Nil);
+        let Some(frame) = self.frames.pop() else {
+            return Err(Raise::error("internal error: return without a frame"));
+        };
+        self.stack.truncate(frame.ret as usize);
+        if self.frame_limit != self.base_frame_limit && self.frames.len() < self.base_frame_limit / 2 {
+            self.frame_limit = self.base_frame_limit;
+        }
+        self.deliver(env, v)
+    }
+
+    /// Push `v` as the value returned to the frame on top, resuming native frames.
+    fn deliver(&mut self, env: &mut Env<'_, 'gc>, v: Value<'gc>) -> VResult<'gc> {
+        self.stack.push(v);
+        loop {
+            let Some(top) = self.frames.last() else {
+                self.result = self.stack.pop().unwrap_or(Value::Nil);
+                self.finished = Some(Step::Done);
+                return Ok(());
+            };
+            match &top.cont {
+                Cont::Lisp => return Ok(()),
+                Cont::Toplevel => {
+                    self.result = self.stack.pop().unwrap_or(Value::Nil);
+                    self.frames.pop();
+                    self.finished = Some(Step::Done);
+                    return Ok(());
+                }
+                Cont::Expansion { key, form, mark } => {
+                    let (key, form, mark) = (*key, *form, *mark);
+                    let exp = self.stack.pop().unwrap_or(Value::Nil);
+                    let ret = top.ret as usize;
+                    self.frames.pop();
+                    self.stack.truncate(ret);
+                    self.expansions.push((key, exp));
+                    return self.compile_start(env, form, mark);
+                }
+                Cont::MacroFunction { key, form, mark } => {
+                    let (key, form, mark) = (*key, *form, *mark);
+                    let f = self.stack.pop().unwrap_or(Value::Nil);
+                    let ret = top.ret as usize;
+                    self.frames.pop();
+                    self.stack.truncate(ret);
+                    self.expansions.push((key, f));
+                    return self.compile_start(env, form, mark);
+                }
+                Cont::LoadSource { .. } => {
+                    let v = self.stack.pop().unwrap_or(Value::Nil);
+                    let n = self.frames.len() - 1;
+                    if let Cont::LoadSource { last, .. } = &mut self.frames[n].cont {
+                        *last = v;
+                    }
+                    return self.load_step(env);
+                }
+                Cont::Macroexpand => {
+                    let exp = self.stack.pop().unwrap_or(Value::Nil);
+                    let ret = top.ret as usize;
+                    self.frames.pop();
+                    self.stack.truncate(ret);
+                    self.values.clear();
+                    self.values.push(exp);
+                    self.values.push(env.world.t());
+                    self.values_single = false;
+                    self.stack.push(exp);
+                    continue;
+                }
+            }
+        }
+    }
+
+    /// Compile `form` and call the result; macro expansions needed along the
+    /// way are run first, each in a native frame that resumes the compilation.
+    fn compile_start(&mut self, env: &mut Env<'_, 'gc>, form: Value<'gc>, mark: u32) -> VResult<'gc> {
+        let map: HashMap<usize, Value<'gc>> =
+            self.expansions.iter().filter_map(|(k, v)| k.heap_address().map(|a| (a, *v))).collect();
+        match compiler::compile_toplevel(env.mc, env.world, &map, form) {
+            Ok(proto) => {
+                self.expansions.truncate(mark as usize);
+                let clo = alloc::closure(env.mc, proto, Box::new([]));
+                let b = self.stack.len();
+                self.stack.push(clo);
+                self.call_value(env, clo, b + 1, 0, b)?;
+                Ok(())
+            }
+            Err(CompileError::NeedExpansion { expander, form: call }) => {
+                self.push_native(Cont::Expansion { key: call, form, mark });
+                let b = self.stack.len();
+                self.stack.push(call);
+                self.stack.push(Value::Nil);
+                self.call_value(env, expander, b, 2, b)?;
+                Ok(())
+            }
+            Err(CompileError::NeedMacroFunction { key, lambda }) => {
+                self.push_native(Cont::MacroFunction { key, form, mark });
+                let fform = alloc::list(env.mc, &[Value::Symbol(env.world.syms.function), lambda]);
+                let inner_mark = self.expansions.len() as u32;
+                self.compile_start(env, fform, inner_mark)
+            }
+            Err(CompileError::Syntax { message, form: bad }) => {
+                self.expansions.truncate(mark as usize);
+                let text = mprof_heap::printer::print_to_string(bad, &self.print_ctx(env));
+                let text = if text.chars().count() > 200 { format!("{}...", text.chars().take(200).collect::<String>()) } else { text };
+                Err(Raise::program(format!("{message}, in {text}")))
+            }
+        }
+    }
+
+    /// Take the next form of the LoadSource frame on top and start evaluating it,
+    /// or finish the frame.
+    fn load_step(&mut self, env: &mut Env<'_, 'gc>) -> VResult<'gc> {
+        loop {
+            let n = self.frames.len() - 1;
+            let Cont::LoadSource { text, offset, file, queued, last, dyn_mark } = &mut self.frames[n].cont else {
+                return Err(Raise::error("internal error: load step without a source"));
+            };
+            let form = if let Value::Cons(c) = *queued {
+                *queued = c.cdr.get();
+                c.car.get()
+            } else {
+                let features = feature_names(env.world);
+                let opts = mprof_reader::ReadOptions { file: file.as_deref().map(String::from), features, ..Default::default() };
+                match mprof_reader::read_one(text, *offset, &opts) {
+                    Ok(None) => {
+                        let (last, dyn_mark) = (*last, *dyn_mark as usize);
+                        let ret = self.frames[n].ret as usize;
+                        self.frames.pop();
+                        self.stack.truncate(ret);
+                        while self.dyn_stack.len() > dyn_mark {
+                            if let Some(DynEntry::Special { sym, old }) = self.dyn_stack.pop() {
+                                alloc::symbol_set_value(env.mc, sym, old);
+                            }
+                        }
+                        return self.deliver(env, last);
+                    }
+                    Ok(Some((datum, end))) => {
+                        *offset = end;
+                        let package = match env.world.syms.package.value.get() {
+                            Value::Package(p) => p,
+                            _ => env.world.packages.user,
+                        };
+                        match mprof_heap::datum::datum_to_value(env.mc, &env.world.packages, package, &datum) {
+                            Ok(v) => v,
+                            Err(e) => {
+                                let where_ = match file {
+                                    Some(f) => format!("{f}:{}:{}", e.span.line, e.span.column),
+                                    None => format!("{}:{}", e.span.line, e.span.column),
+                                };
+                                return Err(Raise::simple(ErrorKind::Package, format!("{where_}: {}", e.error)));
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        // Skip the rest of the text: one reader error ends the load.
+                        *offset = text.len();
+                        return Err(Raise::simple(ErrorKind::Reader, e.to_string()));
+                    }
+                }
+            };
+            // A top-level PROGN's forms are top-level forms too.
+            if let Value::Cons(c) = form
+                && matches!(c.car.get(), Value::Symbol(s) if gc_arena::Gc::ptr_eq(s, env.world.syms.progn))
+            {
+                let body = c.cdr.get();
+                let items = alloc::list_to_vec(body).unwrap_or_default();
+                let n = self.frames.len() - 1;
+                if let Cont::LoadSource { queued, .. } = &mut self.frames[n].cont {
+                    *queued = alloc::list_with_tail(env.mc, &items, *queued);
+                }
+                continue;
+            }
+            let mark = self.expansions.len() as u32;
+            return self.compile_start(env, form, mark);
+        }
+    }
+
+    /// Signal an error raised by a builtin or by the VM: make the condition
+    /// and call ERROR with it (or abort if ERROR cannot run).
+    fn raise(&mut self, env: &mut Env<'_, 'gc>, r: Raise<'gc>) {
+        if let Raise::Request(HostRequest::Exit(70)) = r {
+            // The frame limit was hit again while handling stack exhaustion.
+            let c = crate::conditions::from_raise(
+                env.mc,
+                env.world,
+                Raise::simple(ErrorKind::StackExhausted, "Control stack exhausted"),
+            );
+            self.abort(env, c);
+            return;
+        }
+        let condition = crate::conditions::from_raise(env.mc, env.world, r);
+        let error_fn = env.world.syms.error.function.get();
+        if self.aborting || !matches!(error_fn, Value::Function(_)) {
+            self.abort(env, condition);
+            return;
+        }
+        let b = self.stack.len();
+        self.stack.push(condition);
+        if let Err(r2) = self.call_value(env, error_fn, b, 1, b) {
+            let c2 = crate::conditions::from_raise(env.mc, env.world, r2);
+            let _ = condition;
+            self.abort(env, c2);
+        }
+    }
+
+    /// No handler took `condition`: record the backtrace, run every pending
+    /// cleanup and end the run with an error.
+    fn abort(&mut self, env: &mut Env<'_, 'gc>, condition: Value<'gc>) {
+        let ctx = self.print_ctx(env);
+        let skip = ["ERROR", "SIGNAL", "%UNHANDLED-CONDITION", "%SIGNAL", "INVOKE-DEBUGGER"];
+        self.backtrace = self
+            .frames
+            .iter()
+            .rev()
+            .filter(|f| matches!(f.cont, Cont::Lisp))
+            .filter_map(|f| match f.func {
+                Value::Function(fp) => Some(fp.name()),
+                _ => None,
+            })
+            .map(|n| match n {
+                Value::Nil => "(LAMBDA)".to_string(),
+                n => mprof_heap::printer::print_to_string(n, &ctx),
+            })
+            .filter(|n| !skip.iter().any(|s| n == s || n.ends_with(&format!("::{s}")) || n.ends_with(&format!(":{s}"))))
+            .take(50)
+            .collect();
+        self.result = condition;
+        self.aborting = true;
+        let _ = self.unwind_to(env, ExitTarget::Abort, Vec::new());
+    }
+
+    /// Unwind toward `target`, undoing bindings; stop to run a cleanup when
+    /// one is met (EndCleanup resumes the exit).
+    fn unwind_to(&mut self, env: &mut Env<'_, 'gc>, target: ExitTarget, vals: Vec<Value<'gc>>) -> VResult<'gc> {
+        loop {
+            if let ExitTarget::Catch(i) = target
+                && self.dyn_stack.len() == i + 1
+            {
+                let Some(DynEntry::Catch { frame, height, pc, .. }) = self.dyn_stack.pop() else {
+                    return Err(Raise::error("internal error: exit target is not a catch"));
+                };
+                self.pending.retain(|p| match p {
+                    Pending::Exit { dyn_len, .. } | Pending::Normal { dyn_len, .. } => (*dyn_len as usize) <= i,
+                });
+                self.frames.truncate(frame as usize + 1);
+                self.stack.truncate(height as usize);
+                let primary = vals.first().copied().unwrap_or(Value::Nil);
+                self.values_single = vals.len() == 1;
+                self.values = vals;
+                self.stack.push(primary);
+                if let Some(f) = self.frames.last_mut() {
+                    f.pc = pc;
+                }
+                return Ok(());
+            }
+            match self.dyn_stack.pop() {
+                None => {
+                    // Only an abort gets here: everything is unwound.
+                    self.frames.clear();
+                    self.stack.clear();
+                    self.pending.clear();
+                    self.expansions.clear();
+                    self.finished = Some(Step::Error);
+                    return Ok(());
+                }
+                Some(DynEntry::Special { sym, old }) => alloc::symbol_set_value(env.mc, sym, old),
+                Some(DynEntry::Catch { .. }) => {}
+                Some(DynEntry::UnwindProtect { frame, height, pc }) => {
+                    self.frames.truncate(frame as usize + 1);
+                    self.stack.truncate(height as usize);
+                    self.stack.push(Value::Nil);
+                    self.pending.push(Pending::Exit { target, values: vals, dyn_len: self.dyn_stack.len() as u32 });
+                    if let Some(f) = self.frames.last_mut() {
+                        f.pc = pc;
+                    }
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+/// The global function named by `name` (a symbol or `(setf symbol)`), if defined.
+pub fn function_of<'gc>(name: Value<'gc>) -> Option<Value<'gc>> {
+    match name {
+        Value::Symbol(s) => {
+            let f = s.function.get();
+            if matches!(f, Value::Unbound) || s.has_flag(SYM_MACRO) { None } else { Some(f) }
+        }
+        Value::Cons(_) => match alloc::car(alloc::cdr(name)) {
+            Value::Symbol(s) => {
+                let f = s.setf_function.get();
+                if matches!(f, Value::Unbound) { None } else { Some(f) }
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The names of the features in *FEATURES*, for #+ and #-.
+fn feature_names(world: &World<'_>) -> Vec<String> {
+    alloc::list_iter(world.syms.features.value.get())
+        .filter_map(|f| match f {
+            Value::Symbol(s) => Some(s.name.to_string()),
+            _ => None,
+        })
+        .collect()
+}

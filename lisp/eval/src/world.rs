@@ -1,0 +1,215 @@
+//! The interpreter's global heap state that is not the VM: packages, the
+//! well-known symbols, the standard condition types and the builtin
+//! function objects. It lives in the arena root beside the VM.
+//!
+//! Invariant: after start-up the `World` itself is never replaced; its
+//! mutable parts (packages, symbol cells) change through write barriers.
+
+use gc_arena::{Collect, Mutation};
+use mprof_heap::value::{Ptr, StructType, Symbol, Value};
+use mprof_heap::{Packages, alloc};
+
+use crate::syms::Syms;
+
+/// The standard condition types, by role.
+#[derive(Collect, Clone, Copy)]
+#[collect(no_drop)]
+pub struct ConditionTypes<'gc> {
+    pub condition: Ptr<'gc, StructType<'gc>>,
+    pub simple_error: Ptr<'gc, StructType<'gc>>,
+    pub simple_program_error: Ptr<'gc, StructType<'gc>>,
+    pub simple_control_error: Ptr<'gc, StructType<'gc>>,
+    pub simple_arithmetic_error: Ptr<'gc, StructType<'gc>>,
+    pub simple_file_error: Ptr<'gc, StructType<'gc>>,
+    pub simple_stream_error: Ptr<'gc, StructType<'gc>>,
+    pub simple_package_error: Ptr<'gc, StructType<'gc>>,
+    pub simple_reader_error: Ptr<'gc, StructType<'gc>>,
+    pub type_error: Ptr<'gc, StructType<'gc>>,
+    pub unbound_variable: Ptr<'gc, StructType<'gc>>,
+    pub undefined_function: Ptr<'gc, StructType<'gc>>,
+    pub division_by_zero: Ptr<'gc, StructType<'gc>>,
+    pub stack_exhausted: Ptr<'gc, StructType<'gc>>,
+    pub interactive_interrupt: Ptr<'gc, StructType<'gc>>,
+}
+
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct World<'gc> {
+    pub packages: Ptr<'gc, Packages<'gc>>,
+    pub syms: Syms<'gc>,
+    pub conditions: ConditionTypes<'gc>,
+    /// The property under which a symbol's structure/condition type is kept.
+    pub type_key: Value<'gc>,
+}
+
+impl<'gc> World<'gc> {
+    pub fn t(&self) -> Value<'gc> {
+        Value::Symbol(self.packages.t)
+    }
+
+    pub fn intern_cl(&self, mc: &Mutation<'gc>, name: &str) -> Value<'gc> {
+        self.packages.intern_external(mc, self.packages.common_lisp, name)
+    }
+
+    pub fn intern_sys(&self, mc: &Mutation<'gc>, name: &str) -> Value<'gc> {
+        self.packages.intern_external(mc, self.packages.system, name)
+    }
+
+    pub fn keyword(&self, mc: &Mutation<'gc>, name: &str) -> Value<'gc> {
+        self.packages.keyword(mc, name)
+    }
+
+    /// The structure or condition type named by `name`, if any.
+    pub fn find_type(&self, name: Value<'gc>) -> Option<Ptr<'gc, StructType<'gc>>> {
+        let Value::Symbol(s) = name else { return None };
+        let mut plist = s.plist.get();
+        while let Value::Cons(c) = plist {
+            let rest = c.cdr.get();
+            if c.car.get().eq(self.type_key) {
+                return match alloc::car(rest) {
+                    Value::StructType(t) => Some(t),
+                    _ => None,
+                };
+            }
+            plist = alloc::cdr(rest);
+        }
+        None
+    }
+
+    /// Record `t` as the type named `name` (on the symbol's property list).
+    pub fn set_type(&self, mc: &Mutation<'gc>, name: Ptr<'gc, Symbol<'gc>>, t: Ptr<'gc, StructType<'gc>>) {
+        let mut plist = name.plist.get();
+        while let Value::Cons(c) = plist {
+            let rest = c.cdr.get();
+            if c.car.get().eq(self.type_key) {
+                if let Value::Cons(r) = rest {
+                    alloc::set_car(mc, r, Value::StructType(t));
+                }
+                return;
+            }
+            plist = alloc::cdr(rest);
+        }
+        let new = alloc::cons(mc, self.type_key, alloc::cons(mc, Value::StructType(t), name.plist.get()));
+        alloc::symbol_set_plist(mc, name, new);
+    }
+}
+
+/// Make the standard condition hierarchy. Slots are inherited by position:
+/// a subtype's slot list starts with its first parent's.
+pub fn make_condition_types<'gc>(
+    mc: &Mutation<'gc>,
+    packages: &Packages<'gc>,
+    type_key: Value<'gc>,
+) -> ConditionTypes<'gc> {
+    let cl = |n: &str| packages.intern_external(mc, packages.common_lisp, n);
+    let sys = |n: &str| packages.intern_external(mc, packages.system, n);
+    let world_set = |name: Value<'gc>, t: Ptr<'gc, StructType<'gc>>| {
+        if let Value::Symbol(s) = name {
+            let new = alloc::cons(mc, type_key, alloc::cons(mc, Value::StructType(t), s.plist.get()));
+            alloc::symbol_set_plist(mc, s, new);
+        }
+    };
+    // (name, supertypes in precedence order after itself, slots)
+    let def = |name: Value<'gc>, supers: &[Value<'gc>], slots: &[&str]| {
+        let mut prec = vec![name];
+        prec.extend_from_slice(supers);
+        let slots: Vec<Value<'gc>> = slots.iter().map(|s| packages.intern_external(mc, packages.system, s)).collect();
+        let t = alloc::struct_type(mc, name, prec, slots, true);
+        world_set(name, t);
+        t
+    };
+    let condition = cl("CONDITION");
+    let serious = cl("SERIOUS-CONDITION");
+    let error = cl("ERROR");
+    let warning = cl("WARNING");
+    let simple_condition = cl("SIMPLE-CONDITION");
+    let storage = cl("STORAGE-CONDITION");
+    let t_condition = def(condition, &[], &[]);
+    def(serious, &[condition], &[]);
+    def(error, &[serious, condition], &[]);
+    def(warning, &[condition], &[]);
+    def(storage, &[serious, condition], &[]);
+    let fc = ["FORMAT-CONTROL", "FORMAT-ARGUMENTS"];
+    def(simple_condition, &[condition], &fc);
+    let simple_error = def(cl("SIMPLE-ERROR"), &[simple_condition, error, serious, condition], &fc);
+    def(cl("SIMPLE-WARNING"), &[simple_condition, warning, condition], &fc);
+    def(cl("STYLE-WARNING"), &[warning, condition], &[]);
+    let program_error = cl("PROGRAM-ERROR");
+    def(program_error, &[error, serious, condition], &[]);
+    let simple_program_error =
+        def(sys("SIMPLE-PROGRAM-ERROR"), &[program_error, simple_condition, error, serious, condition], &fc);
+    let control_error = cl("CONTROL-ERROR");
+    def(control_error, &[error, serious, condition], &[]);
+    let simple_control_error =
+        def(sys("SIMPLE-CONTROL-ERROR"), &[control_error, simple_condition, error, serious, condition], &fc);
+    let arithmetic_error = cl("ARITHMETIC-ERROR");
+    def(arithmetic_error, &[error, serious, condition], &["OPERATION", "OPERANDS"]);
+    let simple_arithmetic_error = def(
+        sys("SIMPLE-ARITHMETIC-ERROR"),
+        &[arithmetic_error, simple_condition, error, serious, condition],
+        &["OPERATION", "OPERANDS", "FORMAT-CONTROL", "FORMAT-ARGUMENTS"],
+    );
+    let division_by_zero =
+        def(cl("DIVISION-BY-ZERO"), &[arithmetic_error, error, serious, condition], &["OPERATION", "OPERANDS"]);
+    def(cl("FLOATING-POINT-OVERFLOW"), &[arithmetic_error, error, serious, condition], &["OPERATION", "OPERANDS"]);
+    let type_error = def(cl("TYPE-ERROR"), &[error, serious, condition], &["DATUM", "EXPECTED-TYPE"]);
+    def(
+        sys("SIMPLE-TYPE-ERROR"),
+        &[type_error.name, simple_condition, error, serious, condition],
+        &["DATUM", "EXPECTED-TYPE", "FORMAT-CONTROL", "FORMAT-ARGUMENTS"],
+    );
+    let cell_error = cl("CELL-ERROR");
+    def(cell_error, &[error, serious, condition], &["NAME"]);
+    let unbound_variable = def(cl("UNBOUND-VARIABLE"), &[cell_error, error, serious, condition], &["NAME"]);
+    let undefined_function = def(cl("UNDEFINED-FUNCTION"), &[cell_error, error, serious, condition], &["NAME"]);
+    def(cl("UNBOUND-SLOT"), &[cell_error, error, serious, condition], &["NAME"]);
+    let file_error = cl("FILE-ERROR");
+    def(file_error, &[error, serious, condition], &["PATHNAME"]);
+    let simple_file_error = def(
+        sys("SIMPLE-FILE-ERROR"),
+        &[file_error, simple_condition, error, serious, condition],
+        &["PATHNAME", "FORMAT-CONTROL", "FORMAT-ARGUMENTS"],
+    );
+    let stream_error = cl("STREAM-ERROR");
+    def(stream_error, &[error, serious, condition], &["STREAM"]);
+    def(cl("END-OF-FILE"), &[stream_error, error, serious, condition], &["STREAM"]);
+    let simple_stream_error = def(
+        sys("SIMPLE-STREAM-ERROR"),
+        &[stream_error, simple_condition, error, serious, condition],
+        &["STREAM", "FORMAT-CONTROL", "FORMAT-ARGUMENTS"],
+    );
+    let reader_error = cl("READER-ERROR");
+    def(cl("PARSE-ERROR"), &[error, serious, condition], &[]);
+    def(reader_error, &[cl("PARSE-ERROR"), stream_error, error, serious, condition], &["STREAM"]);
+    let simple_reader_error = def(
+        sys("SIMPLE-READER-ERROR"),
+        &[reader_error, cl("PARSE-ERROR"), stream_error, simple_condition, error, serious, condition],
+        &["STREAM", "FORMAT-CONTROL", "FORMAT-ARGUMENTS"],
+    );
+    let package_error = cl("PACKAGE-ERROR");
+    def(package_error, &[error, serious, condition], &["PACKAGE"]);
+    let simple_package_error = def(
+        sys("SIMPLE-PACKAGE-ERROR"),
+        &[package_error, simple_condition, error, serious, condition],
+        &["PACKAGE", "FORMAT-CONTROL", "FORMAT-ARGUMENTS"],
+    );
+    let stack_exhausted = def(sys("STACK-EXHAUSTED"), &[storage, serious, condition], &[]);
+    let interactive_interrupt = def(sys("INTERACTIVE-INTERRUPT"), &[serious, condition], &[]);
+    ConditionTypes {
+        condition: t_condition,
+        simple_error,
+        simple_program_error,
+        simple_control_error,
+        simple_arithmetic_error,
+        simple_file_error,
+        simple_stream_error,
+        simple_package_error,
+        simple_reader_error,
+        type_error,
+        unbound_variable,
+        undefined_function,
+        division_by_zero,
+        stack_exhausted,
+        interactive_interrupt,
+    }
+}
