@@ -87,6 +87,23 @@ fn main() {
     let mut file = Vec::new();
     profile.write(&mut file).expect("writing to memory");
     let options = ReportOptions::default();
+    // Profiling aid: MPROF_BENCH_ONLY=reduce|graph loops one phase under a profiler.
+    match std::env::var("MPROF_BENCH_ONLY").as_deref() {
+        Ok("reduce") => {
+            for _ in 0..20 {
+                let _ = black_box(reduce(&profile, &options.reduce_options()).map(|r| r.entities.len()));
+            }
+            return;
+        }
+        Ok("graph") => {
+            let o = ReportOptions { tables: Tables::GRAPH, ..ReportOptions::default() };
+            for _ in 0..10 {
+                black_box(render_report(&profile, &o).len());
+            }
+            return;
+        }
+        _ => {}
+    }
     let report = render_report(&profile, &options);
 
     let write_time = time(9, || {

@@ -143,7 +143,7 @@ struct Walk {
 
 /// Walks the tree once, mapping each function through `entity_of`, and credits each
 /// entity and each edge at its topmost occurrence on every path.
-fn walk(p: &Profile, children: &Children, incl: &[Counters], entity_of: &[u32], nent: usize) -> Walk {
+fn walk(p: &Profile, children: &Children, own: &[Counters], incl: &[Counters], entity_of: &[u32], nent: usize) -> Walk {
     let ncat = p.scheme.len();
     let mut w = Walk {
         self_counters: vec![Counters::default(); nent * ncat],
@@ -165,8 +165,8 @@ fn walk(p: &Profile, children: &Children, incl: &[Counters], entity_of: &[u32], 
             let c = children.of(node)[pos] as usize;
             let e = ent(c) as usize;
             let cinc = &incl[c * ncat..(c + 1) * ncat];
-            for (k, cnt) in p.nodes[c].counters.iter().enumerate() {
-                w.self_counters[e * ncat + k].add(cnt);
+            for (t, cnt) in w.self_counters[e * ncat..(e + 1) * ncat].iter_mut().zip(&own[c * ncat..(c + 1) * ncat]) {
+                t.add(cnt);
             }
             if on_path[e] == 0 {
                 for (t, c) in w.total[e * ncat..(e + 1) * ncat].iter_mut().zip(cinc) {
@@ -332,10 +332,12 @@ pub fn reduce(p: &Profile, options: &ReduceOptions) -> Result<Reduction, String>
     let n = p.nodes.len();
     let nfunc = p.functions.len();
 
-    let mut incl: Vec<Counters> = Vec::with_capacity(n * ncat);
+    // Flat copies: one pass over the nodes' own vectors, then only contiguous reads.
+    let mut own: Vec<Counters> = Vec::with_capacity(n * ncat);
     for node in &p.nodes {
-        incl.extend_from_slice(&node.counters);
+        own.extend_from_slice(&node.counters);
     }
+    let mut incl = own.clone();
     for i in (1..n).rev() {
         if let Some(parent) = p.nodes[i].parent {
             let parent = parent.0 as usize;
@@ -370,9 +372,9 @@ pub fn reduce(p: &Profile, options: &ReduceOptions) -> Result<Reduction, String>
         .collect();
     let nent = nfunc + ncycles;
 
-    let fwalk = walk(p, &children, &incl, if options.merge_cycles { &merged } else { &identity }, nent);
+    let fwalk = walk(p, &children, &own, &incl, if options.merge_cycles { &merged } else { &identity }, nent);
     let cwalk = if ncycles > 0 && !options.merge_cycles {
-        Some(walk(p, &children, &incl, &merged, nent))
+        Some(walk(p, &children, &own, &incl, &merged, nent))
     } else {
         None
     };

@@ -114,8 +114,8 @@ pub fn render_report(profile: &Profile, options: &ReportOptions) -> String {
 
 /// Prints an already computed reduction.
 pub fn render_reduction(p: &Profile, r: &Reduction, options: &ReportOptions) -> String {
-    let fmt = Fmt { exact: options.exact_percentages };
     let letters: Vec<char> = p.scheme.categories.iter().map(|c| c.letter).collect();
+    let fmt = Fmt { exact: options.exact_percentages, groups: letters.len() };
     let mut out = String::new();
     header(&mut out, p, r);
     if options.tables.contains(Tables::LEAK) {
@@ -145,6 +145,8 @@ pub fn render_reduction(p: &Profile, r: &Reduction, options: &ReportOptions) -> 
 
 struct Fmt {
     exact: bool,
+    /// Number of categories, i.e. cells in a category group.
+    groups: usize,
 }
 
 impl Fmt {
@@ -164,6 +166,22 @@ impl Fmt {
         match (part as u128 * 100 / whole as u128).min(99) {
             0 => String::new(),
             v => v.to_string(),
+        }
+    }
+
+    /// Writes one category cell (a space and the field) without allocating.
+    fn write_cat(&self, out: &mut String, part: u64, whole: u64, w: usize) {
+        if whole == 0 || part == 0 {
+            out.extend(std::iter::repeat_n(' ', w + 1));
+        } else if self.exact {
+            let _ = write!(out, " {:>w$.1}", part as f64 * 100.0 / whole as f64);
+        } else {
+            match (part as u128 * 100 / whole as u128).min(99) {
+                0 => out.extend(std::iter::repeat_n(' ', w + 1)),
+                v => {
+                    let _ = write!(out, " {v:>w$}");
+                }
+            }
         }
     }
 
@@ -515,7 +533,6 @@ fn call_graph(out: &mut String, r: &Reduction, fmt: &Fmt, letters: &[char]) {
     );
     let wp = if fmt.exact { 7 } else { 5 };
     let wd = 5;
-    let name_of = |e: usize| format!("{} [{}]", entity_label(&r.entities[e]), index[e]);
     let head = |a: &str, b: &str, c: &str, d: &str, g1: &str, g2: &str, tail: &str| {
         format!(
             "{} {} {} {} |{} |{} | {}",
@@ -533,27 +550,33 @@ fn call_graph(out: &mut String, r: &Reduction, fmt: &Fmt, letters: &[char]) {
     trim_line(out, &head("index", "+", "self", "(%)", "size-func", "frac", "called/recur name [index]"));
     trim_line(out, &head("", "desc", "", "", "\"desc", "\"desc", "called/total descendents"));
     trim_line(out, &rule);
-    let blank_cats = vec![String::new(); letters.len()];
-    let line = |out: &mut String, idx: &str, sd: &str, bytes: u64, pct: &str, g1: &[String], g2: &str, tail: &str| {
-        let text = format!(
-            "{} {} {} {} |{} |{} | {}",
-            pad_left(idx, wi - 1),
-            pad_right(sd, wd),
-            pad_right(&bytes.to_string(), wb),
-            pad_right(pct, wp),
-            cats(g1, cw),
-            g2,
-            tail
-        );
-        trim_line(out, &text);
-    };
-    let breakdown = |cs: &[Counters]| -> Vec<String> {
-        let whole = sum(cs, |c| c.bytes);
-        cs.iter().map(|c| fmt.cat(c.bytes, whole)).collect()
-    };
-    let frac = |edge: &Edge, all: &[Counters]| -> String {
-        let v: Vec<String> = edge.counters.iter().zip(all).map(|(c, a)| fmt.cat(c.bytes, a.bytes)).collect();
-        cats(&v, cw)
+    // Rows are written straight into `out` (a large profile prints ~100k rows).
+    let line = |out: &mut String, idx: &str, sd: &str, bytes: u64, pct: Pct, g1: Group, g2: Group, tail: Tail| {
+        let _ = write!(out, "{idx:<w0$} {sd:>wd$} {bytes:>wb$} ", w0 = wi - 1);
+        pct.write(out, fmt, wp);
+        out.push_str(" |");
+        g1.write(out, fmt, cw);
+        out.push_str(" |");
+        g2.write(out, fmt, cw);
+        out.push_str(" | ");
+        match tail {
+            Tail::None => {}
+            Tail::Calls(calls, total, e) => {
+                let _ = write!(out, "{calls}/{total} {} [{}]", EntityLabel(&r.entities[e]), index[e]);
+            }
+            Tail::Called(e) => {
+                let ent = &r.entities[e];
+                let _ = write!(out, "{}", ent.called);
+                if ent.recursion > 0 {
+                    let _ = write!(out, "+{}", ent.recursion);
+                }
+                let _ = write!(out, " {} [{}]", EntityLabel(ent), index[e]);
+            }
+        }
+        while out.ends_with(' ') {
+            out.pop();
+        }
+        out.push('\n');
     };
     let sum_edges = |edges: &[&Edge]| -> Vec<Counters> {
         let mut acc = vec![Counters::default(); letters.len()];
@@ -564,16 +587,19 @@ fn call_graph(out: &mut String, r: &Reduction, fmt: &Fmt, letters: &[char]) {
         }
         acc
     };
-    let blank_group = " ".repeat(gw);
     let same_cycle = |a: usize, b: usize| {
         let (ea, eb) = (&r.entities[a], &r.entities[b]);
         !r.cycles_merged && !ea.is_cycle && !eb.is_cycle && ea.cycle.is_some() && ea.cycle == eb.cycle
     };
+    let mut ups: Vec<&Edge> = Vec::new();
+    let mut downs: Vec<&Edge> = Vec::new();
     for &e in &shown {
         let ent = &r.entities[e];
-        let mut ups = callers[e].clone();
+        ups.clear();
+        ups.extend(callers[e].iter().copied());
         ups.sort_by(|a, b| b.bytes().cmp(&a.bytes()).then_with(|| index[a.caller].cmp(&index[b.caller])));
-        let mut downs = callees[e].clone();
+        downs.clear();
+        downs.extend(callees[e].iter().copied());
         downs.sort_by(|a, b| b.bytes().cmp(&a.bytes()).then_with(|| index[a.callee].cmp(&index[b.callee])));
         let total = ent.total_bytes();
         // Callers inside the entry's own cycle re-enter memory already credited from
@@ -581,54 +607,122 @@ fn call_graph(out: &mut String, r: &Reduction, fmt: &Fmt, letters: &[char]) {
         let outside_ups: Vec<&Edge> = ups.iter().copied().filter(|x| !same_cycle(x.caller, e)).collect();
         let ups_all = sum_edges(&outside_ups);
         if ups.len() > 1 {
-            line(out, "", "all", sum(&ups_all, |c| c.bytes), "", &breakdown(&ups_all), &blank_group, "");
+            let all = sum(&ups_all, |c| c.bytes);
+            line(out, "", "all", all, Pct::None, Group::Breakdown(&ups_all), Group::Blank, Tail::None);
         }
         for edge in &ups {
-            let tail = format!("{}/{} {}", edge.calls, out_calls[edge.caller], name_of(edge.caller));
-            let fr = if same_cycle(edge.caller, e) { blank_group.clone() } else { frac(edge, &ups_all) };
-            line(out, "", "", edge.bytes(), &fmt.paren_graph(edge.bytes(), total), &breakdown(&edge.counters), &fr, &tail);
+            let fr = if same_cycle(edge.caller, e) { Group::Blank } else { Group::Frac(&edge.counters, &ups_all) };
+            let pct = Pct::Graph(edge.bytes(), total);
+            let tail = Tail::Calls(edge.calls, out_calls[edge.caller], edge.caller);
+            line(out, "", "", edge.bytes(), pct, Group::Breakdown(&edge.counters), fr, tail);
         }
-        let called = if ent.recursion > 0 { format!("{}+{}", ent.called, ent.recursion) } else { ent.called.to_string() };
-        let size_func = if ent.self_bytes() > 0 { breakdown(&ent.self_counters) } else { blank_cats.clone() };
+        let size_func = if ent.self_bytes() > 0 { Group::Breakdown(&ent.self_counters) } else { Group::Blank };
         line(
             out,
             &format!("[{}]", index[e]),
             &fmt.decimal(total, total_bytes),
             ent.self_bytes(),
-            &fmt.paren_graph(ent.self_bytes(), total),
-            &size_func,
-            &format!(" {}", dashes(gw - 1)),
-            &format!("{called} {}", name_of(e)),
+            Pct::Graph(ent.self_bytes(), total),
+            size_func,
+            Group::Dashes,
+            Tail::Called(e),
         );
         if ent.is_cycle && !r.cycles_merged {
             let mut members: Vec<usize> = ent.members.iter().copied().filter(|&m| index[m] != usize::MAX).collect();
             members.sort_by_key(|&m| index[m]);
             for m in members {
                 let me = &r.entities[m];
-                let called = if me.recursion > 0 { format!("{}+{}", me.called, me.recursion) } else { me.called.to_string() };
-                line(
-                    out,
-                    "",
-                    "",
-                    me.self_bytes(),
-                    &fmt.paren_graph(me.self_bytes(), total),
-                    &breakdown(&me.self_counters),
-                    &blank_group,
-                    &format!("{called} {}", name_of(m)),
-                );
+                let pct = Pct::Graph(me.self_bytes(), total);
+                line(out, "", "", me.self_bytes(), pct, Group::Breakdown(&me.self_counters), Group::Blank, Tail::Called(m));
             }
         }
         let outside_downs: Vec<&Edge> = downs.iter().copied().filter(|x| !same_cycle(x.callee, e)).collect();
         let downs_all = sum_edges(&outside_downs);
         for edge in &downs {
-            let tail = format!("{}/{} {}", edge.calls, r.entities[edge.callee].called, name_of(edge.callee));
-            let fr = if same_cycle(edge.callee, e) { blank_group.clone() } else { frac(edge, &downs_all) };
-            line(out, "", "", edge.bytes(), &fmt.paren_graph(edge.bytes(), total), &breakdown(&edge.counters), &fr, &tail);
+            let fr = if same_cycle(edge.callee, e) { Group::Blank } else { Group::Frac(&edge.counters, &downs_all) };
+            let pct = Pct::Graph(edge.bytes(), total);
+            let tail = Tail::Calls(edge.calls, r.entities[edge.callee].called, edge.callee);
+            line(out, "", "", edge.bytes(), pct, Group::Breakdown(&edge.counters), fr, tail);
         }
         if downs.len() > 1 {
-            line(out, "", "all", sum(&downs_all, |c| c.bytes), "", &breakdown(&downs_all), &blank_group, "");
+            let all = sum(&downs_all, |c| c.bytes);
+            line(out, "", "all", all, Pct::None, Group::Breakdown(&downs_all), Group::Blank, Tail::None);
         }
         trim_line(out, &rule);
+    }
+}
+
+/// The "(%)" cell of a call-graph row.
+#[derive(Clone, Copy)]
+enum Pct {
+    None,
+    Graph(u64, u64),
+}
+
+impl Pct {
+    fn write(self, out: &mut String, fmt: &Fmt, w: usize) {
+        match self {
+            Pct::None => out.extend(std::iter::repeat_n(' ', w)),
+            Pct::Graph(part, whole) => {
+                let _ = write!(out, "{:>w$}", fmt.paren_graph(part, whole));
+            }
+        }
+    }
+}
+
+/// A group of category cells of a call-graph row.
+#[derive(Clone, Copy)]
+enum Group<'a> {
+    Blank,
+    /// The rule in the frac column of an entry's own line.
+    Dashes,
+    /// Each category as a share of the group's own total.
+    Breakdown(&'a [Counters]),
+    /// Each category as a share of the same category in `all`.
+    Frac(&'a [Counters], &'a [Counters]),
+}
+
+impl Group<'_> {
+    fn write(self, out: &mut String, fmt: &Fmt, cw: usize) {
+        match self {
+            Group::Blank => out.extend(std::iter::repeat_n(' ', fmt.groups * (cw + 1))),
+            Group::Dashes => {
+                out.push(' ');
+                out.extend(std::iter::repeat_n('-', fmt.groups * (cw + 1) - 1));
+            }
+            Group::Breakdown(cs) => {
+                let whole = sum(cs, |c| c.bytes);
+                for c in cs {
+                    fmt.write_cat(out, c.bytes, whole, cw);
+                }
+            }
+            Group::Frac(cs, all) => {
+                for (c, a) in cs.iter().zip(all) {
+                    fmt.write_cat(out, c.bytes, a.bytes, cw);
+                }
+            }
+        }
+    }
+}
+
+/// The name-column text of a call-graph row.
+#[derive(Clone, Copy)]
+enum Tail {
+    None,
+    /// called/total and the other end's name.
+    Calls(u64, u64, usize),
+    /// The entry's own called(+recur) and name.
+    Called(usize),
+}
+
+struct EntityLabel<'a>(&'a Entity);
+
+impl std::fmt::Display for EntityLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.0.is_cycle, self.0.cycle) {
+            (false, Some(c)) => write!(f, "{} <cycle {c}>", self.0.name),
+            _ => f.write_str(&self.0.name),
+        }
     }
 }
 
