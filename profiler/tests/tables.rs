@@ -114,3 +114,18 @@ fn per_thread_monitors_merge_into_one_profile() {
     // f100 > {f200, f300} > {f400..f403}: 1 + 2 + 8 nodes below the root.
     assert_eq!(all.nodes.len(), 12);
 }
+
+#[test]
+fn an_empty_profile_prints_empty_tables() {
+    let c = Monitor::new(Language::C, CategoryScheme::c_sizes(), MonitorOptions::default()).to_profile();
+    let lisp = Profile::empty(Language::Lisp, CategoryScheme::lisp());
+    let text = format!("{}\n{}", render_report(&c, &ReportOptions::default()), render_report(&lisp, &ReportOptions::default()));
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn a_hand_built_invalid_profile_is_reported_not_panicked_on() {
+    let mut p = Profile::empty(Language::C, CategoryScheme::c_sizes());
+    p.nodes.push(Node { parent: Some(NodeId(5)), func: FuncId(0), call_site: 0, recursion: 0, counters: vec![] });
+    assert_eq!(render_report(&p, &ReportOptions::default()), "invalid profile: node 1 has 0 counters, the scheme has 4\n");
+}
