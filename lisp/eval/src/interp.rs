@@ -82,6 +82,14 @@ const PRELUDE: &[(&str, &str)] = &[
     ("prelude/base.lisp", include_str!("prelude/base.lisp")),
     ("prelude/conditions.lisp", include_str!("prelude/conditions.lisp")),
     ("prelude/lists.lisp", include_str!("prelude/lists.lisp")),
+    ("prelude/sequences.lisp", include_str!("prelude/sequences.lisp")),
+    ("prelude/strings.lisp", include_str!("prelude/strings.lisp")),
+    ("prelude/hash.lisp", include_str!("prelude/hash.lisp")),
+    ("prelude/io.lisp", include_str!("prelude/io.lisp")),
+    ("prelude/defstruct.lisp", include_str!("prelude/defstruct.lisp")),
+    ("prelude/loop.lisp", include_str!("prelude/loop.lisp")),
+    ("prelude/mprof.lisp", include_str!("prelude/mprof.lisp")),
+    ("prelude/end.lisp", include_str!("prelude/end.lisp")),
 ];
 
 impl Interpreter {
@@ -114,13 +122,24 @@ impl Interpreter {
             Root { world, vm: Vm::new(frame_limit), handles: DynamicRootSet::new(mc) }
         });
         let mut interp = Interpreter { arena, host };
+        // The prelude defines COMMON-LISP's functions: read it in that package.
+        interp.set_package_cl(true);
         for (name, src) in PRELUDE {
             interp.eval_source(src, Some(name)).map_err(|e| LispError {
                 message: format!("in the prelude {name}: {}", e.message),
                 ..e
             })?;
         }
+        interp.set_package_cl(false);
         Ok(interp)
+    }
+
+    fn set_package_cl(&mut self, cl: bool) {
+        self.arena.mutate_root(|mc, root| {
+            let p = &root.world.packages;
+            let pkg = if cl { p.common_lisp } else { p.user };
+            alloc::symbol_set_value(mc, root.world.syms.package, Value::Package(pkg));
+        });
     }
 
     /// The host side (options, channels, the interrupt flag).

@@ -14,8 +14,17 @@ use mprof_heap::Value;
 use crate::ctx::Ctx;
 use crate::raise::LResult;
 
+pub mod arrays;
+pub mod chars;
 pub mod core;
+pub mod hash;
+pub mod lists;
 pub mod numbers;
+pub mod sequences;
+pub mod streams;
+pub mod strings;
+pub mod symbols;
+pub mod system;
 
 pub type BuiltinFn = for<'a, 'gc> fn(&mut Ctx<'a, 'gc>, &[Value<'gc>]) -> LResult<'gc>;
 
@@ -103,6 +112,15 @@ pub fn table() -> &'static [BuiltinDef] {
         t.extend_from_slice(SPECIALS);
         t.extend_from_slice(core::BUILTINS);
         t.extend_from_slice(numbers::BUILTINS);
+        t.extend_from_slice(lists::BUILTINS);
+        t.extend_from_slice(sequences::BUILTINS);
+        t.extend_from_slice(strings::BUILTINS);
+        t.extend_from_slice(chars::BUILTINS);
+        t.extend_from_slice(symbols::BUILTINS);
+        t.extend_from_slice(hash::BUILTINS);
+        t.extend_from_slice(arrays::BUILTINS);
+        t.extend_from_slice(streams::BUILTINS);
+        t.extend_from_slice(system::BUILTINS);
         t
     })
 }

@@ -186,8 +186,8 @@
   (declare (ignore doc))
   `(progn (sys:%defconstant ',name ,value) ',name))
 
-(defmacro when (test &body body) `(if ,test (progn ,@body)))
-(defmacro unless (test &body body) `(if ,test nil (progn ,@body)))
+(defmacro when (test &body body) `(if ,test ,(if (cdr body) `(progn ,@body) (car body))))
+(defmacro unless (test &body body) `(if ,test nil ,(if (cdr body) `(progn ,@body) (car body))))
 
 (defmacro cond (&rest clauses)
   (if (null clauses)

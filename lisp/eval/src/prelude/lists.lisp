@@ -70,4 +70,4 @@
            (go next))))
     (values form expanded-any)))
 
-(sys::%export-all-cl)
+

@@ -1,0 +1,1 @@
+;;;; The prelude: defstruct (being written).

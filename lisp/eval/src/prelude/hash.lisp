@@ -1,0 +1,1 @@
+;;;; The prelude: hash (being written).

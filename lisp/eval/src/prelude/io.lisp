@@ -1,0 +1,1 @@
+;;;; The prelude: io (being written).

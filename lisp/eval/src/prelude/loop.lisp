@@ -1,0 +1,1 @@
+;;;; The prelude: loop (being written).

@@ -1,0 +1,1 @@
+;;;; The prelude: mprof (being written).

@@ -1,0 +1,1 @@
+;;;; The prelude: sequences (being written).

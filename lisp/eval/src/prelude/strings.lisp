@@ -1,0 +1,1 @@
+;;;; The prelude: strings (being written).
