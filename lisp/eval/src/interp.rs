@@ -76,6 +76,8 @@ impl std::error::Error for LispError {}
 pub struct Interpreter {
     arena: LispArena,
     host: Host,
+    /// The most heap objects seen alive at once (sampled between slices).
+    peak_live_objects: usize,
 }
 
 const PRELUDE: &[(&str, &str)] = &[
@@ -121,7 +123,7 @@ impl Interpreter {
             init_world(mc, &world);
             Root { world, vm: Vm::new(frame_limit), handles: DynamicRootSet::new(mc) }
         });
-        let mut interp = Interpreter { arena, host };
+        let mut interp = Interpreter { arena, host, peak_live_objects: 0 };
         // The prelude defines COMMON-LISP's functions: read it in that package.
         interp.set_package_cl(true);
         for (name, src) in PRELUDE {
@@ -214,6 +216,10 @@ impl Interpreter {
                 let mut env = Env { mc, world, host };
                 vm.run(&mut env, fuel)
             });
+            let live = self.arena.metrics().total_gc_count();
+            if live > self.peak_live_objects {
+                self.peak_live_objects = live;
+            }
             if self.arena.metrics().allocation_debt() > 1024.0 {
                 self.arena.collect_debt();
             }
@@ -248,6 +254,16 @@ impl Interpreter {
                 },
             }
         }
+    }
+
+    /// The number of heap objects alive now (including garbage not yet swept).
+    pub fn live_objects(&self) -> usize {
+        self.arena.metrics().total_gc_count()
+    }
+
+    /// The most heap objects alive at once so far (sampled between VM slices).
+    pub fn peak_live_objects(&self) -> usize {
+        self.peak_live_objects
     }
 
     /// A complete collection: finish the cycle in progress, then a full one.
