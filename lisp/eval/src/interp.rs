@@ -84,6 +84,7 @@ const PRELUDE: &[(&str, &str)] = &[
     ("prelude/base.lisp", include_str!("prelude/base.lisp")),
     ("prelude/conditions.lisp", include_str!("prelude/conditions.lisp")),
     ("prelude/lists.lisp", include_str!("prelude/lists.lisp")),
+    ("prelude/numbers.lisp", include_str!("prelude/numbers.lisp")),
     ("prelude/sequences.lisp", include_str!("prelude/sequences.lisp")),
     ("prelude/strings.lisp", include_str!("prelude/strings.lisp")),
     ("prelude/hash.lisp", include_str!("prelude/hash.lisp")),

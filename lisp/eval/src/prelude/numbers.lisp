@@ -1,0 +1,1 @@
+;;;; The prelude: numbers (being written).
