@@ -18,7 +18,9 @@ use mprof_heap::{Value, alloc};
 
 use crate::builtins::{self, Pkg};
 use crate::host::{Host, Options, STDERR, STDIN, STDOUT};
-use crate::raise::HostRequest;
+use crate::raise::{HostRequest, ProfileRequest};
+use mprof_profiler::monitor::MonitorOptions;
+use mprof_profiler::report::ReportOptions;
 use crate::syms::Syms;
 use crate::vm::{Env, Step, Vm};
 use crate::world::{World, make_condition_types};
@@ -78,6 +80,9 @@ pub struct Interpreter {
     host: Host,
     /// The most heap objects seen alive at once (sampled between slices).
     peak_live_objects: usize,
+    /// Profiling is on (the VM keeps the profiler's context stack).
+    vm_profiling: bool,
+    last_sample: std::time::Instant,
 }
 
 const PRELUDE: &[(&str, &str)] = &[
@@ -124,7 +129,13 @@ impl Interpreter {
             init_world(mc, &world);
             Root { world, vm: Vm::new(frame_limit), handles: DynamicRootSet::new(mc) }
         });
-        let mut interp = Interpreter { arena, host, peak_live_objects: 0 };
+        let mut interp = Interpreter {
+            arena,
+            host,
+            peak_live_objects: 0,
+            vm_profiling: false,
+            last_sample: std::time::Instant::now(),
+        };
         // The prelude defines COMMON-LISP's functions: read it in that package.
         interp.set_package_cl(true);
         for (name, src) in PRELUDE {
@@ -223,6 +234,10 @@ impl Interpreter {
             }
             if self.arena.metrics().allocation_debt() > 1024.0 {
                 self.arena.collect_debt();
+                if self.vm_profiling && self.last_sample.elapsed().as_millis() >= 10 {
+                    crate::profile::sample();
+                    self.last_sample = std::time::Instant::now();
+                }
             }
             if self.host.interrupt.swap(false, Ordering::SeqCst) {
                 self.arena.mutate_root(|_mc, root| root.vm.interrupt());
@@ -238,10 +253,17 @@ impl Interpreter {
                     return Err(self.error_from_result());
                 }
                 Step::Request(req) => match req {
-                    HostRequest::FullGc | HostRequest::Room | HostRequest::ProfileReport { .. } => {
+                    HostRequest::FullGc => {
                         self.full_collection();
                         self.arena.mutate_root(|_mc, root| root.vm.resume(Value::Nil));
                     }
+                    HostRequest::Room => {
+                        self.full_collection();
+                        let text = self.room_text();
+                        let _ = self.host.write(STDOUT, &text);
+                        self.arena.mutate_root(|_mc, root| root.vm.resume(Value::Nil));
+                    }
+                    HostRequest::Profile(p) => self.profile_request(p),
                     HostRequest::Exit(code) => {
                         self.host.flush_all();
                         self.arena.mutate_root(|mc, root| root.vm.reset(mc));
@@ -255,6 +277,106 @@ impl Interpreter {
                 },
             }
         }
+    }
+
+    fn resume_with_string(&mut self, text: &str) {
+        self.arena.mutate_root(|mc, root| {
+            let s = alloc::string(mc, text);
+            root.vm.resume(s)
+        });
+    }
+
+    fn profile_request(&mut self, req: ProfileRequest) {
+        match req {
+            ProfileRequest::Start { primitives_to_caller } => {
+                self.profile_start(None, primitives_to_caller);
+                self.arena.mutate_root(|_mc, root| {
+                    let t = root.world.t();
+                    root.vm.resume(t)
+                });
+            }
+            ProfileRequest::Stop => {
+                self.profile_stop();
+                self.arena.mutate_root(|_mc, root| root.vm.resume(Value::Nil));
+            }
+            ProfileRequest::Reset => {
+                crate::profile::reset();
+                self.arena.mutate_root(|_mc, root| root.vm.resume(Value::Nil));
+            }
+            ProfileRequest::Report(options) => {
+                let text = self.profile_report(&options);
+                self.resume_with_string(&text);
+            }
+            ProfileRequest::Write(path) => match self.profile_write(&path) {
+                Ok(()) => self.arena.mutate_root(|_mc, root| {
+                    let t = root.world.t();
+                    root.vm.resume(t)
+                }),
+                Err(e) => self.resume_with_string(&e),
+            },
+        }
+    }
+
+    /// Start recording allocations (the MPROF package's start). `options`
+    /// configures the calling-context tree when given (before any recording).
+    pub fn profile_start(&mut self, options: Option<MonitorOptions>, primitives_to_caller: bool) {
+        if let Some(o) = options {
+            crate::profile::configure(o, primitives_to_caller);
+        } else {
+            crate::profile::with_state(|st| st.primitives_to_caller = primitives_to_caller);
+        }
+        crate::profile::set_mode(crate::profile::Mode::Profiling);
+        self.vm_profiling = true;
+        self.arena.mutate_root(|_mc, root| {
+            let Root { world, vm, .. } = root;
+            vm.set_profiling(true, world)
+        });
+    }
+
+    /// Stop recording (the recorded profile is kept).
+    pub fn profile_stop(&mut self) {
+        crate::profile::set_mode(crate::profile::Mode::Off);
+        self.vm_profiling = false;
+        self.arena.mutate_root(|_mc, root| {
+            let Root { world, vm, .. } = root;
+            vm.set_profiling(false, world)
+        });
+    }
+
+    /// Collect all garbage (so kept bytes are reachable bytes), then render the tables.
+    pub fn profile_report(&mut self, options: &ReportOptions) -> String {
+        self.full_collection();
+        crate::profile::sample();
+        crate::profile::report(options)
+    }
+
+    /// Collect, then write the profile file.
+    pub fn profile_write(&mut self, path: &str) -> Result<(), String> {
+        self.full_collection();
+        crate::profile::sample();
+        let profile = crate::profile::profile();
+        let mut file = std::fs::File::create(path).map_err(|e| e.to_string())?;
+        profile.write(&mut file).map_err(|e| e.to_string())
+    }
+
+    /// Live objects and bytes per category (exact while allocations are being
+    /// counted or profiled; otherwise only the heap's object count).
+    pub fn room_text(&mut self) -> String {
+        let live = self.live_objects();
+        let mode = crate::profile::mode();
+        let mut out = format!("Heap: {live} objects live.\n");
+        if mode == crate::profile::Mode::Off {
+            out.push_str("Allocation counting is off; (mprof:start) or (time ...) counts objects by category.\n");
+            return out;
+        }
+        let c = crate::profile::counts();
+        out.push_str("Since counting began:    live objects     live bytes   allocated bytes\n");
+        for (i, name) in crate::profile::CATEGORY_NAMES.iter().enumerate() {
+            let objs = c.allocated_objects[i].saturating_sub(c.freed_objects[i]);
+            let bytes = c.allocated_bytes[i].saturating_sub(c.freed_bytes[i]);
+            out.push_str(&format!("  {name:<18}{objs:>16}{bytes:>15}{:>18}\n", c.allocated_bytes[i]));
+        }
+        out
     }
 
     /// The number of heap objects alive now (including garbage not yet swept).

@@ -25,6 +25,7 @@ pub mod equal;
 pub mod format;
 pub mod host;
 pub mod interp;
+pub mod profile;
 pub mod raise;
 pub mod syms;
 pub mod types;

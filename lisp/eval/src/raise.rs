@@ -37,13 +37,29 @@ pub enum ErrorKind {
 pub enum HostRequest {
     /// Run a full collection, then resume with NIL.
     FullGc,
-    /// Run a full collection, then call back into the interpreter to print
-    /// the profiler report with these options; resume with NIL.
-    ProfileReport { options: Vec<(String, String)>, stream_channel: Option<u32> },
-    /// Print `room` (live objects and bytes per category) after a full collection.
+    /// Print `room` (live objects and bytes per category) after a full collection;
+    /// resume with NIL.
     Room,
+    /// A profiler operation (mprof:start, mprof:report...).
+    Profile(ProfileRequest),
     /// Stop the program with this exit code.
     Exit(i32),
+}
+
+/// What the MPROF package asks of the driver.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProfileRequest {
+    /// Start recording (resume with T).
+    Start { primitives_to_caller: bool },
+    /// Stop recording (resume with NIL).
+    Stop,
+    /// Forget what was recorded (resume with NIL).
+    Reset,
+    /// Collect, then resume with the report text.
+    Report(mprof_profiler::report::ReportOptions),
+    /// Collect, then write the profile file; resume with T, or with a string
+    /// saying why it could not be written.
+    Write(String),
 }
 
 /// Why a builtin did not return a value.

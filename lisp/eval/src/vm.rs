@@ -187,6 +187,19 @@ pub struct Vm<'gc> {
     /// stack-exhausted error is being handled).
     #[collect(require_static)]
     base_frame_limit: usize,
+    /// Where the form being compiled came from (for function names and lines).
+    #[collect(require_static)]
+    compile_file: Option<Rc<str>>,
+    #[collect(require_static)]
+    compile_line: u32,
+    /// Keep the profiler's context stack in step with the frames.
+    #[collect(require_static)]
+    pub profiling: bool,
+    #[collect(require_static)]
+    primitives_to_caller: bool,
+    /// The profiler's cached function ids of builtins, by builtin id.
+    #[collect(require_static)]
+    builtin_prof_ids: Vec<u64>,
 }
 
 /// Work queued for the next entry into `run`.
@@ -224,6 +237,11 @@ impl<'gc> Vm<'gc> {
             kick: Kick::None,
             finished: None,
             base_frame_limit: frame_limit,
+            compile_file: None,
+            compile_line: 0,
+            profiling: false,
+            primitives_to_caller: false,
+            builtin_prof_ids: Vec::new(),
         }
     }
 
@@ -241,7 +259,7 @@ impl<'gc> Vm<'gc> {
             }
         }
         self.stack.clear();
-        self.frames.clear();
+        self.truncate_frames(0);
         self.pending.clear();
         self.expansions.clear();
         self.aborting = false;
@@ -291,6 +309,71 @@ impl<'gc> Vm<'gc> {
     fn push_native(&mut self, cont: Cont<'gc>) {
         let h = self.stack.len() as u32;
         self.frames.push(Frame { func: Value::Nil, proto: None, pc: 0, base: h, ret: h, node: 0, cont });
+        if self.profiling {
+            crate::profile::push_transparent();
+        }
+    }
+
+    fn pop_frame(&mut self) -> Option<Frame<'gc>> {
+        let f = self.frames.pop();
+        if self.profiling {
+            crate::profile::truncate(self.frames.len());
+        }
+        f
+    }
+
+    fn truncate_frames(&mut self, n: usize) {
+        self.frames.truncate(n);
+        if self.profiling {
+            crate::profile::truncate(n);
+        }
+    }
+
+    /// Start or stop keeping the profiler's context stack; when starting,
+    /// push an entry for every frame already running.
+    pub fn set_profiling(&mut self, on: bool, world: &World<'gc>) {
+        self.profiling = on;
+        crate::profile::truncate(0);
+        if !on {
+            return;
+        }
+        self.primitives_to_caller = crate::profile::primitives_to_caller();
+        for i in 0..self.frames.len() {
+            match self.frames[i].proto {
+                Some(p) => self.prof_push_proto(p, world),
+                None => crate::profile::push_transparent(),
+            }
+        }
+    }
+
+    /// Push the profiler entry of a compiled function.
+    fn prof_push_proto(&mut self, proto: Ptr<'gc, Proto<'gc>>, world: &World<'gc>) {
+        let p = &Gc::as_ref(proto).val;
+        if self.primitives_to_caller && p.info.file.as_deref().is_some_and(|f| f.starts_with("prelude/")) {
+            crate::profile::push_transparent();
+            return;
+        }
+        let (id, cache) = crate::profile::function_id(p.prof_id.get(), || function_info(p, world));
+        p.prof_id.set(cache);
+        crate::profile::push_function(id);
+    }
+
+    fn prof_push_builtin(&mut self, id: u32) {
+        if self.primitives_to_caller {
+            crate::profile::push_transparent();
+            return;
+        }
+        let i = id as usize;
+        if self.builtin_prof_ids.len() <= i {
+            self.builtin_prof_ids.resize(i + 1, 0);
+        }
+        let cached = self.builtin_prof_ids[i];
+        let (fid, cache) = crate::profile::function_id(cached, || {
+            let name = builtins::table().get(i).map(|d| d.name).unwrap_or("?");
+            mprof_profiler::monitor::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
+        });
+        self.builtin_prof_ids[i] = cache;
+        crate::profile::push_function(fid);
     }
 }
 
@@ -810,6 +893,9 @@ impl<'gc> Vm<'gc> {
             node: 0,
             cont: Cont::Lisp,
         });
+        if self.profiling {
+            self.prof_push_proto(proto, env.world);
+        }
         Ok(())
     }
 
@@ -903,9 +989,15 @@ impl<'gc> Vm<'gc> {
         }
         match def.kind {
             Kind::Plain(f) => {
+                if self.profiling {
+                    self.prof_push_builtin(id);
+                }
                 let mut ctx = Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
                 let r = f(&mut ctx, &self.stack[base..base + nargs]);
                 let multiple = ctx.multiple;
+                if self.profiling {
+                    crate::profile::truncate(self.frames.len());
+                }
                 let v = r?;
                 self.stack.truncate(ret);
                 self.stack.push(v);
@@ -1028,7 +1120,7 @@ impl<'gc> Vm<'gc> {
     /// Return from the Lisp frame on top with the value on top of the stack.
     fn do_return(&mut self, env: &mut Env<'_, 'gc>) -> VResult<'gc> {
         let v = self.stack.pop().unwrap_or(Value::Nil);
-        let Some(frame) = self.frames.pop() else {
+        let Some(frame) = self.pop_frame() else {
             return Err(Raise::error("internal error: return without a frame"));
         };
         self.stack.truncate(frame.ret as usize);
@@ -1051,7 +1143,7 @@ impl<'gc> Vm<'gc> {
                 Cont::Lisp => return Ok(()),
                 Cont::Toplevel => {
                     self.result = self.stack.pop().unwrap_or(Value::Nil);
-                    self.frames.pop();
+                    self.pop_frame();
                     self.finished = Some(Step::Done);
                     return Ok(());
                 }
@@ -1059,7 +1151,7 @@ impl<'gc> Vm<'gc> {
                     let (key, form, mark) = (*key, *form, *mark);
                     let exp = self.stack.pop().unwrap_or(Value::Nil);
                     let ret = top.ret as usize;
-                    self.frames.pop();
+                    self.pop_frame();
                     self.stack.truncate(ret);
                     self.expansions.push((key, exp));
                     return self.compile_start(env, form, mark);
@@ -1068,7 +1160,7 @@ impl<'gc> Vm<'gc> {
                     let (key, form, mark) = (*key, *form, *mark);
                     let f = self.stack.pop().unwrap_or(Value::Nil);
                     let ret = top.ret as usize;
-                    self.frames.pop();
+                    self.pop_frame();
                     self.stack.truncate(ret);
                     self.expansions.push((key, f));
                     return self.compile_start(env, form, mark);
@@ -1084,7 +1176,7 @@ impl<'gc> Vm<'gc> {
                 Cont::Macroexpand => {
                     let exp = self.stack.pop().unwrap_or(Value::Nil);
                     let ret = top.ret as usize;
-                    self.frames.pop();
+                    self.pop_frame();
                     self.stack.truncate(ret);
                     self.values.clear();
                     self.values.push(exp);
@@ -1102,7 +1194,8 @@ impl<'gc> Vm<'gc> {
     fn compile_start(&mut self, env: &mut Env<'_, 'gc>, form: Value<'gc>, mark: u32) -> VResult<'gc> {
         let map: HashMap<usize, Value<'gc>> =
             self.expansions.iter().filter_map(|(k, v)| k.heap_address().map(|a| (a, *v))).collect();
-        match compiler::compile_toplevel(env.mc, env.world, &map, form) {
+        let file = self.compile_file.clone();
+        match compiler::compile_toplevel(env.mc, env.world, &map, form, file.as_deref(), self.compile_line) {
             Ok(proto) => {
                 self.expansions.truncate(mark as usize);
                 let clo = alloc::closure(env.mc, proto, Box::new([]));
@@ -1152,7 +1245,7 @@ impl<'gc> Vm<'gc> {
                     Ok(None) => {
                         let (last, dyn_mark) = (*last, *dyn_mark as usize);
                         let ret = self.frames[n].ret as usize;
-                        self.frames.pop();
+                        self.pop_frame();
                         self.stack.truncate(ret);
                         while self.dyn_stack.len() > dyn_mark {
                             if let Some(DynEntry::Special { sym, old }) = self.dyn_stack.pop() {
@@ -1163,6 +1256,8 @@ impl<'gc> Vm<'gc> {
                     }
                     Ok(Some((datum, end))) => {
                         *offset = end;
+                        self.compile_line = datum.span.line;
+                        self.compile_file = file.clone();
                         let package = match env.world.syms.package.value.get() {
                             Value::Package(p) => p,
                             _ => env.world.packages.user,
@@ -1269,7 +1364,7 @@ impl<'gc> Vm<'gc> {
                 self.pending.retain(|p| match p {
                     Pending::Exit { dyn_len, .. } | Pending::Normal { dyn_len, .. } => (*dyn_len as usize) <= i,
                 });
-                self.frames.truncate(frame as usize + 1);
+                self.truncate_frames(frame as usize + 1);
                 self.stack.truncate(height as usize);
                 let primary = vals.first().copied().unwrap_or(Value::Nil);
                 self.values_single = vals.len() == 1;
@@ -1283,7 +1378,7 @@ impl<'gc> Vm<'gc> {
             match self.dyn_stack.pop() {
                 None => {
                     // Only an abort gets here: everything is unwound.
-                    self.frames.clear();
+                    self.truncate_frames(0);
                     self.stack.clear();
                     self.pending.clear();
                     self.expansions.clear();
@@ -1293,7 +1388,7 @@ impl<'gc> Vm<'gc> {
                 Some(DynEntry::Special { sym, old }) => alloc::symbol_set_value(env.mc, sym, old),
                 Some(DynEntry::Catch { .. }) => {}
                 Some(DynEntry::UnwindProtect { frame, height, pc }) => {
-                    self.frames.truncate(frame as usize + 1);
+                    self.truncate_frames(frame as usize + 1);
                     self.stack.truncate(height as usize);
                     self.stack.push(Value::Nil);
                     self.pending.push(Pending::Exit { target, values: vals, dyn_len: self.dyn_stack.len() as u32 });
@@ -1333,4 +1428,34 @@ fn feature_names(world: &World<'_>) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// What the profile shows of a compiled function: its name (as the printer
+/// writes it, without a package prefix for COMMON-LISP and CL-USER symbols),
+/// file and line.
+fn function_info<'gc>(p: &Proto<'gc>, world: &World<'gc>) -> mprof_profiler::monitor::FunctionInfo {
+    let name = if p.info.toplevel {
+        "(top level)".to_string()
+    } else {
+        match p.name {
+            Value::Nil => "(LAMBDA)".to_string(),
+            Value::Symbol(s) => s.name.to_string(),
+            other => {
+                let ctx = mprof_heap::printer::PrintContext {
+                    packages: &world.packages,
+                    current_package: world.packages.user,
+                    escape: true,
+                    condition_report: None,
+                };
+                mprof_heap::printer::print_to_string(other, &ctx)
+            }
+        }
+    };
+    let file = p.info.file.clone().filter(|f| !f.starts_with("prelude/"));
+    mprof_profiler::monitor::FunctionInfo {
+        name,
+        line: if file.is_some() && p.info.line > 0 { Some(p.info.line) } else { None },
+        file,
+        module: None,
+    }
 }

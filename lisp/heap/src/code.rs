@@ -143,6 +143,8 @@ pub struct ProtoInfo {
     pub line: u32,
     /// The line of each instruction (0 where unknown), for backtraces and listings.
     pub lines: Vec<u32>,
+    /// The function a top-level form was compiled into (named "(top level)" in profiles).
+    pub toplevel: bool,
 }
 
 /// A compiled function body.
@@ -156,6 +158,9 @@ pub struct Proto<'gc> {
     pub code: Box<[Op]>,
     #[collect(require_static)]
     pub info: ProtoInfo,
+    /// The profiler's id for this function, cached by the evaluator (0 = none yet).
+    #[collect(require_static)]
+    pub prof_id: std::cell::Cell<u64>,
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub mod core;
 pub mod hash;
 pub mod lists;
 pub mod numbers;
+pub mod profiling;
 pub mod sequences;
 pub mod streams;
 pub mod strings;
@@ -121,6 +122,7 @@ pub fn table() -> &'static [BuiltinDef] {
         t.extend_from_slice(arrays::BUILTINS);
         t.extend_from_slice(streams::BUILTINS);
         t.extend_from_slice(system::BUILTINS);
+        t.extend_from_slice(profiling::BUILTINS);
         t
     })
 }

@@ -55,12 +55,14 @@ pub struct Codegen<'a, 'gc> {
     pub syms: &'a Syms<'gc>,
     pub unit: &'a Unit<'gc>,
     pub file: Option<String>,
+    /// The outermost function is a top-level form's thunk.
+    pub toplevel: bool,
     fns: Vec<FnGen<'gc>>,
 }
 
 impl<'a, 'gc> Codegen<'a, 'gc> {
     pub fn new(mc: &'a Mutation<'gc>, syms: &'a Syms<'gc>, unit: &'a Unit<'gc>, file: Option<String>) -> Self {
-        Codegen { mc, syms, unit, file, fns: Vec::new() }
+        Codegen { mc, syms, unit, file, toplevel: false, fns: Vec::new() }
     }
 
     fn f(&mut self) -> &mut FnGen<'gc> {
@@ -297,10 +299,17 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
             file: self.file.clone(),
             line: lam.line,
             lines: f.lines,
+            toplevel: self.fns.is_empty() && self.toplevel,
         };
         alloc::proto(
             self.mc,
-            Proto { name: lam.name, consts: f.consts.into_boxed_slice(), code: f.code.into_boxed_slice(), info },
+            Proto {
+                name: lam.name,
+                consts: f.consts.into_boxed_slice(),
+                code: f.code.into_boxed_slice(),
+                info,
+                prof_id: std::cell::Cell::new(0),
+            },
         )
     }
 

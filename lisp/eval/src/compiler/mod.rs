@@ -25,10 +25,14 @@ pub fn compile_toplevel<'gc>(
     world: &World<'gc>,
     expansions: &Expansions<'gc>,
     form: Value<'gc>,
+    file: Option<&str>,
+    line: u32,
 ) -> Result<Ptr<'gc, Proto<'gc>>, CompileError<'gc>> {
     let mut front = front::Front::new(mc, &world.packages, &world.syms, expansions);
+    front.line = line;
     let lam = front.toplevel(form)?;
     let unit = front.unit;
-    let mut cg = codegen::Codegen::new(mc, &world.syms, &unit, None);
+    let mut cg = codegen::Codegen::new(mc, &world.syms, &unit, file.map(String::from));
+    cg.toplevel = true;
     Ok(cg.function(&lam))
 }

@@ -1,1 +1,31 @@
-;;;; The prelude: mprof (being written).
+;;;; The prelude: the MPROF package, the Lisp interface of the memory profiler.
+;;;; (mprof:start) records every allocation from then on against the stack of
+;;;; Lisp function names; (mprof:report) collects garbage (so "kept" means
+;;;; still reachable) and prints the mprof tables.
+
+(defun mprof::start (&key primitives-to-caller)
+  "Start recording allocations. With :PRIMITIVES-TO-CALLER T, allocations made
+by builtins and library functions are charged to their Lisp caller."
+  (mprof::%start primitives-to-caller))
+
+(defun mprof::report (&key (stream *standard-output*) tables exact merge-cycles
+                           (path-depth 5) call-sites)
+  "Print the memory kept, allocation bin, direct allocation and allocation
+call graph tables. :TABLES is a list of :kept (or :leak) :bins :direct :graph."
+  (let ((tables (if (and tables (listp tables))
+                    (mapcar (lambda (x) (if (or (eq x :kept) (eq x 'kept)) :leak x)) tables)
+                    tables)))
+    (write-string (mprof::%report-text tables exact merge-cycles path-depth call-sites) stream))
+  (values))
+
+(defun mprof::write-profile (&optional (path "mprof.out"))
+  "Write the profile file (readable by `mprof report`)."
+  (let ((r (mprof::%write-profile path)))
+    (if (stringp r) (error "cannot write the profile to ~a: ~a" path r) path)))
+
+(defmacro mprof::with-profiling ((&rest options) &body body)
+  "Profile BODY: start, run, stop (even on a non-local exit)."
+  `(progn (mprof::start ,@options)
+          (unwind-protect (progn ,@body) (mprof::stop))))
+
+(sys::%export-package-symbols "MPROF")

@@ -1,0 +1,333 @@
+//! Lisp memory profiling: the allocation hooks that `alloc_object` calls,
+//! the calling-context stack the VM keeps in step with its frames, and the
+//! profiler's [`Monitor`] they feed.
+//!
+//! The state is thread-local because the hooks are plain functions called
+//! from the heap crate (which knows nothing of the evaluator) and because tag
+//! drops — the frees — run inside the collector, outside any VM call.
+//!
+//! Invariants:
+//! - While profiling, the context stack has one entry per VM frame (native
+//!   frames are transparent), plus one for a builtin being called; the VM
+//!   truncates it whenever it pops frames.
+//! - An entry's calling-context node is resolved lazily, on the first
+//!   allocation under it, from the nearest resolved entry below: an
+//!   allocation costs a counter update, not a stack walk.
+//! - Site ids (stored in object tags) name (node, category, type) triples;
+//!   ids 1..=4 are the unprofiled per-category sites of counting mode.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::Instant;
+
+use mprof_heap::{AllocEvent, AllocHooks, Category};
+use mprof_profiler::monitor::{Bin, FuncId, FunctionInfo, Monitor, MonitorOptions, NodeId, Sample, TypeId};
+use mprof_profiler::report::{ReportOptions, render_report};
+use mprof_profiler::scheme::{CategoryScheme, Language};
+use mprof_profiler::Profile;
+
+/// The first site id of profiled allocations (1..=4 are counting-mode sites).
+const FIRST_PROFILED_SITE: u32 = 8;
+const UNRESOLVED: u32 = u32::MAX;
+
+/// How allocations are being recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Nothing is recorded; `alloc_object` costs one branch.
+    Off,
+    /// Per-category totals only (for `time` and `room`).
+    Counting,
+    /// The full calling-context profile.
+    Profiling,
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    /// The function of this frame, or `None` for a transparent (native) frame.
+    func: Option<FuncId>,
+    node: u32,
+    /// One-entry cache of the last allocation site made under this frame:
+    /// (type name pointer, length, category) -> site.
+    cache_key: (usize, usize, u8),
+    cache_site: u32,
+}
+
+/// Running totals, kept in every mode but Off.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub allocated_objects: [u64; 4],
+    pub allocated_bytes: [u64; 4],
+    pub freed_objects: [u64; 4],
+    pub freed_bytes: [u64; 4],
+}
+
+impl Counts {
+    pub fn total_allocated_bytes(&self) -> u64 {
+        self.allocated_bytes.iter().sum()
+    }
+    pub fn live_bytes(&self) -> u64 {
+        self.total_allocated_bytes().saturating_sub(self.freed_bytes.iter().sum())
+    }
+}
+
+pub struct ProfState {
+    pub mode: Mode,
+    pub monitor: Monitor,
+    stack: Vec<Entry>,
+    /// (node, category, type) of each profiled site, indexed by site - FIRST_PROFILED_SITE.
+    sites: Vec<(NodeId, u8, TypeId)>,
+    site_index: HashMap<(u32, u8, u16), u32>,
+    pub counts: Counts,
+    /// Attribute builtins and prelude functions to their Lisp caller.
+    pub primitives_to_caller: bool,
+    /// Identifies this monitor in the ids cached in protos.
+    pub generation: u32,
+    started: Instant,
+}
+
+thread_local! {
+    static PROF: RefCell<Option<ProfState>> = const { RefCell::new(None) };
+}
+
+static NEXT_GENERATION: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
+fn new_monitor(options: MonitorOptions) -> Monitor {
+    Monitor::new(Language::Lisp, CategoryScheme::lisp(), options)
+}
+
+impl ProfState {
+    fn new() -> ProfState {
+        ProfState {
+            mode: Mode::Off,
+            monitor: new_monitor(MonitorOptions::default()),
+            stack: Vec::new(),
+            sites: Vec::new(),
+            site_index: HashMap::new(),
+            counts: Counts::default(),
+            primitives_to_caller: false,
+            generation: NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            started: Instant::now(),
+        }
+    }
+}
+
+/// Set the recording mode of this thread, installing or removing the hooks.
+pub fn set_mode(mode: Mode) {
+    with_state(|st| {
+        st.mode = mode;
+        if mode != Mode::Profiling {
+            st.stack.clear();
+        }
+    });
+    mprof_heap::set_alloc_hooks(match mode {
+        Mode::Off => None,
+        _ => Some(AllocHooks { on_alloc, on_free }),
+    });
+}
+
+pub fn mode() -> Mode {
+    PROF.with(|p| p.borrow().as_ref().map(|s| s.mode).unwrap_or(Mode::Off))
+}
+
+/// Configure the monitor (before recording starts): call-site distinction,
+/// depth cap, self-recursion folding, attribution of primitives.
+pub fn configure(options: MonitorOptions, primitives_to_caller: bool) {
+    with_state(|st| {
+        st.monitor = new_monitor(options);
+        st.sites.clear();
+        st.site_index.clear();
+        st.stack.clear();
+        st.primitives_to_caller = primitives_to_caller;
+        st.generation = NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    });
+}
+
+/// Run `f` on this thread's state (created on first use).
+pub fn with_state<R>(f: impl FnOnce(&mut ProfState) -> R) -> R {
+    PROF.with(|p| {
+        let mut b = p.borrow_mut();
+        f(b.get_or_insert_with(ProfState::new))
+    })
+}
+
+/// Forget everything recorded (the tree is kept so cached nodes stay valid).
+pub fn reset() {
+    with_state(|st| {
+        st.monitor.reset();
+        st.counts = Counts::default();
+    });
+}
+
+/// The current totals.
+pub fn counts() -> Counts {
+    with_state(|st| st.counts)
+}
+
+/// Whether frames should be pushed on the context stack.
+pub fn profiling() -> bool {
+    mode() == Mode::Profiling
+}
+
+/// A stack entry for a function.
+pub fn push_function(func: FuncId) {
+    PROF.with(|p| {
+        if let Some(st) = p.borrow_mut().as_mut() {
+            st.stack.push(Entry { func: Some(func), node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
+        }
+    });
+}
+
+/// A transparent entry (native frames; primitives attributed to their caller).
+pub fn push_transparent() {
+    PROF.with(|p| {
+        if let Some(st) = p.borrow_mut().as_mut() {
+            st.stack.push(Entry { func: None, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
+        }
+    });
+}
+
+/// Cut the context stack to `depth` entries.
+pub fn truncate(depth: usize) {
+    PROF.with(|p| {
+        if let Some(st) = p.borrow_mut().as_mut()
+            && st.stack.len() > depth
+        {
+            st.stack.truncate(depth);
+        }
+    });
+}
+
+pub fn depth() -> usize {
+    PROF.with(|p| p.borrow().as_ref().map(|s| s.stack.len()).unwrap_or(0))
+}
+
+/// Intern a function for the profile. `cached` is the proto's cached id
+/// (generation << 32 | id + 1); returns the id and the new cache value.
+pub fn function_id(cached: u64, info: impl FnOnce() -> FunctionInfo) -> (FuncId, u64) {
+    with_state(|st| {
+        if cached >> 32 == st.generation as u64 && cached & 0xffff_ffff != 0 {
+            return (FuncId((cached & 0xffff_ffff) as u32 - 1), cached);
+        }
+        let id = st.monitor.function(info());
+        (id, ((st.generation as u64) << 32) | (id.0 as u64 + 1))
+    })
+}
+
+/// Whether primitives are attributed to their callers.
+pub fn primitives_to_caller() -> bool {
+    PROF.with(|p| p.borrow().as_ref().map(|s| s.primitives_to_caller).unwrap_or(false))
+}
+
+fn resolve(st: &mut ProfState) -> (NodeId, usize) {
+    let n = st.stack.len();
+    if n == 0 {
+        return (NodeId::ROOT, usize::MAX);
+    }
+    let mut k = n;
+    while k > 0 && st.stack[k - 1].node == UNRESOLVED {
+        k -= 1;
+    }
+    let mut node = if k == 0 { NodeId::ROOT } else { NodeId(st.stack[k - 1].node) };
+    for i in k..n {
+        if let Some(f) = st.stack[i].func {
+            node = st.monitor.child(node, f, 0);
+        }
+        st.stack[i].node = node.0;
+    }
+    (node, n - 1)
+}
+
+fn on_alloc(e: &AllocEvent<'_>) -> u32 {
+    PROF.with(|p| {
+        let mut p = p.borrow_mut();
+        let Some(st) = p.as_mut() else { return 0 };
+        let cat = e.category.index();
+        let ci = cat as usize & 3;
+        st.counts.allocated_objects[ci] += 1;
+        st.counts.allocated_bytes[ci] += e.bytes;
+        if st.mode != Mode::Profiling {
+            return cat as u32 + 1;
+        }
+        let (node, top) = resolve(st);
+        let key = (e.type_name.as_ptr() as usize, e.type_name.len(), cat);
+        let site = if top != usize::MAX && st.stack[top].cache_key == key && st.stack[top].cache_site != 0 {
+            st.stack[top].cache_site
+        } else {
+            let type_id = st.monitor.type_name(e.type_name);
+            let site = match st.site_index.get(&(node.0, cat, type_id.0)) {
+                Some(&s) => s,
+                None => {
+                    st.sites.push((node, cat, type_id));
+                    let s = FIRST_PROFILED_SITE + st.sites.len() as u32 - 1;
+                    st.site_index.insert((node.0, cat, type_id.0), s);
+                    s
+                }
+            };
+            if top != usize::MAX {
+                st.stack[top].cache_key = key;
+                st.stack[top].cache_site = site;
+            }
+            site
+        };
+        let (node, cat, type_id) = st.sites[(site - FIRST_PROFILED_SITE) as usize];
+        st.monitor.record_alloc(node, cat, e.bytes, Bin::Type(type_id));
+        site
+    })
+}
+
+fn on_free(site: u32, bytes: u64) {
+    let _ = PROF.try_with(|p| {
+        let Ok(mut p) = p.try_borrow_mut() else { return };
+        let Some(st) = p.as_mut() else { return };
+        if site < FIRST_PROFILED_SITE {
+            let ci = (site.saturating_sub(1) & 3) as usize;
+            st.counts.freed_objects[ci] += 1;
+            st.counts.freed_bytes[ci] += bytes;
+            return;
+        }
+        let Some(&(node, cat, type_id)) = st.sites.get((site - FIRST_PROFILED_SITE) as usize) else { return };
+        let ci = cat as usize & 3;
+        st.counts.freed_objects[ci] += 1;
+        st.counts.freed_bytes[ci] += bytes;
+        st.monitor.record_free(node, cat, bytes, Bin::Type(type_id));
+    });
+}
+
+/// Record a point of the memory-over-time series (called after collections).
+pub fn sample() {
+    PROF.with(|p| {
+        if let Some(st) = p.borrow_mut().as_mut()
+            && st.mode == Mode::Profiling
+        {
+            let s = Sample {
+                time_ns: st.started.elapsed().as_nanos() as u64,
+                live_bytes: st.counts.live_bytes(),
+                allocated_bytes: st.counts.total_allocated_bytes(),
+            };
+            st.monitor.record_sample(s);
+        }
+    });
+}
+
+/// The profile recorded so far.
+pub fn profile() -> Profile {
+    with_state(|st| st.monitor.to_profile())
+}
+
+/// The four tables (and a header) for the profile recorded so far.
+pub fn report(options: &ReportOptions) -> String {
+    render_report(&profile(), options)
+}
+
+/// Set a metadata entry of the profile (program, command line...).
+pub fn set_metadata(key: &str, value: &str) {
+    with_state(|st| st.monitor.set_metadata(key, value));
+}
+
+/// The category names, in `Counts` order.
+pub const CATEGORY_NAMES: [&str; 4] = ["cons", "float", "structure/vector", "other"];
+
+#[allow(dead_code)]
+fn category_of(c: Category) -> usize {
+    c.index() as usize
+}
