@@ -26,6 +26,7 @@ pub mod format;
 pub mod host;
 pub mod interp;
 pub mod profile;
+pub mod profile_cli;
 pub mod raise;
 pub mod syms;
 pub mod types;

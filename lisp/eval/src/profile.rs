@@ -45,6 +45,8 @@ pub enum Mode {
 struct Entry {
     /// The function of this frame, or `None` for a transparent (native) frame.
     func: Option<FuncId>,
+    /// Where in its caller the call was made (used when call sites are distinguished).
+    call_site: u64,
     node: u32,
     /// One-entry cache of the last allocation site made under this frame:
     /// (type name pointer, length, category) -> site.
@@ -168,11 +170,11 @@ pub fn profiling() -> bool {
     mode() == Mode::Profiling
 }
 
-/// A stack entry for a function.
-pub fn push_function(func: FuncId) {
+/// A stack entry for a function called from `call_site` in its caller.
+pub fn push_function(func: FuncId, call_site: u64) {
     PROF.with(|p| {
         if let Some(st) = p.borrow_mut().as_mut() {
-            st.stack.push(Entry { func: Some(func), node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
+            st.stack.push(Entry { func: Some(func), call_site, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
         }
     });
 }
@@ -181,7 +183,7 @@ pub fn push_function(func: FuncId) {
 pub fn push_transparent() {
     PROF.with(|p| {
         if let Some(st) = p.borrow_mut().as_mut() {
-            st.stack.push(Entry { func: None, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
+            st.stack.push(Entry { func: None, call_site: 0, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
         }
     });
 }
@@ -230,7 +232,7 @@ fn resolve(st: &mut ProfState) -> (NodeId, usize) {
     let mut node = if k == 0 { NodeId::ROOT } else { NodeId(st.stack[k - 1].node) };
     for i in k..n {
         if let Some(f) = st.stack[i].func {
-            node = st.monitor.child(node, f, 0);
+            node = st.monitor.child(node, f, st.stack[i].call_site);
         }
         st.stack[i].node = node.0;
     }
@@ -239,7 +241,7 @@ fn resolve(st: &mut ProfState) -> (NodeId, usize) {
 
 fn on_alloc(e: &AllocEvent<'_>) -> u32 {
     PROF.with(|p| {
-        let mut p = p.borrow_mut();
+        let Ok(mut p) = p.try_borrow_mut() else { return 0 };
         let Some(st) = p.as_mut() else { return 0 };
         let cat = e.category.index();
         let ci = cat as usize & 3;

@@ -355,7 +355,15 @@ impl<'gc> Vm<'gc> {
         }
         let (id, cache) = crate::profile::function_id(p.prof_id.get(), || function_info(p, world));
         p.prof_id.set(cache);
-        crate::profile::push_function(id);
+        crate::profile::push_function(id, self.caller_site());
+    }
+
+    /// The call site of the call being made: the saved pc of the nearest Lisp
+    /// frame below the top (the caller), for call-site distinction.
+    fn caller_site(&self) -> u64 {
+        let n = self.frames.len();
+        let below = if n >= 2 && self.frames[n - 1].proto.is_some() { n - 2 } else { n.saturating_sub(1) };
+        self.frames.get(below).map(|f| f.pc as u64).unwrap_or(0)
     }
 
     fn prof_push_builtin(&mut self, id: u32) {
@@ -373,7 +381,7 @@ impl<'gc> Vm<'gc> {
             mprof_profiler::monitor::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
         });
         self.builtin_prof_ids[i] = cache;
-        crate::profile::push_function(fid);
+        crate::profile::push_function(fid, self.caller_site());
     }
 }
 

@@ -141,13 +141,15 @@ pub fn alloc_object<'gc, T: Collect<'gc> + 'gc>(
     val: T,
 ) -> Gc<'gc, Obj<T>> {
     let bytes = GC_HEADER_BYTES + std::mem::size_of::<Obj<T>>() + extra_bytes;
+    #[cfg(not(feature = "no-profiling-hook"))]
     let site = match HOOKS.with(|h| h.get()) {
         None => 0,
-        Some(hooks) => (hooks.on_alloc)(&AllocEvent {
-            category,
-            type_name,
-            bytes: bytes as u64,
-        }),
+        Some(hooks) => (hooks.on_alloc)(&AllocEvent { category, type_name, bytes: bytes as u64 }),
+    };
+    #[cfg(feature = "no-profiling-hook")]
+    let site = {
+        let _ = (category, type_name);
+        0
     };
     let bytes32 = u32::try_from(bytes).unwrap_or(u32::MAX);
     Gc::new(mc, Obj { tag: SiteTag { site, bytes: bytes32 }, val })
