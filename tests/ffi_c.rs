@@ -72,9 +72,13 @@ fn workspace() -> PathBuf {
         .to_path_buf()
 }
 
-/// Compile tests/c/<name>.c into `dir`, with extra arguments (objects, flags).
+/// Compile tests/c/<name>.c (or ffi-c/examples/<name>.c) into `dir`, with
+/// extra arguments (objects, libraries) and compiler flags.
 fn compile(dir: &Path, name: &str, extra: &[&str], flags: &[&str]) -> PathBuf {
-    let src = workspace().join("tests/c").join(format!("{name}.c"));
+    let mut src = workspace().join("tests/c").join(format!("{name}.c"));
+    if !src.exists() {
+        src = workspace().join("ffi-c/examples").join(format!("{name}.c"));
+    }
     let exe = dir.join(name);
     let out = Command::new("gcc")
         .args(flags)

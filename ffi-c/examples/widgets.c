@@ -1,7 +1,23 @@
 /* The mprof paper's Figure 1: a producer/consumer simulation whose consumer
  * never frees red widgets. random_flip is a deterministic LCG so the leak is
  * known in advance: the program prints the number of red widgets it made.
- * Usage: widgets [count] (default 10000). */
+ * Usage: widgets [count] (default 10000).
+ *
+ * Build and profile it (from the repository root):
+ *
+ *   cargo build --release -p mprof-ffi -p mprof-profiler
+ *   gcc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls \
+ *       -o widgets ffi-c/examples/widgets.c
+ *   LD_PRELOAD=target/release/libmprof.so ./widgets
+ *   target/release/mprof report mprof.out
+ *
+ * The leak table then shows exactly the red widgets, as the paper's Figure 2:
+ *
+ *   4919 1003476 (99) || > main > make_red_widget > make_widget
+ *
+ * -fno-optimize-sibling-calls matters: at -O2 gcc turns a call in tail
+ * position into a jump, so make_red_widget's frame would vanish from the
+ * stack and its widgets would be charged to main > make_widget. */
 #include <stdio.h>
 #include <stdlib.h>
 

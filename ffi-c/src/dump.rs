@@ -74,8 +74,7 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
         let mut node = mapped[parent_of[i] as usize];
         let frames = symbolizer.frames(address_of[i]);
         let own_counts = totals.nodes[i].iter().any(|c| c.iter().any(|&x| x != 0));
-        if node == 0 && !own_counts && frames.iter().all(|f| is_startup_frame(f.module.as_deref()))
-        {
+        if node == 0 && !own_counts && frames.iter().all(is_startup_frame) {
             // The C runtime's process and thread start-up frames (__libc_start_call_main,
             // start_thread, clone3) above main or a thread function: paths start below them.
             continue;
@@ -155,8 +154,12 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
     profile
 }
 
-fn is_startup_frame(module: Option<&str>) -> bool {
-    module.is_some_and(|m| {
+/// Frames of the C runtime's process and thread start-up, above `main` or a thread function.
+fn is_startup_frame(frame: &crate::symbolize::Frame) -> bool {
+    matches!(
+        frame.name.as_str(),
+        "_start" | "__libc_start_main" | "start_thread" | "clone" | "clone3" | "__clone"
+    ) || frame.module.as_deref().is_some_and(|m| {
         m.starts_with("libc.so") || m.starts_with("ld-linux") || m.starts_with("libpthread")
     })
 }

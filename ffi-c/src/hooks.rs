@@ -23,13 +23,21 @@ macro_rules! trampoline {
         #[unsafe(naked)]
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+            // The CFI lets DWARF unwinders (MPROF_UNWIND=dwarf, debuggers,
+            // C++ exceptions thrown through a hook) step through this frame.
             core::arch::naked_asm!(
+                ".cfi_startproc",
                 "push rbp",
+                ".cfi_def_cfa_offset 16",
+                ".cfi_offset rbp, -16",
                 "mov rbp, rsp",
+                ".cfi_def_cfa_register rbp",
                 concat!("mov ", $fp_reg, ", rbp"),
                 "call {imp}",
                 "pop rbp",
+                ".cfi_def_cfa rsp, 8",
                 "ret",
+                ".cfi_endproc",
                 imp = sym $imp,
             )
         }
