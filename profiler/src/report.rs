@@ -296,6 +296,15 @@ fn header(out: &mut String, p: &Profile, r: &Reduction) {
     if r.cycles > 0 {
         let _ = writeln!(out, "recursion cycles: {}", r.cycles);
     }
+    if let Some(peak) = p.samples.iter().max_by_key(|s| (s.live_bytes, std::cmp::Reverse(s.time_ns))) {
+        let _ = writeln!(
+            out,
+            "memory over time: {} samples, peak {} live bytes at {:.3} s",
+            p.samples.len(),
+            peak.live_bytes,
+            peak.time_ns as f64 / 1e9
+        );
+    }
 }
 
 // ---------------------------------------------------------------- Figure 2

@@ -28,7 +28,8 @@ fn paper_example_exact_percentages() {
 #[test]
 fn figure7_attributes_each_edge_once_per_path() {
     let p = common::figure7();
-    let text = report(&p, "graph,direct");
+    let merged = ReportOptions { tables: Tables::GRAPH, merge_cycles: true, ..ReportOptions::default() };
+    let text = format!("{}\n--merge-cycles:\n{}", report(&p, "graph,direct"), render_report(&p, &merged));
     insta::assert_snapshot!(text);
 }
 
@@ -128,4 +129,14 @@ fn a_hand_built_invalid_profile_is_reported_not_panicked_on() {
     let mut p = Profile::empty(Language::C, CategoryScheme::c_sizes());
     p.nodes.push(Node { parent: Some(NodeId(5)), func: FuncId(0), call_site: 0, recursion: 0, counters: vec![] });
     assert_eq!(render_report(&p, &ReportOptions::default()), "invalid profile: node 1 has 0 counters, the scheme has 4\n");
+}
+
+#[test]
+fn the_header_summarizes_the_time_series() {
+    let mut p = common::widgets();
+    for (t, live) in [(0u64, 0u64), (1_000_000, 204_000), (2_500_000, 1_023_876), (3_000_000, 1_023_876)] {
+        p.samples.push(Sample { time_ns: t, live_bytes: live, allocated_bytes: live });
+    }
+    let text = report(&p, "leak");
+    assert!(text.contains("memory over time: 4 samples, peak 1023876 live bytes at 0.003 s"), "{text}");
 }
