@@ -657,6 +657,69 @@ impl<'gc> Vm<'gc> {
                 Op::Return => {
                     return self.do_return(env);
                 }
+                Op::Inline { op, sym } => {
+                    use mprof_heap::code::InlineOp as I;
+                    let n = self.stack.len();
+                    let fast = match op {
+                        I::Car => match self.stack[n - 1] {
+                            Value::Cons(c) => Some(c.car.get()),
+                            Value::Nil => Some(Value::Nil),
+                            _ => None,
+                        },
+                        I::Cdr => match self.stack[n - 1] {
+                            Value::Cons(c) => Some(c.cdr.get()),
+                            Value::Nil => Some(Value::Nil),
+                            _ => None,
+                        },
+                        I::Not => Some(if self.stack[n - 1].is_nil() { env.world.t() } else { Value::Nil }),
+                        I::Inc => match self.stack[n - 1] {
+                            Value::Fixnum(x) => x.checked_add(1).map(Value::Fixnum),
+                            _ => None,
+                        },
+                        I::Dec => match self.stack[n - 1] {
+                            Value::Fixnum(x) => x.checked_sub(1).map(Value::Fixnum),
+                            _ => None,
+                        },
+                        I::Eq => Some(if self.stack[n - 2].eq(self.stack[n - 1]) { env.world.t() } else { Value::Nil }),
+                        _ => match (self.stack[n - 2], self.stack[n - 1]) {
+                            (Value::Fixnum(a), Value::Fixnum(b)) => match op {
+                                I::Add => a.checked_add(b).map(Value::Fixnum),
+                                I::Sub => a.checked_sub(b).map(Value::Fixnum),
+                                I::Lt => Some(Value::bool(a < b, env.world.t())),
+                                I::Gt => Some(Value::bool(a > b, env.world.t())),
+                                I::Le => Some(Value::bool(a <= b, env.world.t())),
+                                I::Ge => Some(Value::bool(a >= b, env.world.t())),
+                                I::NumEq => Some(Value::bool(a == b, env.world.t())),
+                                _ => None,
+                            },
+                            _ => None,
+                        },
+                    };
+                    match fast {
+                        Some(v) => {
+                            let keep = n - op.arity() as usize;
+                            self.stack.truncate(keep);
+                            self.stack.push(v);
+                            self.values_single = true;
+                        }
+                        None => {
+                            save!();
+                            let s = sym!(sym);
+                            let f = s.function.get();
+                            if matches!(f, Value::Unbound) || s.has_flag(SYM_MACRO) {
+                                return Err(Raise::UndefinedFunction(Value::Symbol(s)));
+                            }
+                            let nargs = op.arity() as usize;
+                            let b = n - nargs;
+                            if self.call_value(env, f, b, nargs, b)? {
+                                return Ok(());
+                            }
+                            if self.frames.len() != fi + 1 {
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
                 Op::Values1 => self.values_single = true,
                 Op::MvPush(n) => {
                     let primary = pop!();

@@ -107,6 +107,58 @@ pub enum Op {
     ProgvUnbind,
     /// Apply: stack holds function then a single list of arguments.
     Apply,
+    /// An inlined call of a COMMON-LISP function on its fast path (fixnum
+    /// arithmetic, car/cdr of a list...); when the fast path does not apply, the
+    /// global function of symbol constant `sym` is called as by `CallGlobal`.
+    Inline { op: InlineOp, sym: u32 },
+}
+
+/// The COMMON-LISP functions compiled inline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InlineOp {
+    Car,
+    Cdr,
+    Eq,
+    Not,
+    Add,
+    Sub,
+    Inc,
+    Dec,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    NumEq,
+}
+
+impl InlineOp {
+    /// How many arguments the inlined form takes.
+    pub fn arity(self) -> u32 {
+        match self {
+            InlineOp::Car | InlineOp::Cdr | InlineOp::Not | InlineOp::Inc | InlineOp::Dec => 1,
+            _ => 2,
+        }
+    }
+
+    /// The inlined function's name in COMMON-LISP.
+    pub fn from_name(name: &str) -> Option<InlineOp> {
+        Some(match name {
+            "CAR" => InlineOp::Car,
+            "CDR" => InlineOp::Cdr,
+            "EQ" => InlineOp::Eq,
+            "NOT" | "NULL" => InlineOp::Not,
+            "+" => InlineOp::Add,
+            "-" => InlineOp::Sub,
+            "1+" => InlineOp::Inc,
+            "1-" => InlineOp::Dec,
+            "<" => InlineOp::Lt,
+            ">" => InlineOp::Gt,
+            "<=" => InlineOp::Le,
+            ">=" => InlineOp::Ge,
+            "=" => InlineOp::NumEq,
+            _ => return None,
+        })
+    }
 }
 
 /// How a closure obtains one captured value when it is made.

@@ -96,6 +96,7 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
             }
             Op::Slide(n) | Op::Drop(n) => f.height -= n,
             Op::Call(n) => f.height -= n, // function + n args -> 1 result
+            Op::Inline { op, .. } => f.height = f.height + 1 - op.arity(),
             Op::CallGlobal { nargs, .. } => f.height = f.height + 1 - nargs,
             Op::MvPush(n) => f.height = f.height - 1 + n,
             Op::Throw => f.height -= 1,
@@ -467,7 +468,14 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
                         self.expr(a, false);
                     }
                     let k = self.constant(*name);
-                    self.emit(Op::CallGlobal { sym: k, nargs: args.len() as u32 });
+                    match self.inline_op(*name, args.len()) {
+                        Some(op) => {
+                            self.emit(Op::Inline { op, sym: k });
+                        }
+                        None => {
+                            self.emit(Op::CallGlobal { sym: k, nargs: args.len() as u32 });
+                        }
+                    }
                 }
                 Callee::Local(var) => {
                     self.var_get(*var);
@@ -625,6 +633,17 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
                 self.emit(Op::ProgvUnbind);
             }
         }
+    }
+
+    /// The inline operation for a call of COMMON-LISP function `name` with `nargs` arguments.
+    fn inline_op(&self, name: Value<'gc>, nargs: usize) -> Option<mprof_heap::code::InlineOp> {
+        let Value::Symbol(s) = name else { return None };
+        let in_cl = matches!(s.package.get(), Some(p) if &*p.name == "COMMON-LISP");
+        if !in_cl {
+            return None;
+        }
+        let op = mprof_heap::code::InlineOp::from_name(&s.name)?;
+        (op.arity() as usize == nargs).then_some(op)
     }
 
     fn t_sym(&self) -> Ptr<'gc, mprof_heap::value::Symbol<'gc>> {
