@@ -155,7 +155,10 @@ fn walk(p: &Profile, children: &Children, own: &[Counters], incl: &[Counters], e
     let mut edge_on_path: Vec<u32> = Vec::new();
     let mut edge_ids: FxHashMap<(u32, u32), u32> = FxHashMap::default();
     let mut edge_of_node = vec![u32::MAX; p.nodes.len()];
-    let ent = |node: usize| entity_of[p.nodes[node].func.0 as usize];
+    // Entity per node in one dense array: the walk then never touches the nodes again.
+    let node_ent: Vec<u32> = p.nodes.iter().map(|n| entity_of.get(n.func.0 as usize).copied().unwrap_or(0)).collect();
+    let node_rec: Vec<u64> = p.nodes.iter().map(|n| n.recursion).collect();
+    let ent = |node: usize| node_ent[node];
     // (node, next child position); entering pushes, finishing pops.
     let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
     while let Some(top) = stack.last_mut() {
@@ -174,7 +177,7 @@ fn walk(p: &Profile, children: &Children, own: &[Counters], incl: &[Counters], e
                 }
             }
             on_path[e] += 1;
-            w.recursion[e] += p.nodes[c].recursion;
+            w.recursion[e] += node_rec[c];
             if node != 0 {
                 let pe = ent(node);
                 let key = (pe, e as u32);
