@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Profiler overhead, measured side by side (not a timed test):
+#  - funnel cost: the normal build (profiling off) against a build whose
+#    alloc_object has no hook check at all (feature no-profiling-hook);
+#  - profiling overhead: `mprof-lisp --profile` against a plain run.
+# Each program runs REPS times in alternation; the medians of user+system CPU
+# time are compared (CPU time is less disturbed by a loaded machine than wall
+# time). Usage: bench/profile/run.sh [REPS]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+reps=${1:-5}
+target=${BENCH_TARGET_DIR:-target}
+cargo build --release -q -p mprof-lisp --bin mprof-lisp --target-dir "$target"
+cargo build --release -q -p mprof-lisp --bin mprof-lisp --features no-profiling-hook --target-dir "$target/baseline"
+plain="$target/release/mprof-lisp"
+base="$target/baseline/release/mprof-lisp"
+cpu() { /usr/bin/time -f "%U %S" "$@" 2>&1 >/dev/null | tail -1 | awk '{print $1+$2}'; }
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+printf "%-14s %9s %9s %9s %10s %10s\n" program baseline plain profiled funnel profiled/plain
+gf=0; gp=0; n=0
+for f in bench/profile/*.lisp; do
+  b=(); p=(); q=()
+  for _ in $(seq "$reps"); do
+    b+=("$(cpu "$base" "$f")")
+    p+=("$(cpu "$plain" "$f")")
+    q+=("$(cpu "$plain" --profile --profile-out /tmp/mprof-bench.out --report /dev/null "$f")")
+  done
+  mb=$(printf "%s\n" "${b[@]}" | median); mp=$(printf "%s\n" "${p[@]}" | median); mq=$(printf "%s\n" "${q[@]}" | median)
+  rf=$(awk -v a="$mp" -v b="$mb" 'BEGIN{printf "%.3f", a/b}')
+  rp=$(awk -v a="$mq" -v b="$mp" 'BEGIN{printf "%.3f", a/b}')
+  printf "%-14s %9s %9s %9s %10s %10s\n" "$(basename "$f" .lisp)" "$mb" "$mp" "$mq" "$rf" "$rp"
+  gf=$(awk -v g="$gf" -v r="$rf" 'BEGIN{print g+log(r)}'); gp=$(awk -v g="$gp" -v r="$rp" 'BEGIN{print g+log(r)}'); n=$((n+1))
+done
+awk -v gf="$gf" -v gp="$gp" -v n="$n" 'BEGIN{printf "geometric mean: funnel cost %.3f, profiling overhead %.3f\n", exp(gf/n), exp(gp/n)}'

@@ -1,0 +1,13 @@
+;; Vectors and structures: short-lived records, a few kept.
+(defstruct point x y)
+(defvar *kept* nil)
+(defun make-points (n)
+  (let ((v (make-array n)))
+    (dotimes (i n) (setf (aref v i) (make-point :x i :y (* 2 i))))
+    v))
+(defun run ()
+  (dotimes (k 200)
+    (let ((v (make-points 2000)))
+      (when (= 0 (mod k 50)) (push v *kept*))))
+  (length *kept*))
+(print (run))
