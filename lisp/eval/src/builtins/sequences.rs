@@ -1,5 +1,715 @@
-//! Builtins: sequences. (Being written; see ARCHITECTURE.md for the module map.)
+//! Sequence builtins that take no function arguments (`elt subseq copy-seq
+//! nreverse fill replace`), and the `sys::%...` helpers the prelude's
+//! sequence functions are built on: bounds checking, element access,
+//! construction of result sequences, and the fast paths of `find position
+//! count remove delete remove-duplicates` for the standard tests without
+//! `:key`.
+//!
+//! A sequence is a proper list, a `Value::Vector` or a `Value::String`;
+//! vectors and strings are operated on up to their fill pointer (their
+//! "active" part). Invariants: every index a caller passes is checked
+//! against the active length before use (bad bounds are `type-error`s, as
+//! in SBCL); vectors and strings are mutated only through
+//! `alloc::borrow_mut`; a string never receives a non-character.
 
-use super::BuiltinDef;
+use mprof_heap::value::LString;
+use mprof_heap::{Value, alloc};
 
-pub const BUILTINS: &[BuiltinDef] = &[];
+use super::lists::{Test, keys, nreverse_list_onto};
+use super::{BuiltinDef, MANY, cl, sys};
+use crate::ctx::Ctx;
+use crate::raise::{LResult, Raise};
+
+type A<'a, 'gc> = &'a [Value<'gc>];
+
+/// The length of a proper list, or a type-error for dotted or circular ones.
+pub fn proper_length<'gc>(ctx: &Ctx<'_, 'gc>, list: Value<'gc>) -> Result<usize, Raise<'gc>> {
+    let mut n = 0usize;
+    let mut fast = list;
+    let mut slow = list;
+    loop {
+        match fast {
+            Value::Nil => return Ok(n),
+            Value::Cons(c) => {
+                fast = c.cdr.get();
+                n += 1;
+            }
+            _ => return Err(ctx.type_error(list, "LIST")),
+        }
+        if n % 2 == 0 {
+            slow = alloc::cdr(slow);
+            if slow.eq(fast) && fast.truthy() {
+                return Err(ctx.type_error(list, "LIST"));
+            }
+        }
+    }
+}
+
+/// The active length of any sequence.
+pub fn seq_length<'gc>(ctx: &Ctx<'_, 'gc>, seq: Value<'gc>) -> Result<usize, Raise<'gc>> {
+    match seq {
+        Value::Nil | Value::Cons(_) => proper_length(ctx, seq),
+        Value::Vector(v) => Ok(v.borrow().active().len()),
+        Value::String(s) => Ok(s.borrow().active().len()),
+        other => Err(ctx.type_error(other, "SEQUENCE")),
+    }
+}
+
+/// The elements of a sequence, copied out (strings as characters).
+pub fn seq_items<'gc>(ctx: &Ctx<'_, 'gc>, seq: Value<'gc>) -> Result<Vec<Value<'gc>>, Raise<'gc>> {
+    match seq {
+        Value::Nil => Ok(Vec::new()),
+        Value::Cons(_) => alloc::list_to_vec(seq).ok_or_else(|| ctx.type_error(seq, "LIST")),
+        Value::Vector(v) => Ok(v.borrow().active().to_vec()),
+        Value::String(s) => Ok(s.borrow().active().iter().map(|c| Value::Char(*c)).collect()),
+        other => Err(ctx.type_error(other, "SEQUENCE")),
+    }
+}
+
+fn bad_index<'gc>(ctx: &Ctx<'_, 'gc>, index: Value<'gc>, lo: usize, hi: usize) -> Raise<'gc> {
+    ctx.type_error(index, &format!("(INTEGER {lo} {hi})"))
+}
+
+/// Check `start`/`end` designators (end NIL means the length) against a
+/// length: 0 <= start <= end <= len.
+pub fn bounds<'gc>(ctx: &Ctx<'_, 'gc>, len: usize, start: Value<'gc>, end: Value<'gc>) -> Result<(usize, usize), Raise<'gc>> {
+    let s = match start {
+        Value::Nil => 0,
+        Value::Fixnum(i) if i >= 0 && (i as usize) <= len => i as usize,
+        other => return Err(bad_index(ctx, other, 0, len)),
+    };
+    let e = match end {
+        Value::Nil => len,
+        Value::Fixnum(i) if i >= s as i64 && (i as usize) <= len => i as usize,
+        other => return Err(bad_index(ctx, other, s, len)),
+    };
+    Ok((s, e))
+}
+
+fn make_string<'gc>(ctx: &Ctx<'_, 'gc>, chars: Vec<char>) -> Value<'gc> {
+    alloc::string_from_chars(ctx.mc, LString { chars, fill_pointer: None, adjustable: false })
+}
+
+fn make_vector<'gc>(ctx: &Ctx<'_, 'gc>, items: Vec<Value<'gc>>) -> Value<'gc> {
+    alloc::vector_from(ctx.mc, items, None, false, ctx.t())
+}
+
+fn char_of<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<char, Raise<'gc>> {
+    match v {
+        Value::Char(c) => Ok(c),
+        other => Err(ctx.type_error(other, "CHARACTER")),
+    }
+}
+
+/// A new sequence of the same kind as `like` holding `items`.
+fn same_kind<'gc>(ctx: &Ctx<'_, 'gc>, like: Value<'gc>, items: Vec<Value<'gc>>) -> LResult<'gc> {
+    match like {
+        Value::String(_) => Ok(make_string(ctx, items.iter().map(|v| char_of(ctx, *v)).collect::<Result<_, _>>()?)),
+        Value::Vector(_) => Ok(make_vector(ctx, items)),
+        _ => Ok(alloc::list(ctx.mc, &items)),
+    }
+}
+
+fn index_of<'gc>(ctx: &Ctx<'_, 'gc>, seq: Value<'gc>, index: Value<'gc>) -> Result<usize, Raise<'gc>> {
+    let len = seq_length(ctx, seq)?;
+    match index {
+        Value::Fixnum(i) if i >= 0 && (i as usize) < len => Ok(i as usize),
+        other => Err(bad_index(ctx, other, 0, len.saturating_sub(1))),
+    }
+}
+
+fn elt<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    match a[0] {
+        Value::Vector(v) => {
+            let v = v.borrow();
+            let act = v.active();
+            match a[1] {
+                Value::Fixnum(i) if i >= 0 && (i as usize) < act.len() => Ok(act[i as usize]),
+                other => Err(bad_index(ctx, other, 0, act.len().saturating_sub(1))),
+            }
+        }
+        Value::String(s) => {
+            let s = s.borrow();
+            let act = s.active();
+            match a[1] {
+                Value::Fixnum(i) if i >= 0 && (i as usize) < act.len() => Ok(Value::Char(act[i as usize])),
+                other => Err(bad_index(ctx, other, 0, act.len().saturating_sub(1))),
+            }
+        }
+        Value::Nil | Value::Cons(_) => {
+            let mut cur = a[0];
+            let n = ctx.index_arg(a[1])?;
+            for _ in 0..n {
+                cur = match cur {
+                    Value::Cons(c) => c.cdr.get(),
+                    _ => break,
+                };
+            }
+            match cur {
+                Value::Cons(c) => Ok(c.car.get()),
+                _ => {
+                    let len = proper_length(ctx, a[0])?;
+                    Err(bad_index(ctx, a[1], 0, len.saturating_sub(1)))
+                }
+            }
+        }
+        other => Err(ctx.type_error(other, "SEQUENCE")),
+    }
+}
+
+/// (sys:%set-elt sequence index value) -> value
+fn set_elt<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let i = index_of(ctx, a[0], a[1])?;
+    match a[0] {
+        Value::Vector(v) => alloc::borrow_mut(ctx.mc, v).items[i] = a[2],
+        Value::String(s) => {
+            let c = char_of(ctx, a[2])?;
+            alloc::borrow_mut(ctx.mc, s).chars[i] = c;
+        }
+        list => {
+            if let Value::Cons(c) = alloc::list_iter(list).rest_after(i) {
+                alloc::set_car(ctx.mc, c, a[2]);
+            }
+        }
+    }
+    Ok(a[2])
+}
+
+trait RestAfter<'gc> {
+    fn rest_after(self, n: usize) -> Value<'gc>;
+}
+
+impl<'gc> RestAfter<'gc> for alloc::ListIter<'gc> {
+    /// The tail after skipping n elements.
+    fn rest_after(mut self, n: usize) -> Value<'gc> {
+        for _ in 0..n {
+            if self.next().is_none() {
+                break;
+            }
+        }
+        self.rest()
+    }
+}
+
+/// (sys:%vref vector-or-string index): element access for the prelude's loops.
+fn vref<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    match a[0] {
+        Value::Vector(_) | Value::String(_) => elt(ctx, a),
+        other => Err(ctx.type_error(other, "VECTOR")),
+    }
+}
+
+fn vset<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    match a[0] {
+        Value::Vector(_) | Value::String(_) => set_elt(ctx, a),
+        other => Err(ctx.type_error(other, "VECTOR")),
+    }
+}
+
+fn subseq<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let end = a.get(2).copied().unwrap_or(Value::Nil);
+    match a[0] {
+        Value::Vector(v) => {
+            let items = {
+                let v = v.borrow();
+                let (s, e) = bounds(ctx, v.active().len(), a[1], end)?;
+                v.active()[s..e].to_vec()
+            };
+            Ok(make_vector(ctx, items))
+        }
+        Value::String(st) => {
+            let chars = {
+                let st = st.borrow();
+                let (s, e) = bounds(ctx, st.active().len(), a[1], end)?;
+                st.active()[s..e].to_vec()
+            };
+            Ok(make_string(ctx, chars))
+        }
+        Value::Nil | Value::Cons(_) => {
+            let len = proper_length(ctx, a[0])?;
+            let (s, e) = bounds(ctx, len, a[1], end)?;
+            let items: Vec<Value<'gc>> = alloc::list_iter(a[0]).skip(s).take(e - s).collect();
+            Ok(alloc::list(ctx.mc, &items))
+        }
+        other => Err(ctx.type_error(other, "SEQUENCE")),
+    }
+}
+
+fn copy_seq<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    match a[0] {
+        Value::Vector(v) => {
+            let items = v.borrow().active().to_vec();
+            Ok(make_vector(ctx, items))
+        }
+        Value::String(s) => {
+            let chars = s.borrow().active().to_vec();
+            Ok(make_string(ctx, chars))
+        }
+        Value::Nil | Value::Cons(_) => {
+            proper_length(ctx, a[0])?;
+            let items: Vec<Value<'gc>> = alloc::list_iter(a[0]).collect();
+            Ok(alloc::list(ctx.mc, &items))
+        }
+        other => Err(ctx.type_error(other, "SEQUENCE")),
+    }
+}
+
+fn nreverse<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    match a[0] {
+        Value::Vector(v) => {
+            let mut v = alloc::borrow_mut(ctx.mc, v);
+            let n = v.active().len();
+            v.items[..n].reverse();
+            Ok(a[0])
+        }
+        Value::String(s) => {
+            let mut s = alloc::borrow_mut(ctx.mc, s);
+            let n = s.active().len();
+            s.chars[..n].reverse();
+            Ok(a[0])
+        }
+        Value::Nil | Value::Cons(_) => nreverse_list_onto(ctx, a[0], Value::Nil),
+        other => Err(ctx.type_error(other, "SEQUENCE")),
+    }
+}
+
+/// Write `items` over positions start.. of a sequence (already bounds-checked).
+fn write_items<'gc>(ctx: &Ctx<'_, 'gc>, seq: Value<'gc>, start: usize, items: &[Value<'gc>]) -> Result<(), Raise<'gc>> {
+    match seq {
+        Value::Vector(v) => {
+            let mut v = alloc::borrow_mut(ctx.mc, v);
+            v.items[start..start + items.len()].copy_from_slice(items);
+        }
+        Value::String(s) => {
+            let chars = items.iter().map(|v| char_of(ctx, *v)).collect::<Result<Vec<char>, _>>()?;
+            let mut s = alloc::borrow_mut(ctx.mc, s);
+            s.chars[start..start + chars.len()].copy_from_slice(&chars);
+        }
+        list => {
+            let mut cur = alloc::list_iter(list).rest_after(start);
+            for &x in items {
+                let Value::Cons(c) = cur else { break };
+                alloc::set_car(ctx.mc, c, x);
+                cur = c.cdr.get();
+            }
+        }
+    }
+    Ok(())
+}
+
+fn fill<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let [start, end] = keys(ctx, "FILL", &a[2..], ["START", "END"])?;
+    let len = seq_length(ctx, a[0])?;
+    let (s, e) = bounds(ctx, len, start.unwrap_or(Value::Nil), end.unwrap_or(Value::Nil))?;
+    match a[0] {
+        Value::Vector(v) => alloc::borrow_mut(ctx.mc, v).items[s..e].fill(a[1]),
+        Value::String(st) => {
+            let c = char_of(ctx, a[1])?;
+            alloc::borrow_mut(ctx.mc, st).chars[s..e].fill(c);
+        }
+        list => {
+            let mut cur = alloc::list_iter(list).rest_after(s);
+            for _ in s..e {
+                let Value::Cons(c) = cur else { break };
+                alloc::set_car(ctx.mc, c, a[1]);
+                cur = c.cdr.get();
+            }
+        }
+    }
+    Ok(a[0])
+}
+
+fn replace<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let [s1, e1, s2, e2] = keys(ctx, "REPLACE", &a[2..], ["START1", "END1", "START2", "END2"])?;
+    let nil = Value::Nil;
+    let len1 = seq_length(ctx, a[0])?;
+    let (s1, e1) = bounds(ctx, len1, s1.unwrap_or(nil), e1.unwrap_or(nil))?;
+    let len2 = seq_length(ctx, a[1])?;
+    let (s2, e2) = bounds(ctx, len2, s2.unwrap_or(nil), e2.unwrap_or(nil))?;
+    let n = (e1 - s1).min(e2 - s2);
+    // Copied out first, so replacing a sequence with itself works whatever the overlap.
+    let items: Vec<Value<'gc>> = match a[1] {
+        Value::Vector(v) => v.borrow().active()[s2..s2 + n].to_vec(),
+        Value::String(s) => s.borrow().active()[s2..s2 + n].iter().map(|c| Value::Char(*c)).collect(),
+        list => alloc::list_iter(list).skip(s2).take(n).collect(),
+    };
+    write_items(ctx, a[0], s1, &items)?;
+    Ok(a[0])
+}
+
+/// (sys:%check-bounds sequence start end) -> the end as an index.
+fn check_bounds<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let len = seq_length(ctx, a[0])?;
+    let (_, e) = bounds(ctx, len, a[1], a[2])?;
+    Ok(Value::Fixnum(e as i64))
+}
+
+/// (sys:%make-vector n initial-element)
+fn make_vector_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let n = ctx.index_arg(a[0])?;
+    Ok(make_vector(ctx, vec![a[1]; n]))
+}
+
+/// (sys:%make-string n initial-char)
+fn make_string_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let n = ctx.index_arg(a[0])?;
+    let c = match a[1] {
+        Value::Nil => ' ',
+        v => char_of(ctx, v)?,
+    };
+    Ok(make_string(ctx, vec![c; n]))
+}
+
+/// Result kinds by the code the prelude's `sys::%result-kind` returns.
+fn kind_code<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<u8, Raise<'gc>> {
+    match v {
+        Value::Fixnum(k @ 0..=2) => Ok(k as u8),
+        other => Err(ctx.type_error(other, "(INTEGER 0 2)")),
+    }
+}
+
+/// (sys:%concatenate kind &rest sequences): kind 0 list, 1 vector, 2 string.
+fn concatenate<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let kind = kind_code(ctx, a[0])?;
+    if kind == 2 {
+        let mut chars = Vec::new();
+        for &s in &a[1..] {
+            match s {
+                Value::String(st) => chars.extend_from_slice(st.borrow().active()),
+                other => {
+                    for x in seq_items(ctx, other)? {
+                        chars.push(char_of(ctx, x)?);
+                    }
+                }
+            }
+        }
+        return Ok(make_string(ctx, chars));
+    }
+    let mut items = Vec::new();
+    for &s in &a[1..] {
+        match s {
+            Value::Vector(v) => items.extend_from_slice(v.borrow().active()),
+            other => items.extend(seq_items(ctx, other)?),
+        }
+    }
+    Ok(if kind == 0 { alloc::list(ctx.mc, &items) } else { make_vector(ctx, items) })
+}
+
+/// Positions in [s, e) in the order a search visits them.
+fn order(s: usize, e: usize, from_end: bool) -> Box<dyn Iterator<Item = usize>> {
+    if from_end { Box::new((s..e).rev()) } else { Box::new(s..e) }
+}
+
+/// (sys:%find item sequence start end from-end test-code want-index):
+/// the first (last, from the end) element in [start, end) the test accepts
+/// against item: its index when want-index, else the element; NIL if none.
+fn find<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let (item, seq, from_end, want_index) = (a[0], a[1], a[4].truthy(), a[6].truthy());
+    let test = Test::from_code(ctx, a[5])?;
+    let hit = |i: usize, x: Value<'gc>| if want_index { Value::Fixnum(i as i64) } else { x };
+    match seq {
+        Value::Nil | Value::Cons(_) if !from_end && a[2].is_nil() && a[3].is_nil() => {
+            // The common case: stop at the first match without measuring the list.
+            let mut cur = seq;
+            let mut i = 0;
+            loop {
+                match cur {
+                    Value::Cons(c) => {
+                        let x = c.car.get();
+                        if test.test(item, x) {
+                            return Ok(hit(i, x));
+                        }
+                        cur = c.cdr.get();
+                        i += 1;
+                    }
+                    Value::Nil => return Ok(Value::Nil),
+                    _ => return Err(ctx.type_error(seq, "LIST")),
+                }
+            }
+        }
+        Value::String(st) => {
+            let st = st.borrow();
+            let act = st.active();
+            let (s, e) = bounds(ctx, act.len(), a[2], a[3])?;
+            for i in order(s, e, from_end) {
+                let x = Value::Char(act[i]);
+                if test.test(item, x) {
+                    return Ok(hit(i, x));
+                }
+            }
+            Ok(Value::Nil)
+        }
+        _ => {
+            let items = seq_items(ctx, seq)?;
+            let (s, e) = bounds(ctx, items.len(), a[2], a[3])?;
+            for i in order(s, e, from_end) {
+                if test.test(item, items[i]) {
+                    return Ok(hit(i, items[i]));
+                }
+            }
+            Ok(Value::Nil)
+        }
+    }
+}
+
+/// (sys:%count item sequence start end test-code)
+fn count<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let test = Test::from_code(ctx, a[4])?;
+    let n = match a[1] {
+        Value::String(st) => {
+            let st = st.borrow();
+            let act = st.active();
+            let (s, e) = bounds(ctx, act.len(), a[2], a[3])?;
+            act[s..e].iter().filter(|c| test.test(a[0], Value::Char(**c))).count()
+        }
+        seq => {
+            let items = seq_items(ctx, seq)?;
+            let (s, e) = bounds(ctx, items.len(), a[2], a[3])?;
+            items[s..e].iter().filter(|x| test.test(a[0], **x)).count()
+        }
+    };
+    Ok(Value::Fixnum(n as i64))
+}
+
+/// Build the result of removing the flagged elements of `seq` (whose
+/// elements are `items`). Lists share the tail after the last removed
+/// element (or, when destructive, are spliced in place); vectors and strings
+/// are always fresh.
+fn rebuild<'gc>(ctx: &Ctx<'_, 'gc>, seq: Value<'gc>, items: &[Value<'gc>], drop: &[bool], destructive: bool) -> LResult<'gc> {
+    let Some(last) = drop.iter().rposition(|d| *d) else {
+        return match seq {
+            Value::Nil | Value::Cons(_) => Ok(seq),
+            _ => same_kind(ctx, seq, items.to_vec()),
+        };
+    };
+    match seq {
+        Value::Nil | Value::Cons(_) if destructive => {
+            let mut head = seq;
+            let mut prev: Option<mprof_heap::value::Ptr<'gc, mprof_heap::value::Cons<'gc>>> = None;
+            let mut cur = seq;
+            let mut i = 0;
+            while let Value::Cons(c) = cur {
+                if i > last {
+                    break;
+                }
+                let next = c.cdr.get();
+                if drop[i] {
+                    match prev {
+                        Some(p) => alloc::set_cdr(ctx.mc, p, next),
+                        None => head = next,
+                    }
+                } else {
+                    prev = Some(c);
+                }
+                cur = next;
+                i += 1;
+            }
+            Ok(head)
+        }
+        Value::Nil | Value::Cons(_) => {
+            let kept: Vec<Value<'gc>> = items[..last].iter().zip(drop).filter(|(_, d)| !**d).map(|(x, _)| *x).collect();
+            let tail = alloc::list_iter(seq).rest_after(last + 1);
+            Ok(alloc::list_with_tail(ctx.mc, &kept, tail))
+        }
+        _ => {
+            let kept: Vec<Value<'gc>> = items.iter().zip(drop).filter(|(_, d)| !**d).map(|(x, _)| *x).collect();
+            same_kind(ctx, seq, kept)
+        }
+    }
+}
+
+fn count_limit<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<usize, Raise<'gc>> {
+    match v {
+        Value::Nil => Ok(usize::MAX),
+        Value::Fixnum(n) => Ok(n.max(0) as usize),
+        Value::BigInt(b) if b.0.sign() == num_bigint::Sign::Minus => Ok(0),
+        Value::BigInt(_) => Ok(usize::MAX),
+        other => Err(ctx.type_error(other, "INTEGER")),
+    }
+}
+
+/// (sys:%remove item sequence start end count from-end test-code destructive)
+fn remove<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let (item, seq) = (a[0], a[1]);
+    let limit = count_limit(ctx, a[4])?;
+    let test = Test::from_code(ctx, a[6])?;
+    let items = seq_items(ctx, seq)?;
+    let (s, e) = bounds(ctx, items.len(), a[2], a[3])?;
+    let mut drop = vec![false; items.len()];
+    let mut n = 0;
+    for i in order(s, e, a[5].truthy()) {
+        if n >= limit {
+            break;
+        }
+        if test.test(item, items[i]) {
+            drop[i] = true;
+            n += 1;
+        }
+    }
+    rebuild(ctx, seq, &items, &drop, a[7].truthy())
+}
+
+/// The flags of the positions listed in `indices` (any order; out-of-range ones ignored).
+fn flags_of<'gc>(ctx: &Ctx<'_, 'gc>, indices: Value<'gc>, len: usize) -> Result<Vec<bool>, Raise<'gc>> {
+    let mut flags = vec![false; len];
+    for i in alloc::list_iter(indices) {
+        let i = ctx.index_arg(i)?;
+        if i < len {
+            flags[i] = true;
+        }
+    }
+    Ok(flags)
+}
+
+/// (sys:%remove-at sequence indices destructive): remove the elements at the
+/// listed positions, which the prelude computed by calling :test/:key/the
+/// predicate once per element.
+fn remove_at<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let items = seq_items(ctx, a[0])?;
+    let drop = flags_of(ctx, a[1], items.len())?;
+    rebuild(ctx, a[0], &items, &drop, a[2].truthy())
+}
+
+/// (sys:%substitute-at sequence new indices destructive): replace the
+/// elements at the listed positions by new. A non-destructive list result
+/// shares the tail after the last replaced element.
+fn substitute_at<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let (seq, new, destructive) = (a[0], a[1], a[3].truthy());
+    let items = seq_items(ctx, seq)?;
+    let flags = flags_of(ctx, a[2], items.len())?;
+    let Some(last) = flags.iter().rposition(|f| *f) else {
+        return match seq {
+            Value::Nil | Value::Cons(_) => Ok(seq),
+            _ if destructive => Ok(seq),
+            _ => same_kind(ctx, seq, items),
+        };
+    };
+    if destructive {
+        let mut cur = seq;
+        for (i, f) in flags.iter().enumerate() {
+            if *f {
+                match seq {
+                    Value::Vector(v) => alloc::borrow_mut(ctx.mc, v).items[i] = new,
+                    Value::String(st) => {
+                        let c = char_of(ctx, new)?;
+                        alloc::borrow_mut(ctx.mc, st).chars[i] = c;
+                    }
+                    _ => {
+                        if let Value::Cons(c) = cur {
+                            alloc::set_car(ctx.mc, c, new);
+                        }
+                    }
+                }
+            }
+            cur = alloc::cdr(cur);
+        }
+        return Ok(seq);
+    }
+    match seq {
+        Value::Nil | Value::Cons(_) => {
+            let head: Vec<Value<'gc>> = items[..=last].iter().zip(&flags).map(|(x, f)| if *f { new } else { *x }).collect();
+            let tail = alloc::list_iter(seq).rest_after(last + 1);
+            Ok(alloc::list_with_tail(ctx.mc, &head, tail))
+        }
+        _ => {
+            let out: Vec<Value<'gc>> = items.iter().zip(&flags).map(|(x, f)| if *f { new } else { *x }).collect();
+            same_kind(ctx, seq, out)
+        }
+    }
+}
+
+/// (sys:%seq-half n) -> floor(n/2), for the merge sorts.
+fn half<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(Value::Fixnum((ctx.index_arg(a[0])? / 2) as i64))
+}
+
+/// (sys:%remove-duplicates sequence start end from-end test-code destructive)
+fn remove_duplicates<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let seq = a[0];
+    let test = Test::from_code(ctx, a[4])?;
+    let items = seq_items(ctx, seq)?;
+    let (s, e) = bounds(ctx, items.len(), a[1], a[2])?;
+    let mut drop = vec![false; items.len()];
+    // Walk from the end whose occurrence is kept: without :from-end the
+    // last occurrence survives, so walk backwards.
+    let mut seen: std::collections::HashMap<u64, Vec<Value<'gc>>> = std::collections::HashMap::new();
+    for i in order(s, e, !a[3].truthy()) {
+        let x = items[i];
+        let h = crate::equal::hash_key(test.hash_test(), x);
+        let bucket = seen.entry(h).or_default();
+        if bucket.iter().any(|y| test.test(*y, x)) {
+            drop[i] = true;
+        } else {
+            bucket.push(x);
+        }
+    }
+    rebuild(ctx, seq, &items, &drop, a[5].truthy())
+}
+
+/// (sys:%seq-kind object) -> 0 list, 1 vector, 2 string; else a type-error.
+fn seq_kind<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    match a[0] {
+        Value::Nil | Value::Cons(_) => Ok(Value::Fixnum(0)),
+        Value::Vector(_) => Ok(Value::Fixnum(1)),
+        Value::String(_) => Ok(Value::Fixnum(2)),
+        other => Err(ctx.type_error(other, "SEQUENCE")),
+    }
+}
+
+/// (sys:%seq-list sequence start end) -> a fresh list of the elements in
+/// [start, end); the prelude's general paths iterate over it.
+fn seq_list<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let items = seq_items(ctx, a[0])?;
+    let (s, e) = bounds(ctx, items.len(), a[1], a[2])?;
+    Ok(alloc::list(ctx.mc, &items[s..e]))
+}
+
+/// (sys:%fill-from-list sequence list start): write the list's elements
+/// over the sequence from start (sort and map-into store through this).
+fn fill_from_list<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let items: Vec<Value<'gc>> = alloc::list_iter(a[1]).collect();
+    let len = seq_length(ctx, a[0])?;
+    let s = ctx.index_arg(a[2])?;
+    if s + items.len() > len {
+        return Err(Raise::error(format!("{} elements do not fit in a sequence of length {len} from {s}", items.len())));
+    }
+    write_items(ctx, a[0], s, &items)?;
+    Ok(a[0])
+}
+
+/// (sys:%char-seq-p sequence) -> true when every element is a character
+/// (a string can hold it).
+fn char_seq_p<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let ok = match a[0] {
+        Value::String(_) => true,
+        seq => seq_items(ctx, seq)?.iter().all(|x| matches!(x, Value::Char(_))),
+    };
+    Ok(ctx.bool(ok))
+}
+
+pub const BUILTINS: &[BuiltinDef] = &[
+    cl("ELT", 2, 2, elt),
+    cl("SUBSEQ", 2, 3, subseq),
+    cl("COPY-SEQ", 1, 1, copy_seq),
+    cl("NREVERSE", 1, 1, nreverse),
+    cl("FILL", 2, MANY, fill),
+    cl("REPLACE", 2, MANY, replace),
+    sys("%SET-ELT", 3, 3, set_elt),
+    sys("%SEQ-VREF", 2, 2, vref),
+    sys("%SEQ-VSET", 3, 3, vset),
+    sys("%SEQ-CHECK-BOUNDS", 3, 3, check_bounds),
+    sys("%SEQ-MAKE-VECTOR", 2, 2, make_vector_fn),
+    sys("%SEQ-MAKE-STRING", 2, 2, make_string_fn),
+    sys("%SEQ-CONCATENATE", 1, MANY, concatenate),
+    sys("%SEQ-FIND", 7, 7, find),
+    sys("%SEQ-COUNT", 5, 5, count),
+    sys("%SEQ-REMOVE", 8, 8, remove),
+    sys("%REMOVE-AT", 3, 3, remove_at),
+    sys("%SUBSTITUTE-AT", 4, 4, substitute_at),
+    sys("%SEQ-HALF", 1, 1, half),
+    sys("%REMOVE-DUPLICATES", 6, 6, remove_duplicates),
+    sys("%SEQ-KIND", 1, 1, seq_kind),
+    sys("%SEQ-LIST", 3, 3, seq_list),
+    sys("%FILL-FROM-LIST", 3, 3, fill_from_list),
+    sys("%CHAR-SEQ-P", 1, 1, char_seq_p),
+];
