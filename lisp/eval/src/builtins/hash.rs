@@ -1,5 +1,267 @@
-//! Builtins: hash. (Being written; see ARCHITECTURE.md for the module map.)
+//! Hash tables: creation, lookup, update, removal, the table's attributes,
+//! `sxhash`, and the snapshot that the prelude's `maphash` and
+//! `with-hash-table-iterator` walk.
+//!
+//! Invariants:
+//! - A table's entries live in buckets keyed by `equal::hash_key` under the
+//!   table's test; `count` is the number of entries over all buckets, and no
+//!   bucket is ever left empty (removing its last entry removes the bucket).
+//! - Iteration follows the order in which the buckets were created; removing a
+//!   bucket moves the most recently created one into its place (O(1)), so the
+//!   order after a removal is unspecified, as it is in CL.
+//! - `gethash` and `sys:%puthash` never allocate Lisp objects: the hot paths
+//!   of table-heavy programs must not show up in memory profiles.
+//! - Iterators work on a snapshot (one simple vector of keys and values), so
+//!   the mapped function may remove or change the current entry, as CL allows.
 
-use super::BuiltinDef;
+use mprof_heap::value::{HashTable, HashTest, Ptr};
+use mprof_heap::{Value, alloc};
 
-pub const BUILTINS: &[BuiltinDef] = &[];
+use super::{BuiltinDef, MANY, cl, sys};
+use crate::ctx::Ctx;
+use crate::equal::{hash_key, same_key};
+use crate::raise::{LResult, Raise};
+
+type A<'a, 'gc> = &'a [Value<'gc>];
+type Table<'gc> = Ptr<'gc, gc_arena::RefLock<HashTable<'gc>>>;
+
+fn table_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Table<'gc>, Raise<'gc>> {
+    match v {
+        Value::HashTable(h) => Ok(h),
+        other => Err(ctx.type_error(other, "HASH-TABLE")),
+    }
+}
+
+/// The test a `:test` argument names: a symbol or the function object of
+/// `eq`, `eql`, `equal` or `equalp`.
+fn test_of<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<HashTest, Raise<'gc>> {
+    let name = match v {
+        Value::Symbol(s) => Some(s),
+        Value::Function(f) => f.name().as_symbol(),
+        _ => None,
+    };
+    let cl_package = ctx.world.packages.common_lisp;
+    if let Some(s) = name
+        && matches!(s.package.get(), Some(p) if gc_arena::Gc::ptr_eq(p, cl_package))
+    {
+        match &*s.name {
+            "EQ" => return Ok(HashTest::Eq),
+            "EQL" => return Ok(HashTest::Eql),
+            "EQUAL" => return Ok(HashTest::Equal),
+            "EQUALP" => return Ok(HashTest::Equalp),
+            _ => {}
+        }
+    }
+    Err(Raise::error(format!(
+        "Unknown :TEST for MAKE-HASH-TABLE: {} (the tests are EQ, EQL, EQUAL and EQUALP)",
+        ctx.print(v, true)
+    )))
+}
+
+fn test_name(test: HashTest) -> &'static str {
+    match test {
+        HashTest::Eq => "EQ",
+        HashTest::Eql => "EQL",
+        HashTest::Equal => "EQUAL",
+        HashTest::Equalp => "EQUALP",
+    }
+}
+
+/// Is `k` the keyword named `name`?
+fn is_keyword(v: Value<'_>, name: &str) -> bool {
+    matches!(v, Value::Symbol(s) if &*s.name == name && s.package.get().is_some_and(|p| &*p.name == "KEYWORD"))
+}
+
+/// (make-hash-table &key test size rehash-size rehash-threshold weakness synchronized)
+fn make_hash_table<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    if a.len() % 2 != 0 {
+        return Err(Raise::program("odd number of &KEY arguments to MAKE-HASH-TABLE"));
+    }
+    let mut test = None;
+    let mut size = 0usize;
+    for pair in a.chunks(2) {
+        let (k, v) = (pair[0], pair[1]);
+        if is_keyword(k, "TEST") {
+            // The leftmost occurrence of a keyword wins.
+            if test.is_none() {
+                test = Some(test_of(ctx, v)?);
+            }
+        } else if is_keyword(k, "SIZE") {
+            size = ctx.index_arg(v)?;
+        } else if !matches!(k, Value::Symbol(s) if s.package.get().is_some_and(|p| &*p.name == "KEYWORD")) {
+            return Err(Raise::program(format!("{} is not a keyword argument of MAKE-HASH-TABLE", ctx.print(k, true))));
+        }
+    }
+    let table = alloc::hash_table(ctx.mc, test.unwrap_or(HashTest::Eql));
+    if size > 0
+        && let Value::HashTable(h) = table
+    {
+        // A size hint only reserves room; it never limits the table.
+        alloc::borrow_mut(ctx.mc, h).buckets.reserve(size.min(1 << 20));
+    }
+    Ok(table)
+}
+
+/// (gethash key table &optional default) => value, present-p
+fn gethash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let h = table_arg(ctx, a[1])?;
+    let found = crate::equal::lookup(&h.borrow(), a[0]);
+    match found {
+        Some(v) => {
+            let t = ctx.t();
+            Ok(ctx.set_values(&[v, t]))
+        }
+        None => {
+            let default = a.get(2).copied().unwrap_or(Value::Nil);
+            Ok(ctx.set_values(&[default, Value::Nil]))
+        }
+    }
+}
+
+/// (sys:%puthash key table [default] value): the update function of
+/// `(setf gethash)`; the value is always the last argument.
+fn puthash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let h = table_arg(ctx, a[1])?;
+    let (key, value) = (a[0], a[a.len() - 1]);
+    let mut t = alloc::borrow_mut(ctx.mc, h);
+    let test = t.test;
+    let hash = hash_key(test, key);
+    let bucket = t.buckets.entry(hash).or_default();
+    if let Some(entry) = bucket.iter_mut().find(|(k, _)| same_key(test, *k, key)) {
+        entry.1 = value;
+    } else {
+        bucket.push((key, value));
+        t.count += 1;
+    }
+    Ok(value)
+}
+
+/// (remhash key table) => true if there was an entry
+fn remhash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let h = table_arg(ctx, a[1])?;
+    let key = a[0];
+    let removed = {
+        let mut t = alloc::borrow_mut(ctx.mc, h);
+        let test = t.test;
+        let hash = hash_key(test, key);
+        let mut removed = false;
+        let mut now_empty = false;
+        if let Some(bucket) = t.buckets.get_mut(&hash)
+            && let Some(i) = bucket.iter().position(|(k, _)| same_key(test, *k, key))
+        {
+            // Keep the bucket's own order: entries that collide stay in insertion order.
+            bucket.remove(i);
+            removed = true;
+            now_empty = bucket.is_empty();
+        }
+        if now_empty {
+            t.buckets.swap_remove(&hash);
+        }
+        if removed {
+            t.count -= 1;
+        }
+        removed
+    };
+    Ok(ctx.bool(removed))
+}
+
+fn clrhash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let h = table_arg(ctx, a[0])?;
+    let mut t = alloc::borrow_mut(ctx.mc, h);
+    t.buckets.clear();
+    t.count = 0;
+    Ok(a[0])
+}
+
+fn hash_table_count<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let h = table_arg(ctx, a[0])?;
+    Ok(Value::Fixnum(h.borrow().count as i64))
+}
+
+fn hash_table_p<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(ctx.bool(matches!(a[0], Value::HashTable(_))))
+}
+
+fn hash_table_test<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let h = table_arg(ctx, a[0])?;
+    let test = h.borrow().test;
+    Ok(ctx.cl(test_name(test)))
+}
+
+/// The table's current room: at least SBCL's default of 7, and never less
+/// than the number of entries.
+fn hash_table_size<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let h = table_arg(ctx, a[0])?;
+    let t = h.borrow();
+    Ok(Value::Fixnum(t.buckets.capacity().max(t.count).max(7) as i64))
+}
+
+fn hash_table_rehash_size<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    table_arg(ctx, a[0])?;
+    Ok(alloc::float(ctx.mc, 1.5))
+}
+
+fn hash_table_rehash_threshold<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    table_arg(ctx, a[0])?;
+    Ok(alloc::float(ctx.mc, 1.0))
+}
+
+/// (sxhash object): a non-negative fixnum, equal for `equal` objects.
+fn sxhash<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    // 62 bits: a fixnum in SBCL's range too, so programs may store it anywhere.
+    Ok(Value::Fixnum((hash_key(HashTest::Equal, a[0]) >> 2) as i64))
+}
+
+/// (sys:%hash-table-snapshot table) => #(k0 v0 k1 v1 ...) in iteration order.
+fn hash_table_snapshot<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let h = table_arg(ctx, a[0])?;
+    let items = {
+        let t = h.borrow();
+        let mut items = Vec::with_capacity(t.count * 2);
+        for bucket in t.buckets.values() {
+            for &(k, v) in bucket {
+                items.push(k);
+                items.push(v);
+            }
+        }
+        items
+    };
+    Ok(alloc::vector(ctx.mc, items))
+}
+
+/// (sys:%hash-table-keys table) and (sys:%hash-table-values table): fresh lists,
+/// for LOOP's `being the hash-keys/hash-values of`.
+fn hash_table_keys<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    hash_table_column(ctx, a, true)
+}
+
+fn hash_table_values<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    hash_table_column(ctx, a, false)
+}
+
+fn hash_table_column<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>, keys: bool) -> LResult<'gc> {
+    let h = table_arg(ctx, a[0])?;
+    let items: Vec<Value<'gc>> = {
+        let t = h.borrow();
+        t.buckets.values().flatten().map(|&(k, v)| if keys { k } else { v }).collect()
+    };
+    Ok(alloc::list(ctx.mc, &items))
+}
+
+pub const BUILTINS: &[BuiltinDef] = &[
+    cl("MAKE-HASH-TABLE", 0, MANY, make_hash_table),
+    cl("GETHASH", 2, 3, gethash),
+    cl("REMHASH", 2, 2, remhash),
+    cl("CLRHASH", 1, 1, clrhash),
+    cl("HASH-TABLE-COUNT", 1, 1, hash_table_count),
+    cl("HASH-TABLE-P", 1, 1, hash_table_p),
+    cl("HASH-TABLE-TEST", 1, 1, hash_table_test),
+    cl("HASH-TABLE-SIZE", 1, 1, hash_table_size),
+    cl("HASH-TABLE-REHASH-SIZE", 1, 1, hash_table_rehash_size),
+    cl("HASH-TABLE-REHASH-THRESHOLD", 1, 1, hash_table_rehash_threshold),
+    cl("SXHASH", 1, 1, sxhash),
+    sys("%PUTHASH", 3, 4, puthash),
+    sys("%HASH-TABLE-SNAPSHOT", 1, 1, hash_table_snapshot),
+    sys("%HASH-TABLE-KEYS", 1, 1, hash_table_keys),
+    sys("%HASH-TABLE-VALUES", 1, 1, hash_table_values),
+];

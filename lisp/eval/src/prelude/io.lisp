@@ -1,1 +1,79 @@
-;;;; The prelude: io (being written).
+;;;; The prelude: streams, files and the environment. The stream operations
+;;;; are builtins (streams.rs, system.rs); here are the macros around them,
+;;;; LOAD, READ-FROM-STRING and TIME.
+
+(defconstant internal-time-units-per-second 1000000)
+
+(defmacro with-open-stream ((var stream) &body body)
+  `(let ((,var ,stream))
+     (unwind-protect (progn ,@body)
+       (when ,var (close ,var)))))
+
+(defmacro with-open-file ((var filename &rest options) &body body)
+  `(with-open-stream (,var (open ,filename ,@options)) ,@body))
+
+(defmacro with-input-from-string ((var string &key index (start 0) end) &body body)
+  (let ((start-var (gensym "START")))
+    `(let* ((,start-var ,start)
+            (,var (make-string-input-stream ,string ,start-var ,end)))
+       (multiple-value-prog1 (progn ,@body)
+         ,@(when index
+             `((setf ,index (+ ,start-var (sys:%string-input-position ,var)))))))))
+
+(defun sys::%append-to-string (string text)
+  ;; WITH-OUTPUT-TO-STRING into a string with a fill pointer appends to it.
+  (dotimes (i (length text) string)
+    (vector-push-extend (aref text i) string)))
+
+(defmacro with-output-to-string ((var &optional string &key element-type) &body body)
+  (declare (ignore element-type))
+  (if string
+      (let ((target (gensym "STRING")))
+        `(let ((,target ,string) (,var (make-string-output-stream)))
+           (multiple-value-prog1 (progn ,@body)
+             (sys::%append-to-string ,target (get-output-stream-string ,var)))))
+      `(let ((,var (make-string-output-stream)))
+         (progn ,@body)
+         (get-output-stream-string ,var))))
+
+(defun read-from-string (string &optional (eof-error-p t) eof-value
+                         &key (start 0) end preserve-whitespace)
+  (let* ((stream (make-string-input-stream string start end))
+         (value (if preserve-whitespace
+                    (read-preserving-whitespace stream eof-error-p eof-value)
+                    (read stream eof-error-p eof-value))))
+    (values value (+ start (sys:%string-input-position stream)))))
+
+(defun load (filespec &key verbose print (if-does-not-exist t) external-format)
+  (declare (ignore verbose print external-format))
+  (let ((text (sys:%read-file filespec (null if-does-not-exist))))
+    (when text
+      ;; LOAD binds *PACKAGE*: an IN-PACKAGE in the file stays in the file.
+      (let ((*package* *package*))
+        (sys:%load-source text filespec))
+      t)))
+
+(defun sys::%report-time (real-micros run-micros bytes)
+  (let ((out *trace-output*))
+    (fresh-line out)
+    (format out "Evaluation took:~%")
+    (format out "  ~,3f seconds of real time~%" (/ real-micros 1000000.0))
+    (format out "  ~,6f seconds of total run time~%" (/ run-micros 1000000.0))
+    (format out "  ~:d bytes consed~%" bytes)
+    (format out "  ~%")))
+
+(defun sys::%time (thunk)
+  (let* ((counting (sys:%time-begin))
+         (bytes (sys:%bytes-consed))
+         (run (get-internal-run-time))
+         (real (get-internal-real-time)))
+    (unwind-protect
+         (multiple-value-prog1 (funcall thunk)
+           (let ((real-after (get-internal-real-time))
+                 (run-after (get-internal-run-time))
+                 (bytes-after (sys:%bytes-consed)))
+             (sys::%report-time (- real-after real) (- run-after run) (- bytes-after bytes))))
+      (sys:%time-end counting))))
+
+(defmacro time (form)
+  `(sys::%time (lambda () ,form)))
