@@ -1,71 +1,131 @@
-//! `format` directives, interpreted over a control string.
+//! `format` directives, interpreted over a control string, as SBCL prints them.
 //!
 //! The engine is pure: it prints values through the heap printer and returns
-//! the text; the `format` builtin writes it to the destination.
+//! the text; the `format` builtin writes it to the destination. The control
+//! string is first split into tokens (literal text and directives); the
+//! interpreter then walks token slices, finding the matching close directive
+//! of `~[ ~{ ~( ~<` by nesting depth when it meets an opener.
+//!
+//! Invariants: every malformed control string or unsuitable argument is an
+//! `Err` naming the problem, never a panic; `~^` unwinds through [`Flow`]
+//! values, never through Rust unwinding. Floats are printed with SBCL's
+//! algorithms (Burger & Dybvig digit generation with a cut-off position, and
+//! SBCL's floating-point `scale-exponent` for `~E`), so rounding matches.
 
 use mprof_heap::Value;
 use mprof_heap::printer::{PrintContext, print_to_string};
+use num_bigint::BigInt;
+use num_traits::{One, Signed, ToPrimitive, Zero};
 
 /// Format `control` with `args`; `Err` carries a message naming the directive.
 pub fn format_to_string<'gc>(ctx: &PrintContext<'_, 'gc>, control: &str, args: &[Value<'gc>]) -> Result<String, String> {
     format_with_column(ctx, control, args, 0)
 }
 
-/// As [`format_to_string`], starting at output column `column` (for `~&`).
+/// As [`format_to_string`], starting at output column `column` (for `~&` and `~T`).
 pub fn format_with_column<'gc>(
     ctx: &PrintContext<'_, 'gc>,
     control: &str,
     args: &[Value<'gc>],
     column: usize,
 ) -> Result<String, String> {
-    let mut out = String::new();
+    let toks = tokenize(control)?;
+    let mut f = Fmt { pctx: ctx, out: String::new(), base_col: column, depth: 0 };
+    let mut a = Args { items: args.to_vec(), pos: 0 };
+    f.run(&toks, &mut a, None)?;
+    Ok(f.out)
+}
+
+/// Nested `~?` / `~{~}` indirections deeper than this are an error (a
+/// control string that includes itself would otherwise recurse forever).
+const MAX_DEPTH: usize = 200;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Param {
+    Int(i64),
+    Char(char),
+    /// `v`: take the parameter from the next argument.
+    Arg,
+    /// `#`: the number of remaining arguments.
+    Remaining,
+}
+
+#[derive(Clone, Debug)]
+struct Directive {
+    ch: char,
+    params: Vec<Option<Param>>,
+    colon: bool,
+    at: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Tok {
+    Text(String),
+    Dir(Directive),
+}
+
+fn tokenize(control: &str) -> Result<Vec<Tok>, String> {
     let chars: Vec<char> = control.chars().collect();
+    let mut toks = Vec::new();
+    let mut text = String::new();
     let mut i = 0;
-    let mut arg = 0;
-    let next_arg = |arg: &mut usize, d: char| -> Result<Value<'gc>, String> {
-        let v = args.get(*arg).copied().ok_or_else(|| format!("no more arguments for ~{d}"))?;
-        *arg += 1;
-        Ok(v)
-    };
-    let at_line_start = |out: &String| if out.is_empty() { column == 0 } else { out.ends_with('\n') };
     while i < chars.len() {
         let c = chars[i];
         if c != '~' {
-            out.push(c);
+            text.push(c);
             i += 1;
             continue;
         }
         i += 1;
-        // Parameters: numbers or 'c separated by commas, then : and @ modifiers.
-        let mut params: Vec<Option<i64>> = Vec::new();
+        let mut params: Vec<Option<Param>> = Vec::new();
+        // Parameters, separated by commas.
         loop {
-            let start = i;
-            if i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '-' || chars[i] == '+') {
+            let Some(&c) = chars.get(i) else { break };
+            let p = if c.is_ascii_digit() || ((c == '-' || c == '+') && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+                let start = i;
                 i += 1;
-                while i < chars.len() && chars[i].is_ascii_digit() {
+                while chars.get(i).is_some_and(|d| d.is_ascii_digit()) {
                     i += 1;
                 }
                 let s: String = chars[start..i].iter().collect();
-                params.push(s.parse().ok());
-            } else if i + 1 < chars.len() && chars[i] == '\'' {
-                params.push(Some(chars[i + 1] as i64));
+                Some(Param::Int(s.parse::<i64>().map_err(|_| format!("the parameter {s} is too large"))?))
+            } else if c == '\'' {
+                let Some(&pc) = chars.get(i + 1) else {
+                    return Err("the control string ends after a quote in a directive's parameters".into());
+                };
                 i += 2;
-            } else if i < chars.len() && chars[i] == ',' {
-                params.push(None);
-            }
-            if i < chars.len() && chars[i] == ',' {
+                Some(Param::Char(pc))
+            } else if c == 'v' || c == 'V' {
                 i += 1;
+                Some(Param::Arg)
+            } else if c == '#' {
+                i += 1;
+                Some(Param::Remaining)
+            } else if c == ',' {
+                None
+            } else {
+                break;
+            };
+            params.push(p);
+            if chars.get(i) == Some(&',') {
+                i += 1;
+                // A trailing comma right before the directive means one more empty parameter.
+                if !chars.get(i).is_some_and(|&c| c.is_ascii_digit() || matches!(c, '\'' | 'v' | 'V' | '#' | ',' | '-' | '+')) {
+                    params.push(None);
+                    break;
+                }
                 continue;
             }
             break;
         }
         let mut colon = false;
         let mut at = false;
-        while i < chars.len() && (chars[i] == ':' || chars[i] == '@') {
-            if chars[i] == ':' {
-                colon = true;
-            } else {
-                at = true;
+        while let Some(&c) = chars.get(i) {
+            match c {
+                ':' if !colon => colon = true,
+                '@' if !at => at = true,
+                ':' | '@' => return Err(format!("too many {c} modifiers in a directive")),
+                _ => break,
             }
             i += 1;
         }
@@ -73,129 +133,1512 @@ pub fn format_with_column<'gc>(
             return Err("the control string ends inside a directive".to_string());
         };
         i += 1;
-        let mincol = params.first().copied().flatten().unwrap_or(0).max(0) as usize;
-        match d.to_ascii_uppercase() {
+        if d == '\n' {
+            // ~<newline>: ignore the newline and the whitespace after it; ~:
+            // keeps the whitespace, ~@ keeps the newline.
+            if at {
+                text.push('\n');
+            }
+            if !colon {
+                while chars.get(i).is_some_and(|&c| c == ' ' || c == '\t') {
+                    i += 1;
+                }
+            }
+            continue;
+        }
+        if !text.is_empty() {
+            toks.push(Tok::Text(std::mem::take(&mut text)));
+        }
+        toks.push(Tok::Dir(Directive { ch: d.to_ascii_uppercase(), params, colon, at }));
+    }
+    if !text.is_empty() {
+        toks.push(Tok::Text(text));
+    }
+    Ok(toks)
+}
+
+/// The argument list a directive list consumes, with a cursor (for `~*`).
+struct Args<'gc> {
+    items: Vec<Value<'gc>>,
+    pos: usize,
+}
+
+impl<'gc> Args<'gc> {
+    fn next(&mut self, d: char) -> Result<Value<'gc>, String> {
+        let v = self.items.get(self.pos).copied().ok_or_else(|| format!("no more arguments for ~{d}"))?;
+        self.pos += 1;
+        Ok(v)
+    }
+    fn remaining(&self) -> usize {
+        self.items.len().saturating_sub(self.pos)
+    }
+}
+
+/// How a directive list ended: normally, or escaping through `~^` / `~:^`.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Flow {
+    Normal,
+    Up,
+    UpUp,
+}
+
+/// A resolved parameter value.
+#[derive(Clone, Copy, Debug)]
+enum PVal {
+    Int(i64),
+    Char(char),
+}
+
+struct Fmt<'a, 'c, 'gc> {
+    pctx: &'a PrintContext<'c, 'gc>,
+    out: String,
+    base_col: usize,
+    depth: usize,
+}
+
+fn list_items<'gc>(v: Value<'gc>, what: &str) -> Result<Vec<Value<'gc>>, String> {
+    let mut items = Vec::new();
+    let mut cur = v;
+    loop {
+        match cur {
+            Value::Nil => return Ok(items),
+            Value::Cons(c) => {
+                items.push(c.car.get());
+                cur = c.cdr.get();
+            }
+            _ => return Err(format!("the argument of {what} is not a proper list")),
+        }
+    }
+}
+
+fn string_of(v: Value<'_>) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.borrow().to_rust_string()),
+        _ => None,
+    }
+}
+
+impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
+    fn column(&self) -> usize {
+        match self.out.rfind('\n') {
+            Some(i) => self.out[i + 1..].chars().count(),
+            None => self.base_col + self.out.chars().count(),
+        }
+    }
+
+    fn print(&self, v: Value<'gc>, escape: bool) -> String {
+        print_to_string(v, &PrintContext { escape, ..*self.pctx })
+    }
+
+    /// Resolve `v` and `#` parameters (consuming arguments for `v`).
+    fn resolve(&self, d: &Directive, args: &mut Args<'gc>) -> Result<Vec<Option<PVal>>, String> {
+        let mut out = Vec::with_capacity(d.params.len());
+        for p in &d.params {
+            out.push(match p {
+                None => None,
+                Some(Param::Int(n)) => Some(PVal::Int(*n)),
+                Some(Param::Char(c)) => Some(PVal::Char(*c)),
+                Some(Param::Remaining) => Some(PVal::Int(args.remaining() as i64)),
+                Some(Param::Arg) => match args.next('V')? {
+                    Value::Nil => None,
+                    Value::Fixnum(n) => Some(PVal::Int(n)),
+                    Value::Char(c) => Some(PVal::Char(c)),
+                    other => return Err(format!("the V parameter {} is neither an integer nor a character", self.print(other, true))),
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    fn run(&mut self, toks: &[Tok], args: &mut Args<'gc>, outer: Option<bool>) -> Result<Flow, String> {
+        let mut i = 0;
+        while i < toks.len() {
+            let d = match &toks[i] {
+                Tok::Text(s) => {
+                    self.out.push_str(s);
+                    i += 1;
+                    continue;
+                }
+                Tok::Dir(d) => d,
+            };
+            match d.ch {
+                '[' => {
+                    let (close, seps) = find_close(toks, i, ']')?;
+                    let flow = self.conditional(d, toks, i, close, &seps, args, outer)?;
+                    if flow != Flow::Normal {
+                        return Ok(flow);
+                    }
+                    i = close + 1;
+                    continue;
+                }
+                '{' => {
+                    let (close, _) = find_close(toks, i, '}')?;
+                    let closed_with_colon = matches!(&toks[close], Tok::Dir(c) if c.colon);
+                    self.iteration(d, &toks[i + 1..close], closed_with_colon, args)?;
+                    i = close + 1;
+                    continue;
+                }
+                '(' => {
+                    let (close, _) = find_close(toks, i, ')')?;
+                    let start = self.out.len();
+                    let flow = self.run(&toks[i + 1..close], args, outer)?;
+                    let converted = case_convert(&self.out[start..], d.colon, d.at);
+                    self.out.truncate(start);
+                    self.out.push_str(&converted);
+                    if flow != Flow::Normal {
+                        return Ok(flow);
+                    }
+                    i = close + 1;
+                    continue;
+                }
+                '^' => {
+                    if d.colon && outer.is_none() {
+                        return Err("~:^ outside a ~:{...~} construct".into());
+                    }
+                    let ps = self.resolve(d, args)?;
+                    let num = |k: usize| -> Result<Option<i64>, String> {
+                        match ps.get(k).copied().flatten() {
+                            None => Ok(None),
+                            Some(PVal::Int(n)) => Ok(Some(n)),
+                            Some(PVal::Char(c)) => Ok(Some(c as i64)),
+                        }
+                    };
+                    let (a1, a2, a3) = (num(0)?, num(1)?, num(2)?);
+                    let stop = match (a1, a2, a3) {
+                        (Some(x), Some(y), Some(z)) => x <= y && y <= z,
+                        (Some(x), Some(y), None) => x == y,
+                        (Some(x), None, _) => x == 0,
+                        (None, _, _) => {
+                            if d.colon {
+                                outer == Some(true)
+                            } else {
+                                args.remaining() == 0
+                            }
+                        }
+                    };
+                    if stop {
+                        return Ok(if d.colon { Flow::UpUp } else { Flow::Up });
+                    }
+                }
+                ']' | '}' | ')' | '>' => return Err(format!("~{} without a matching open directive", d.ch)),
+                ';' => return Err("~; outside ~[...~]".into()),
+                '<' => return Err("~<...~> justification is not supported".into()),
+                _ => self.simple(d, args)?,
+            }
+            i += 1;
+        }
+        Ok(Flow::Normal)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn conditional(
+        &mut self,
+        d: &Directive,
+        toks: &[Tok],
+        open: usize,
+        close: usize,
+        seps: &[usize],
+        args: &mut Args<'gc>,
+        outer: Option<bool>,
+    ) -> Result<Flow, String> {
+        // Clause boundaries: open, each ~; at depth 0, close.
+        let mut bounds = vec![open];
+        bounds.extend_from_slice(seps);
+        bounds.push(close);
+        let clauses: Vec<&[Tok]> = bounds.windows(2).map(|w| &toks[w[0] + 1..w[1]]).collect();
+        let last_sep_colon = seps.last().is_some_and(|&s| matches!(&toks[s], Tok::Dir(x) if x.colon));
+        if d.at && d.colon {
+            return Err("~:@[ is not a valid directive".into());
+        }
+        if d.at {
+            if clauses.len() != 1 {
+                return Err("~@[ takes exactly one clause".into());
+            }
+            self.resolve(d, args)?;
+            let v = args.next('[')?;
+            if v.truthy() {
+                args.pos -= 1;
+                return self.run(clauses[0], args, outer);
+            }
+            return Ok(Flow::Normal);
+        }
+        if d.colon {
+            if clauses.len() != 2 {
+                return Err("~:[ takes exactly two clauses".into());
+            }
+            self.resolve(d, args)?;
+            let v = args.next('[')?;
+            return self.run(if v.truthy() { clauses[1] } else { clauses[0] }, args, outer);
+        }
+        let ps = self.resolve(d, args)?;
+        let index = match ps.first().copied().flatten() {
+            Some(PVal::Int(n)) => n,
+            Some(PVal::Char(c)) => return Err(format!("the parameter of ~[ is the character {c:?}, not an integer")),
+            None => match args.next('[')? {
+                Value::Fixnum(n) => n,
+                Value::BigInt(_) => -1,
+                other => return Err(format!("the argument to ~[ is not an integer: {}", self.print(other, false))),
+            },
+        };
+        let (choices, default) = if last_sep_colon {
+            (&clauses[..clauses.len() - 1], clauses.last().copied())
+        } else {
+            (&clauses[..], None)
+        };
+        let chosen = if index >= 0 && (index as usize) < choices.len() { Some(choices[index as usize]) } else { default };
+        match chosen {
+            Some(c) => self.run(c, args, outer),
+            None => Ok(Flow::Normal),
+        }
+    }
+
+    fn iteration(&mut self, d: &Directive, body: &[Tok], closed_with_colon: bool, args: &mut Args<'gc>) -> Result<(), String> {
+        let ps = self.resolve(d, args)?;
+        let mut max_count = match ps.first().copied().flatten() {
+            Some(PVal::Int(n)) => Some(n),
+            Some(PVal::Char(_)) => return Err("the parameter of ~{ must be an integer".into()),
+            None => None,
+        };
+        // An empty body takes the control string from the arguments.
+        let indirect;
+        let body: &[Tok] = if body.is_empty() {
+            let v = args.next('{')?;
+            let s = string_of(v).ok_or_else(|| format!("~{{~}} needs a control string argument, got {}", self.print(v, true)))?;
+            indirect = tokenize(&s)?;
+            &indirect
+        } else {
+            body
+        };
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err("format directives nest too deeply".into());
+        }
+        let mut own;
+        let iter_args: &mut Args<'gc> = if d.at {
+            args
+        } else {
+            let v = args.next('{')?;
+            own = Args { items: list_items(v, "~{")?, pos: 0 };
+            &mut own
+        };
+        loop {
+            if !closed_with_colon && iter_args.remaining() == 0 {
+                break;
+            }
+            if let Some(m) = max_count.as_mut() {
+                *m -= 1;
+                if *m < 0 {
+                    break;
+                }
+            }
+            let flow = if d.colon {
+                let sub = iter_args.next('{')?;
+                let mut sub_args = Args { items: list_items(sub, "~:{")?, pos: 0 };
+                let outside_empty = iter_args.remaining() == 0;
+                self.run(body, &mut sub_args, Some(outside_empty))?
+            } else {
+                self.run(body, iter_args, None)?
+            };
+            match flow {
+                Flow::Normal => {}
+                // In ~:{ a plain ~^ ends only this sublist; elsewhere it ends the loop.
+                Flow::Up if d.colon => {}
+                Flow::Up | Flow::UpUp => break,
+            }
+            if closed_with_colon && iter_args.remaining() == 0 {
+                break;
+            }
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    fn simple(&mut self, d: &Directive, args: &mut Args<'gc>) -> Result<(), String> {
+        let ps = self.resolve(d, args)?;
+        let int = |k: usize, default: Option<i64>| -> Result<Option<i64>, String> {
+            match ps.get(k).copied().flatten() {
+                None => Ok(default),
+                Some(PVal::Int(n)) => Ok(Some(n)),
+                Some(PVal::Char(c)) => Err(format!("the parameter {c:?} of ~{} should be an integer", d.ch)),
+            }
+        };
+        let chr = |k: usize, default: char| -> Result<char, String> {
+            match ps.get(k).copied().flatten() {
+                None => Ok(default),
+                Some(PVal::Char(c)) => Ok(c),
+                Some(PVal::Int(n)) => Err(format!("the parameter {n} of ~{} should be a character", d.ch)),
+            }
+        };
+        let max_params = |n: usize| -> Result<(), String> {
+            if ps.len() > n {
+                Err(format!("too many parameters for ~{}: at most {n}", d.ch))
+            } else {
+                Ok(())
+            }
+        };
+        match d.ch {
             'A' | 'S' => {
-                let v = next_arg(&mut arg, d)?;
-                let text = if d.eq_ignore_ascii_case(&'a') && colon && v.is_nil() {
-                    "()".to_string()
-                } else {
-                    print_to_string(v, &PrintContext { escape: d.eq_ignore_ascii_case(&'s'), ..*ctx })
+                max_params(4)?;
+                let v = args.next(d.ch)?;
+                let text = if d.colon && v.is_nil() { "()".to_string() } else { self.print(v, d.ch == 'S') };
+                let mincol = int(0, Some(0))?.unwrap_or(0);
+                let colinc = int(1, Some(1))?.unwrap_or(1);
+                let minpad = int(2, Some(0))?.unwrap_or(0);
+                let pad = chr(3, ' ')?;
+                write_field(&mut self.out, &text, mincol, colinc, minpad, pad, d.at)?;
+            }
+            'W' => {
+                max_params(0)?;
+                let v = args.next('W')?;
+                let text = self.print(v, true);
+                self.out.push_str(&text);
+            }
+            'C' => {
+                max_params(0)?;
+                let v = args.next('C')?;
+                let Value::Char(ch) = v else {
+                    return Err(format!("~C needs a character, got {}", self.print(v, true)));
                 };
-                let pad = mincol.saturating_sub(text.chars().count());
-                if at {
-                    out.push_str(&" ".repeat(pad));
-                    out.push_str(&text);
+                if d.colon {
+                    if ch != ' ' && crate::builtins::chars::graphic_char_p(ch) {
+                        self.out.push(ch);
+                    } else {
+                        match crate::builtins::chars::char_name_of(ch) {
+                            Some(n) => self.out.push_str(&n),
+                            None => self.out.push(ch),
+                        }
+                    }
+                } else if d.at {
+                    let t = self.print(v, true);
+                    self.out.push_str(&t);
                 } else {
-                    out.push_str(&text);
-                    out.push_str(&" ".repeat(pad));
+                    self.out.push(ch);
                 }
             }
             'D' | 'B' | 'O' | 'X' => {
-                let v = next_arg(&mut arg, d)?;
-                let radix = match d.to_ascii_uppercase() {
+                max_params(4)?;
+                let radix = match d.ch {
                     'B' => 2,
                     'O' => 8,
                     'X' => 16,
                     _ => 10,
                 };
-                let text = match v {
-                    Value::Fixnum(n) => {
-                        let mut s = to_radix(n.unsigned_abs() as u128, radix);
-                        if colon {
-                            s = group_digits(&s);
+                let v = args.next(d.ch)?;
+                if !matches!(v, Value::Fixnum(_) | Value::BigInt(_)) {
+                    // SBCL prints a non-integer as by princ, without padding.
+                    let t = self.print(v, false);
+                    self.out.push_str(&t);
+                    return Ok(());
+                }
+                let text = self.integer_text(v, radix, d.colon, d.at, chr(2, ',')?, int(3, Some(3))?.unwrap_or(3))?;
+                write_field(&mut self.out, &text, int(0, Some(0))?.unwrap_or(0), 1, 0, chr(1, ' ')?, true)?;
+            }
+            'R' => {
+                max_params(5)?;
+                let v = args.next('R')?;
+                match int(0, None)? {
+                    Some(radix) => {
+                        if !(2..=36).contains(&radix) {
+                            return Err(format!("the radix {radix} of ~R is not between 2 and 36"));
                         }
-                        if n < 0 {
-                            format!("-{s}")
-                        } else if at {
-                            format!("+{s}")
+                        let text =
+                            self.integer_text(v, radix as u32, d.colon, d.at, chr(3, ',')?, int(4, Some(3))?.unwrap_or(3))?;
+                        write_field(&mut self.out, &text, int(1, Some(0))?.unwrap_or(0), 1, 0, chr(2, ' ')?, true)?;
+                    }
+                    None => {
+                        let n = match v {
+                            Value::Fixnum(n) => BigInt::from(n),
+                            Value::BigInt(b) => b.0.clone(),
+                            other => return Err(format!("~R needs an integer, got {}", self.print(other, true))),
+                        };
+                        let text = if d.at {
+                            roman(&n, d.colon)?
+                        } else if d.colon {
+                            ordinal(&n)?
                         } else {
-                            s
-                        }
+                            cardinal(&n)?
+                        };
+                        self.out.push_str(&text);
                     }
-                    Value::BigInt(b) => {
-                        let s = b.0.to_str_radix(radix as u32).to_uppercase();
-                        if at && b.0.sign() != num_bigint::Sign::Minus { format!("+{s}") } else { s }
+                }
+            }
+            'P' => {
+                max_params(0)?;
+                let v = if d.colon {
+                    if args.pos == 0 {
+                        return Err("~:P has no previous argument".into());
                     }
-                    other => print_to_string(other, &PrintContext { escape: false, ..*ctx }),
+                    args.items[args.pos - 1]
+                } else {
+                    args.next('P')?
                 };
-                let pad_char = params.get(1).copied().flatten().and_then(|c| char::from_u32(c as u32)).unwrap_or(' ');
-                let pad = mincol.saturating_sub(text.chars().count());
-                out.extend(std::iter::repeat_n(pad_char, pad));
-                out.push_str(&text);
+                let one = matches!(v, Value::Fixnum(1));
+                if d.at {
+                    self.out.push_str(if one { "y" } else { "ies" });
+                } else if !one {
+                    self.out.push('s');
+                }
             }
-            'C' => {
-                let v = next_arg(&mut arg, d)?;
-                match v {
-                    Value::Char(ch) => {
-                        if colon {
-                            match mprof_heap::printer::char_name(ch) {
-                                Some(n) => out.push_str(n),
-                                None => out.push(ch),
-                            }
-                        } else if at {
-                            out.push_str(&print_to_string(v, &PrintContext { escape: true, ..*ctx }));
-                        } else {
-                            out.push(ch);
-                        }
+            'F' => {
+                if d.colon {
+                    return Err("~F takes no colon modifier".into());
+                }
+                max_params(5)?;
+                let v = args.next('F')?;
+                let (w, dd, k, ovf, pad) = (int(0, None)?, int(1, None)?, int(2, None)?, opt_chr(&ps, 3)?, chr(4, ' ')?);
+                match to_float(v) {
+                    Some(x) => {
+                        format_fixed_aux(&mut self.out, x, w, dd, k, ovf, pad, d.at);
                     }
-                    other => return Err(format!("~C needs a character, got {}", print_to_string(other, ctx))),
+                    None => self.non_float(v, w, pad)?,
                 }
             }
-            '%' => {
-                for _ in 0..mincol.max(1) {
-                    out.push('\n');
+            'E' => {
+                if d.colon {
+                    return Err("~E takes no colon modifier".into());
                 }
+                max_params(7)?;
+                let v = args.next('E')?;
+                let (w, dd, e, k) = (int(0, None)?, int(1, None)?, int(2, None)?, int(3, Some(1))?.unwrap_or(1));
+                let (ovf, pad, mark) = (opt_chr(&ps, 4)?, chr(5, ' ')?, opt_chr(&ps, 6)?);
+                match to_float(v) {
+                    Some(x) => format_exp_aux(&mut self.out, x, w, dd, e, k, ovf, pad, mark, d.at),
+                    None => self.non_float(v, w, pad)?,
+                }
+            }
+            'G' => {
+                if d.colon {
+                    return Err("~G takes no colon modifier".into());
+                }
+                max_params(7)?;
+                let v = args.next('G')?;
+                let (w, dd, e, k) = (int(0, None)?, int(1, None)?, int(2, None)?, int(3, None)?);
+                let (ovf, pad, mark) = (opt_chr(&ps, 4)?, chr(5, ' ')?, opt_chr(&ps, 6)?);
+                match to_float(v) {
+                    Some(x) => format_general_aux(&mut self.out, x, w, dd, e, k, ovf, pad, mark, d.at),
+                    None => self.non_float(v, w, pad)?,
+                }
+            }
+            '$' => {
+                max_params(4)?;
+                let v = args.next('$')?;
+                let dd = int(0, Some(2))?.unwrap_or(2);
+                let n = int(1, Some(1))?.unwrap_or(1);
+                let w = int(2, Some(0))?.unwrap_or(0);
+                let pad = chr(3, ' ')?;
+                match to_float(v) {
+                    Some(x) => format_dollars(&mut self.out, x, dd, n, w, pad, d.colon, d.at),
+                    None => {
+                        let t = self.print(v, false);
+                        write_field(&mut self.out, &t, w, 1, 0, ' ', true)?;
+                    }
+                }
+            }
+            '%' | '|' | '~' => {
+                max_params(1)?;
+                let n = int(0, Some(1))?.unwrap_or(1).max(0) as usize;
+                let c = match d.ch {
+                    '%' => '\n',
+                    '|' => '\u{c}',
+                    _ => '~',
+                };
+                self.out.extend(std::iter::repeat_n(c, n));
             }
             '&' => {
-                let n = params.first().copied().flatten().unwrap_or(1).max(0) as usize;
+                max_params(1)?;
+                let n = int(0, Some(1))?.unwrap_or(1);
                 if n > 0 {
-                    if !at_line_start(&out) {
-                        out.push('\n');
+                    if self.column() != 0 {
+                        self.out.push('\n');
                     }
-                    for _ in 1..n {
-                        out.push('\n');
-                    }
+                    self.out.extend(std::iter::repeat_n('\n', (n - 1) as usize));
                 }
             }
-            '~' => {
-                for _ in 0..mincol.max(1) {
-                    out.push('~');
+            'T' => {
+                max_params(2)?;
+                if d.colon {
+                    // Section-relative tabs only act on pretty-printing streams.
+                    return Ok(());
                 }
+                let cur = self.column() as i64;
+                let spaces = if d.at {
+                    let colrel = int(0, Some(1))?.unwrap_or(1);
+                    let colinc = int(1, Some(1))?.unwrap_or(1);
+                    if colinc > 0 { ((cur + colrel + colinc - 1).div_euclid(colinc)) * colinc - cur } else { colrel }
+                } else {
+                    let colnum = int(0, Some(1))?.unwrap_or(1);
+                    let colinc = int(1, Some(1))?.unwrap_or(1);
+                    if cur < colnum {
+                        colnum - cur
+                    } else if colinc > 0 {
+                        colinc - (cur - colnum).rem_euclid(colinc)
+                    } else {
+                        0
+                    }
+                };
+                self.out.extend(std::iter::repeat_n(' ', spaces.max(0) as usize));
             }
-            '\n' => {
-                // ~<newline>: skip the newline and following whitespace.
-                while i < chars.len() && (chars[i] == ' ' || chars[i] == '\t') {
-                    i += 1;
+            '*' => {
+                max_params(1)?;
+                if d.colon && d.at {
+                    return Err("~:@* is not a valid directive".into());
                 }
+                let len = args.items.len() as i64;
+                let target = if d.at {
+                    int(0, Some(0))?.unwrap_or(0)
+                } else if d.colon {
+                    args.pos as i64 - int(0, Some(1))?.unwrap_or(1)
+                } else {
+                    let n = int(0, Some(1))?.unwrap_or(1);
+                    for _ in 0..n.max(0) {
+                        args.next('*')?;
+                    }
+                    args.pos as i64
+                };
+                if !(0..=len).contains(&target) {
+                    return Err(format!("~* moves to argument {target}, outside 0..{len}"));
+                }
+                args.pos = target as usize;
+            }
+            '?' => {
+                max_params(0)?;
+                if d.colon {
+                    return Err("~? takes no colon modifier".into());
+                }
+                let c = args.next('?')?;
+                let s = string_of(c).ok_or_else(|| format!("~? needs a control string, got {}", self.print(c, true)))?;
+                let toks = tokenize(&s)?;
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    return Err("format directives nest too deeply".into());
+                }
+                if d.at {
+                    self.run(&toks, args, None)?;
+                } else {
+                    let l = args.next('?')?;
+                    let mut sub = Args { items: list_items(l, "~?")?, pos: 0 };
+                    self.run(&toks, &mut sub, None)?;
+                }
+                self.depth -= 1;
+            }
+            '_' | 'I' => {
+                // Conditional newlines and indentation only act on pretty-printing streams.
             }
             other => return Err(format!("unknown format directive ~{other}")),
         }
+        Ok(())
     }
-    Ok(out)
+
+    /// ~F/~E/~G of a non-number: princ in the field width.
+    fn non_float(&mut self, v: Value<'gc>, w: Option<i64>, pad: char) -> Result<(), String> {
+        let t = self.print(v, false);
+        match w {
+            Some(w) => write_field(&mut self.out, &t, w, 1, 0, pad, true),
+            None => {
+                self.out.push_str(&t);
+                Ok(())
+            }
+        }
+    }
+
+    fn integer_text(&self, v: Value<'gc>, radix: u32, commas: bool, sign: bool, comma: char, interval: i64) -> Result<String, String> {
+        let (neg, digits) = match v {
+            Value::Fixnum(n) => (n < 0, to_radix(n.unsigned_abs() as u128, radix)),
+            Value::BigInt(b) => (b.0.is_negative(), b.0.abs().to_str_radix(radix).to_uppercase()),
+            // Not an integer: printed as by princ, in decimal.
+            other => return Ok(self.print(other, false)),
+        };
+        if interval <= 0 {
+            return Err("the comma interval must be positive".into());
+        }
+        let digits = if commas { group_digits(&digits, comma, interval as usize) } else { digits };
+        Ok(if neg {
+            format!("-{digits}")
+        } else if sign {
+            format!("+{digits}")
+        } else {
+            digits
+        })
+    }
 }
 
-fn to_radix(mut n: u128, radix: u128) -> String {
+fn opt_chr(ps: &[Option<PVal>], k: usize) -> Result<Option<char>, String> {
+    match ps.get(k).copied().flatten() {
+        None => Ok(None),
+        Some(PVal::Char(c)) => Ok(Some(c)),
+        Some(PVal::Int(n)) => Err(format!("the parameter {n} should be a character")),
+    }
+}
+
+/// Find the directive closing the opener at `open`; also the `~;` separators at its top level.
+fn find_close(toks: &[Tok], open: usize, close: char) -> Result<(usize, Vec<usize>), String> {
+    let mut stack: Vec<char> = vec![close];
+    let mut seps = Vec::new();
+    for (j, t) in toks.iter().enumerate().skip(open + 1) {
+        let Tok::Dir(d) = t else { continue };
+        match d.ch {
+            '[' => stack.push(']'),
+            '{' => stack.push('}'),
+            '(' => stack.push(')'),
+            '<' => stack.push('>'),
+            ']' | '}' | ')' | '>' => {
+                if stack.last() != Some(&d.ch) {
+                    return Err(format!("~{} does not match the open directive", d.ch));
+                }
+                stack.pop();
+                if stack.is_empty() {
+                    return Ok((j, seps));
+                }
+            }
+            ';' if stack.len() == 1 => seps.push(j),
+            _ => {}
+        }
+    }
+    Err(format!("no matching ~{close} for an open directive"))
+}
+
+/// Case conversion of `~(...~)`: plain downcases, `:` capitalizes every
+/// word, `@` capitalizes the first word, `:@` upcases.
+fn case_convert(s: &str, colon: bool, at: bool) -> String {
+    match (colon, at) {
+        (false, false) => s.to_lowercase(),
+        (true, true) => s.to_uppercase(),
+        (true, false) => capitalize_words(s, false),
+        (false, true) => capitalize_words(s, true),
+    }
+}
+
+fn capitalize_words(s: &str, first_only: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_word = false;
+    let mut seen_word = false;
+    for c in s.chars() {
+        if c.is_alphanumeric() {
+            if !in_word && !(first_only && seen_word) {
+                out.extend(c.to_uppercase());
+            } else {
+                out.extend(c.to_lowercase());
+            }
+            in_word = true;
+            seen_word = true;
+        } else {
+            in_word = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// SBCL's format-write-field.
+fn write_field(out: &mut String, s: &str, mincol: i64, colinc: i64, minpad: i64, pad: char, padleft: bool) -> Result<(), String> {
+    if colinc <= 0 {
+        return Err(format!("the value of colinc is {colinc}, should be a positive integer"));
+    }
+    if mincol < 0 {
+        return Err(format!("the value of mincol is {mincol}, should be a non-negative integer"));
+    }
+    let len = s.chars().count() as i64;
+    let mut padding = minpad.max(0);
+    let mut chars = len + padding;
+    while chars < mincol {
+        chars += colinc;
+        padding += colinc;
+    }
+    if !padleft {
+        out.push_str(s);
+    }
+    out.extend(std::iter::repeat_n(pad, padding as usize));
+    if padleft {
+        out.push_str(s);
+    }
+    Ok(())
+}
+
+fn to_radix(mut n: u128, radix: u32) -> String {
     if n == 0 {
         return "0".to_string();
     }
     let mut digits = Vec::new();
     while n > 0 {
-        let d = (n % radix) as u32;
-        digits.push(std::char::from_digit(d, radix as u32).unwrap_or('?').to_ascii_uppercase());
-        n /= radix;
+        let d = (n % radix as u128) as u32;
+        digits.push(std::char::from_digit(d, radix).unwrap_or('?').to_ascii_uppercase());
+        n /= radix as u128;
     }
     digits.iter().rev().collect()
 }
 
-fn group_digits(s: &str) -> String {
+fn group_digits(s: &str, comma: char, interval: usize) -> String {
     let chars: Vec<char> = s.chars().collect();
     let mut out = String::new();
     for (i, c) in chars.iter().enumerate() {
-        if i > 0 && (chars.len() - i) % 3 == 0 {
-            out.push(',');
+        if i > 0 && (chars.len() - i) % interval == 0 {
+            out.push(comma);
         }
         out.push(*c);
     }
     out
+}
+
+// ---- ~R in English and Roman numerals ----
+
+const ONES: [&str; 10] = ["", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
+const TENS: [&str; 10] = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"];
+const TEENS: [&str; 10] =
+    ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"];
+const PERIODS: [&str; 22] = [
+    "",
+    " thousand",
+    " million",
+    " billion",
+    " trillion",
+    " quadrillion",
+    " quintillion",
+    " sextillion",
+    " septillion",
+    " octillion",
+    " nonillion",
+    " decillion",
+    " undecillion",
+    " duodecillion",
+    " tredecillion",
+    " quattuordecillion",
+    " quindecillion",
+    " sexdecillion",
+    " septendecillion",
+    " octodecillion",
+    " novemdecillion",
+    " vigintillion",
+];
+const ORD_ONES: [&str; 10] = ["", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"];
+const ORD_TENS: [&str; 10] =
+    ["", "tenth", "twentieth", "thirtieth", "fortieth", "fiftieth", "sixtieth", "seventieth", "eightieth", "ninetieth"];
+
+fn small_cardinal(out: &mut String, n: usize) {
+    let (hundreds, rem) = (n / 100, n % 100);
+    if hundreds > 0 {
+        out.push_str(ONES[hundreds]);
+        out.push_str(" hundred");
+        if rem > 0 {
+            out.push(' ');
+        }
+    }
+    if rem > 0 {
+        let (tens, ones) = (rem / 10, rem % 10);
+        if tens > 1 {
+            out.push_str(TENS[tens]);
+            if ones > 0 {
+                out.push('-');
+                out.push_str(ONES[ones]);
+            }
+        } else if tens == 1 {
+            out.push_str(TEENS[ones]);
+        } else {
+            out.push_str(ONES[ones]);
+        }
+    }
+}
+
+fn cardinal(n: &BigInt) -> Result<String, String> {
+    let mut out = String::new();
+    if n.is_zero() {
+        return Ok("zero".into());
+    }
+    if n.is_negative() {
+        out.push_str("negative ");
+    }
+    // Groups of three decimal digits, most significant first.
+    let digits = n.abs().to_string();
+    let groups: Vec<usize> = {
+        let chars: Vec<char> = digits.chars().collect();
+        let first = chars.len() % 3;
+        let mut gs = Vec::new();
+        if first > 0 {
+            gs.push(chars[..first].iter().collect::<String>());
+        }
+        for c in chars[first..].chunks(3) {
+            gs.push(c.iter().collect());
+        }
+        gs.iter().map(|g| g.parse::<usize>().unwrap_or(0)).collect()
+    };
+    if groups.len() > PERIODS.len() {
+        return Err(format!("the number {n} is too large to print in English"));
+    }
+    let mut first = true;
+    for (i, &g) in groups.iter().enumerate() {
+        if g == 0 {
+            continue;
+        }
+        if !first {
+            out.push(' ');
+        }
+        first = false;
+        small_cardinal(&mut out, g);
+        out.push_str(PERIODS[groups.len() - 1 - i]);
+    }
+    Ok(out)
+}
+
+fn ordinal(n: &BigInt) -> Result<String, String> {
+    let mut out = String::new();
+    if n.is_negative() {
+        out.push_str("negative ");
+    }
+    let number = n.abs();
+    let hundred = BigInt::from(100);
+    let bot = (&number % &hundred).to_usize().unwrap_or(0);
+    let top = &number / &hundred;
+    if !top.is_zero() {
+        out.push_str(&cardinal(&(&number - BigInt::from(bot)))?);
+    }
+    if !top.is_zero() && bot > 0 {
+        out.push(' ');
+    }
+    let (tens, ones) = (bot / 10, bot % 10);
+    if bot == 12 {
+        out.push_str("twelfth");
+    } else if tens == 1 {
+        out.push_str(TEENS[ones]);
+        out.push_str("th");
+    } else if tens == 0 && ones > 0 {
+        out.push_str(ORD_ONES[ones]);
+    } else if ones == 0 && tens > 0 {
+        out.push_str(ORD_TENS[tens]);
+    } else if bot > 0 {
+        out.push_str(TENS[tens]);
+        out.push('-');
+        out.push_str(ORD_ONES[ones]);
+    } else if !number.is_zero() {
+        out.push_str("th");
+    } else {
+        out.push_str("zeroth");
+    }
+    Ok(out)
+}
+
+fn roman(n: &BigInt, old: bool) -> Result<String, String> {
+    let limit = if old { 5000 } else { 4000 };
+    let v = n.to_i64().filter(|&v| v > 0 && v < limit).ok_or_else(|| {
+        format!("the number {n} cannot be printed in {}Roman numerals", if old { "old " } else { "" })
+    })?;
+    let table: &[(i64, &str)] = if old {
+        &[(1000, "M"), (500, "D"), (100, "C"), (50, "L"), (10, "X"), (5, "V"), (1, "I")]
+    } else {
+        &[
+            (1000, "M"),
+            (900, "CM"),
+            (500, "D"),
+            (400, "CD"),
+            (100, "C"),
+            (90, "XC"),
+            (50, "L"),
+            (40, "XL"),
+            (10, "X"),
+            (9, "IX"),
+            (5, "V"),
+            (4, "IV"),
+            (1, "I"),
+        ]
+    };
+    let mut rest = v;
+    let mut out = String::new();
+    for &(val, s) in table {
+        while rest >= val {
+            out.push_str(s);
+            rest -= val;
+        }
+    }
+    Ok(out)
+}
+
+// ---- floats ----
+
+/// A float to print, with its format: doubles, or singles (what rationals
+/// become under ~F ~E ~G ~$, as in SBCL).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Flo {
+    pub x: f64,
+    pub single: bool,
+}
+
+fn to_float(v: Value<'_>) -> Option<Flo> {
+    match v {
+        Value::Float(f) => Some(Flo { x: f.val, single: false }),
+        Value::Fixnum(n) => Some(Flo { x: n as f32 as f64, single: true }),
+        Value::BigInt(b) => Some(Flo { x: b.0.to_f32().unwrap_or(f32::INFINITY) as f64, single: true }),
+        Value::Ratio(r) => {
+            let x = ratio_to_f64(&r.num, &r.den);
+            Some(Flo { x: x as f32 as f64, single: true })
+        }
+        _ => None,
+    }
+}
+
+fn ratio_to_f64(num: &BigInt, den: &BigInt) -> f64 {
+    match (num.to_f64(), den.to_f64()) {
+        (Some(a), Some(b)) if a.is_finite() && b.is_finite() => a / b,
+        _ => {
+            // Scale down huge numerators/denominators before dividing.
+            let shift = num.bits().max(den.bits()).saturating_sub(1000);
+            let a = (num >> shift).to_f64().unwrap_or(0.0);
+            let b = (den >> shift).to_f64().unwrap_or(1.0);
+            a / b
+        }
+    }
+}
+
+impl Flo {
+    fn with(self, x: f64) -> Flo {
+        Flo { x, single: self.single }
+    }
+    fn is_special(self) -> bool {
+        !self.x.is_finite()
+    }
+    /// (integer-decode-float x) and (float-digits x), min-e for |x|.
+    fn decode(self) -> (u64, i32, u32, i32) {
+        if self.single {
+            let bits = (self.x.abs() as f32).to_bits();
+            let exp = ((bits >> 23) & 0xff) as i32;
+            let frac = (bits & 0x7f_ffff) as u64;
+            let (f, e) = if exp == 0 { (frac, -149) } else { (frac | 0x80_0000, exp - 150) };
+            (f, e, 24, -148)
+        } else {
+            let bits = self.x.abs().to_bits();
+            let exp = ((bits >> 52) & 0x7ff) as i32;
+            let frac = bits & 0xf_ffff_ffff_ffff;
+            let (f, e) = if exp == 0 { (frac, -1074) } else { (frac | (1 << 52), exp - 1075) };
+            (f, e, 53, -1073)
+        }
+    }
+    /// Infinities and NaNs print as the printer prints them.
+    fn print(self) -> String {
+        if self.single && self.x.is_infinite() {
+            let sign = if self.x > 0.0 { "POSITIVE" } else { "NEGATIVE" };
+            format!("#.SB-EXT:SINGLE-FLOAT-{sign}-INFINITY")
+        } else {
+            mprof_heap::printer::format_float(self.x)
+        }
+    }
+}
+
+fn pow10(n: u32) -> BigInt {
+    num_traits::pow(BigInt::from(10), n as usize)
+}
+
+/// SBCL's FLONUM-TO-DIGITS (Burger & Dybvig with a cut-off position):
+/// returns the decimal exponent k and the digit string.
+fn flonum_to_digits(v: Flo, position: Option<i64>, relativep: bool) -> (i64, String) {
+    let (f, e, float_digits, min_e) = v.decode();
+    if f == 0 {
+        return (0, "0".into());
+    }
+    let f = BigInt::from(f);
+    let mut high_ok = f.clone() % 2u32 == BigInt::zero();
+    let mut low_ok = high_ok;
+    let hidden = BigInt::one() << (float_digits - 1);
+    let (mut r, mut s, mut mp, mut mm);
+    if e >= 0 {
+        let be = BigInt::one() << e as u32;
+        if f != hidden {
+            r = &f * &be * 2;
+            s = BigInt::from(2);
+            mp = be.clone();
+            mm = be;
+        } else {
+            mm = be.clone();
+            mp = &be * 2;
+            r = &f * &mp * 2;
+            s = BigInt::from(4);
+        }
+    } else if e == min_e || f != hidden {
+        r = &f * 2;
+        s = BigInt::one() << (1 - e) as u32;
+        mp = BigInt::one();
+        mm = BigInt::one();
+    } else {
+        r = &f * 4;
+        s = BigInt::one() << (2 - e) as u32;
+        mp = BigInt::from(2);
+        mm = BigInt::one();
+    }
+    if let Some(mut position) = position {
+        if relativep {
+            // Find k̂, then make the position absolute.
+            let mut k: i64 = 0;
+            let mut l = BigInt::one();
+            while &s * &l < &r + &mp {
+                k += 1;
+                l *= 10;
+            }
+            // r + s*10^(k-position)/2 < s*l, multiplied through to stay integral.
+            let d = k - position;
+            let lhs_less = if d >= 0 {
+                &r * 2 + &s * pow10(d as u32) < &s * &l * 2
+            } else {
+                let m = pow10((-d) as u32);
+                &r * 2 * &m + &s < &s * &l * 2 * &m
+            };
+            position = if lhs_less { k - position } else { k - position - 1 };
+        }
+        // x = s * 10^position / 2; scale everything so x stays an integer.
+        let x;
+        if position < 0 {
+            let factor = pow10((-position).min(4000) as u32) * 2;
+            x = s.clone();
+            r *= &factor;
+            s *= &factor;
+            mp *= &factor;
+            mm *= &factor;
+        } else {
+            let factor = BigInt::from(2);
+            r *= &factor;
+            s *= &factor;
+            mp *= &factor;
+            mm *= &factor;
+            x = &s * pow10(position.min(4000) as u32) / 2;
+        }
+        if mm <= x {
+            mm = x.clone();
+            low_ok = true;
+        }
+        if mp <= x {
+            mp = x;
+            high_ok = true;
+        }
+    }
+    // scale
+    let mut k: i64 = 0;
+    let rmp = &r + &mp;
+    while rmp > s || (high_ok && rmp == s) {
+        s *= 10;
+        k += 1;
+    }
+    loop {
+        if !(r > mm) {
+            break;
+        }
+        let x = (&r + &mp) * 10;
+        if x < s || (!high_ok && x == s) {
+            k -= 1;
+            r *= 10;
+            mp *= 10;
+            mm *= 10;
+        } else {
+            break;
+        }
+    }
+    // generate
+    let mut digits: Vec<u8> = Vec::new();
+    loop {
+        let rr = &r * 10;
+        let d: u8 = ToPrimitive::to_u8(&(&rr / &s)).unwrap_or(0);
+        r = rr % &s;
+        mp *= 10;
+        mm *= 10;
+        let tc1 = r < mm || (low_ok && r == mm);
+        let rmp = &r + &mp;
+        let tc2 = rmp > s || (high_ok && rmp == s);
+        if tc1 || tc2 {
+            let d = if !tc1 && tc2 {
+                d + 1
+            } else if tc1 && !tc2 {
+                d
+            } else if &r * 2 < s {
+                d
+            } else {
+                d + 1
+            };
+            digits.push(d);
+            break;
+        }
+        digits.push(d);
+        if digits.len() > 5000 {
+            break;
+        }
+    }
+    // A final digit of 10 carries into the digits before it.
+    let mut i = digits.len();
+    while i > 0 && digits[i - 1] >= 10 {
+        digits[i - 1] -= 10;
+        if i >= 2 {
+            digits[i - 2] += 1;
+        } else {
+            digits.insert(0, 1);
+            k += 1;
+            break;
+        }
+        i -= 1;
+    }
+    let s: String = digits.iter().map(|d| (b'0' + d) as char).collect();
+    (k, s)
+}
+
+/// SBCL's FLONUM-TO-STRING: (string, length, leading point?, trailing point?, point position).
+fn flonum_to_string(
+    x: Flo,
+    width: Option<i64>,
+    fdigits: Option<i64>,
+    scale: Option<i64>,
+    fmin: Option<i64>,
+) -> (String, usize, bool, bool, usize) {
+    let x = x.with(x.x.abs());
+    let (e, string) = if x.x == 0.0 {
+        // Zero: FLONUM-TO-DIGITS yields exponent 0 and the digit "0".
+        (0, "0".to_string())
+    } else if let Some(fd) = fdigits {
+        flonum_to_digits(x, Some((-(fd + scale.unwrap_or(0))).min(-fmin.unwrap_or(0))), false)
+    } else if let Some(w) = width.filter(|&w| w > 1) {
+        let sc = scale.unwrap_or(0);
+        let wres = flonum_to_digits(x, Some(1.max(w - 1 + if sc < 0 { sc } else { 0 })), true);
+        let fres = flonum_to_digits(x, Some(-(fmin.unwrap_or(0) + sc)), false);
+        if wres.1.len() >= fres.1.len() { wres } else { fres }
+    } else {
+        flonum_to_digits(x, None, false)
+    };
+    let e = if x.x == 0.0 { e } else { e + scale.unwrap_or(0) };
+    let len = string.len() as i64;
+    let mut out = String::new();
+    if e > 0 {
+        out.push_str(&string[..len.min(e) as usize]);
+        out.extend(std::iter::repeat_n('0', (e - len).max(0) as usize));
+        out.push('.');
+        out.push_str(&string[len.min(e) as usize..]);
+        if let Some(fd) = fdigits {
+            out.extend(std::iter::repeat_n('0', (fd - (len - len.min(e))).max(0) as usize));
+        }
+    } else {
+        out.push('.');
+        out.extend(std::iter::repeat_n('0', (-e) as usize));
+        let end = match fdigits {
+            Some(fd) => len.min(fmin.unwrap_or(0).max(fd + e)).max(0) as usize,
+            None => len as usize,
+        };
+        out.push_str(&string[..end]);
+        if let Some(fd) = fdigits {
+            out.extend(std::iter::repeat_n('0', (fd + e - len).max(0) as usize));
+        }
+    }
+    let n = out.chars().count();
+    let lpoint = out.starts_with('.');
+    let tpoint = out.ends_with('.');
+    let pos = out.find('.').unwrap_or(0);
+    (out, n, lpoint, tpoint, pos)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn format_fixed_aux(
+    out: &mut String,
+    number: Flo,
+    w: Option<i64>,
+    d: Option<i64>,
+    k: Option<i64>,
+    ovf: Option<char>,
+    pad: char,
+    atsign: bool,
+) -> bool {
+    if number.is_special() {
+        out.push_str(&number.print());
+        return false;
+    }
+    let neg = number.x.is_sign_negative();
+    let mut spaceleft = w;
+    if let Some(s) = spaceleft.as_mut()
+        && (atsign || neg)
+    {
+        *s -= 1;
+    }
+    let (s, len, mut lpoint, mut tpoint, _) = flonum_to_string(number, spaceleft, d, k, None);
+    if d == Some(0) {
+        tpoint = false;
+    }
+    if let Some(sl) = spaceleft.as_mut() {
+        *sl -= len as i64;
+        if lpoint {
+            if *sl > 0 || tpoint {
+                *sl -= 1;
+            } else {
+                lpoint = false;
+            }
+        }
+        if tpoint {
+            if *sl > 0 {
+                *sl -= 1;
+            } else {
+                tpoint = false;
+            }
+        }
+    }
+    if let (Some(w), Some(sl), Some(o)) = (w, spaceleft, ovf)
+        && sl < 0
+    {
+        out.extend(std::iter::repeat_n(o, w.max(0) as usize));
+        return true;
+    }
+    if let Some(sl) = spaceleft {
+        out.extend(std::iter::repeat_n(pad, sl.max(0) as usize));
+    }
+    if neg {
+        out.push('-');
+    } else if atsign {
+        out.push('+');
+    }
+    if lpoint {
+        out.push('0');
+    }
+    out.push_str(&s);
+    if tpoint {
+        out.push('0');
+    }
+    false
+}
+
+/// SBCL's SCALE-EXPONENT, in double arithmetic as SBCL does it: a number in
+/// (0.1, 1] and a decimal exponent.
+fn scale_exponent(x: f64) -> (f64, i64) {
+    if x == 0.0 {
+        return (0.0, 1);
+    }
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i64;
+    let denormal = biased == 0;
+    // (decode-float x) exponent: x = sig * 2^exponent with sig in [0.5, 1).
+    let exponent = if denormal {
+        let frac = bits & 0xf_ffff_ffff_ffff;
+        -1022 - (frac.leading_zeros() as i64 - 12)
+    } else {
+        biased - 1022
+    };
+    let log10_2 = f64::from_bits(0x3FD3_4413_509F_79FF);
+    let ex0 = round_half_even(exponent as f64 * log10_2);
+    let expt10 = |n: i64| -> f64 { 10f64.powf(n as f64) };
+    let x = if ex0 < 0 {
+        if denormal {
+            x * 1.0e16 * expt10(-ex0 - 16)
+        } else {
+            x * 10.0 * expt10(-ex0 - 1)
+        }
+    } else {
+        x / 10.0 / expt10(ex0 - 1)
+    };
+    let mut d = 10.0f64;
+    let mut y = x;
+    let mut ex = ex0;
+    while y >= 1.0 {
+        y = x / d;
+        d *= 10.0;
+        ex += 1;
+    }
+    let mut m = 10.0f64;
+    let mut z = y;
+    while z < 0.1 {
+        z = y * m;
+        m *= 10.0;
+        ex -= 1;
+    }
+    (z, ex)
+}
+
+fn round_half_even(v: f64) -> i64 {
+    let r = v.round();
+    if (v - v.trunc()).abs() == 0.5 {
+        let t = v.trunc();
+        if (t as i64) % 2 == 0 { t as i64 } else { r as i64 }
+    } else {
+        r as i64
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn format_exp_aux(
+    out: &mut String,
+    number: Flo,
+    w: Option<i64>,
+    d: Option<i64>,
+    e: Option<i64>,
+    k: i64,
+    ovf: Option<char>,
+    pad: char,
+    marker: Option<char>,
+    atsign: bool,
+) {
+    if number.is_special() {
+        out.push_str(&number.print());
+        return;
+    }
+    let (num, expt) = if number.single {
+        let (n, ex) = scale_exponent(number.x.abs());
+        // Singles scale in double arithmetic, then come back to single precision.
+        (n as f32 as f64, ex)
+    } else {
+        scale_exponent(number.x.abs())
+    };
+    let num = number.with(num);
+    let k = if num.x == 1.0 { k - 1 } else { k };
+    let expt = expt - k;
+    let estr = expt.abs().to_string();
+    let elen = match e {
+        Some(e) => (estr.len() as i64).max(e),
+        None => estr.len() as i64,
+    };
+    let neg = number.x.is_sign_negative();
+    let mut spaceleft = w.map(|w| w - 2 - elen - if atsign || neg { 1 } else { 0 });
+    if let (Some(w), Some(o), Some(e)) = (w, ovf, e)
+        && elen > e
+    {
+        out.extend(std::iter::repeat_n(o, w.max(0) as usize));
+        return;
+    }
+    let fdig = d.map(|d| if k > 0 { d - k + 1 } else { d });
+    let fmin = if k < 0 { Some(1) } else { fdig };
+    let (fstr, flen, mut lpoint, mut tpoint, _) = flonum_to_string(num, spaceleft, fdig, Some(k), fmin);
+    if d == Some(0) {
+        tpoint = false;
+    }
+    if let Some(sl) = spaceleft.as_mut() {
+        *sl -= flen as i64;
+        if lpoint {
+            if *sl > 0 || tpoint {
+                *sl -= 1;
+            } else {
+                lpoint = false;
+            }
+        }
+        if tpoint && *sl <= 0 {
+            tpoint = false;
+        }
+    }
+    if let (Some(w), Some(sl), Some(o)) = (w, spaceleft, ovf)
+        && sl < 0
+    {
+        out.extend(std::iter::repeat_n(o, w.max(0) as usize));
+        return;
+    }
+    if let Some(sl) = spaceleft {
+        out.extend(std::iter::repeat_n(pad, sl.max(0) as usize));
+    }
+    if neg {
+        out.push('-');
+    } else if atsign {
+        out.push('+');
+    }
+    if lpoint {
+        out.push('0');
+    }
+    out.push_str(&fstr);
+    if tpoint {
+        out.push('0');
+    }
+    out.push(marker.unwrap_or(if number.single { 'f' } else { 'e' }));
+    out.push(if expt < 0 { '-' } else { '+' });
+    if let Some(e) = e {
+        out.extend(std::iter::repeat_n('0', (e - estr.len() as i64).max(0) as usize));
+    }
+    out.push_str(&estr);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn format_general_aux(
+    out: &mut String,
+    number: Flo,
+    w: Option<i64>,
+    d: Option<i64>,
+    e: Option<i64>,
+    k: Option<i64>,
+    ovf: Option<char>,
+    pad: char,
+    marker: Option<char>,
+    atsign: bool,
+) {
+    if number.is_special() {
+        out.push_str(&number.print());
+        return;
+    }
+    let (_, n) = scale_exponent(number.x.abs());
+    let d = match d {
+        Some(d) => d,
+        None => {
+            let (_, len, _, _, _) = flonum_to_string(number.with(number.x.abs()), None, None, None, None);
+            let q = if len == 1 { 1 } else { len as i64 - 1 };
+            q.max(n.min(7))
+        }
+    };
+    let ee = e.map(|e| e + 2).unwrap_or(4);
+    let ww = w.map(|w| w - ee);
+    let dd = d - n;
+    if 0 <= dd && dd <= d {
+        let overflowed = format_fixed_aux(out, number, ww, Some(dd), None, ovf, pad, atsign);
+        let c = if overflowed { ovf.unwrap_or(' ') } else { ' ' };
+        out.extend(std::iter::repeat_n(c, ee.max(0) as usize));
+    } else {
+        format_exp_aux(out, number, w, Some(d), e, k.unwrap_or(1), ovf, pad, marker, atsign);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn format_dollars(out: &mut String, number: Flo, d: i64, n: i64, w: i64, pad: char, colon: bool, atsign: bool) {
+    if number.is_special() {
+        out.push_str(&number.print());
+        return;
+    }
+    let signstr = if number.x.is_sign_negative() {
+        "-"
+    } else if atsign {
+        "+"
+    } else {
+        ""
+    };
+    let signlen = signstr.len() as i64;
+    let (s, _, _, _, pointplace) = flonum_to_string(number.with(number.x.abs()), None, Some(d), None, None);
+    let pointplace = pointplace as i64;
+    if colon {
+        out.push_str(signstr);
+    }
+    out.extend(std::iter::repeat_n(pad, (w - signlen - n.max(pointplace) - 1 - d).max(0) as usize));
+    if !colon {
+        out.push_str(signstr);
+    }
+    out.extend(std::iter::repeat_n('0', (n - pointplace).max(0) as usize));
+    out.push_str(&s);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixed(x: f64, w: Option<i64>, d: Option<i64>) -> String {
+        let mut s = String::new();
+        format_fixed_aux(&mut s, Flo { x, single: false }, w, d, None, None, ' ', false);
+        s
+    }
+
+    #[test]
+    fn fixed_format_rounds_as_sbcl() {
+        assert_eq!(fixed(2.675, None, Some(2)), "2.67");
+        assert_eq!(fixed(0.125, None, Some(2)), "0.13");
+        assert_eq!(fixed(0.015, None, Some(2)), "0.01");
+        assert_eq!(fixed(2.5, None, Some(0)), "3.");
+        assert_eq!(fixed(1e20, None, None), "100000000000000000000.0");
+        assert_eq!(fixed(1e-5, None, None), "0.00001");
+        assert_eq!(fixed(3.14159, Some(8), None), " 3.14159");
+        assert_eq!(fixed(3.14159, Some(3), None), "3.1");
+        assert_eq!(fixed(0.0, None, Some(2)), "0.00");
+    }
+
+    #[test]
+    fn english_and_roman_numerals() {
+        assert_eq!(cardinal(&BigInt::from(1234567)).unwrap_or_default(),
+            "one million two hundred thirty-four thousand five hundred sixty-seven");
+        assert_eq!(ordinal(&BigInt::from(111)).unwrap_or_default(), "one hundred eleventh");
+        assert_eq!(roman(&BigInt::from(1994), false).unwrap_or_default(), "MCMXCIV");
+        assert_eq!(roman(&BigInt::from(1994), true).unwrap_or_default(), "MDCCCCLXXXXIIII");
+        assert!(roman(&BigInt::from(4000), false).is_err());
+    }
+
+    #[test]
+    fn malformed_directives_are_errors() {
+        for c in ["~", "~'", "~::a", "~@@a", "~1"] {
+            assert!(tokenize(c).is_err(), "{c:?} should be rejected");
+        }
+        assert!(find_close(&tokenize("~{~a~]").unwrap_or_default(), 0, '}').is_err());
+        assert!(find_close(&tokenize("~[a~;b").unwrap_or_default(), 0, ']').is_err());
+    }
 }

@@ -49,7 +49,8 @@ pub fn write_value<'gc>(out: &mut String, v: Value<'gc>, ctx: &PrintContext<'_, 
         Value::Char(c) => {
             if ctx.escape {
                 out.push_str("#\\");
-                match char_name(c) {
+                // SBCL prints graphic standard characters, Space included, as themselves.
+                match char_name(c).filter(|_| c != ' ') {
                     Some(name) => out.push_str(name),
                     None => out.push(c),
                 }
@@ -309,21 +310,20 @@ fn looks_like_number(s: &str) -> bool {
     mant_ok && exp_ok
 }
 
-/// The name `#\` uses for a character, when it has one.
+/// The name `#\` uses for a character, when it has one (SBCL's names of
+/// the ASCII control characters).
 pub fn char_name(c: char) -> Option<&'static str> {
-    Some(match c {
-        ' ' => "Space",
-        '\n' => "Newline",
-        '\t' => "Tab",
-        '\r' => "Return",
-        '\u{8}' => "Backspace",
-        '\u{7f}' => "Rubout",
-        '\u{0}' => "Nul",
-        '\u{c}' => "Page",
-        '\u{1b}' => "Esc",
-        '\u{7}' => "Bel",
-        _ => return None,
-    })
+    const CONTROL: [&str; 32] = [
+        "Nul", "Soh", "Stx", "Etx", "Eot", "Enq", "Ack", "Bel", "Backspace", "Tab", "Newline", "Vt", "Page", "Return",
+        "So", "Si", "Dle", "Dc1", "Dc2", "Dc3", "Dc4", "Nak", "Syn", "Etb", "Can", "Em", "Sub", "Esc", "Fs", "Gs", "Rs",
+        "Us",
+    ];
+    match c {
+        ' ' => Some("Space"),
+        '\u{7f}' => Some("Rubout"),
+        c if (c as u32) < 32 => Some(CONTROL[c as usize]),
+        _ => None,
+    }
 }
 
 /// Format a double as SBCL does when doubles are the default float format:

@@ -1,5 +1,425 @@
-//! Builtins: symbols. (Being written; see ARCHITECTURE.md for the module map.)
+//! Builtins: symbols and packages (finding, exporting, importing, using,
+//! shadowing, listing), on top of `mprof_heap::packages`.
+//!
+//! Invariants: a package's map holds its present symbols; inherited ones are
+//! reached through its use list, so `use-package` never copies symbols.
+//! Name conflicts that CL reports as package errors are errors here too,
+//! checked before anything is changed.
 
-use super::BuiltinDef;
+use gc_arena::Gc;
+use mprof_heap::value::{Package, Ptr, Symbol};
+use mprof_heap::{FindStatus, Value, alloc};
 
-pub const BUILTINS: &[BuiltinDef] = &[];
+use super::core::string_designator;
+use super::strings::keyword_args;
+use super::{BuiltinDef, MANY, cl, sys};
+use crate::ctx::Ctx;
+use crate::raise::{ErrorKind, LResult, Raise};
+
+type A<'a, 'gc> = &'a [Value<'gc>];
+type Pkg<'gc> = Ptr<'gc, Package<'gc>>;
+
+fn package_error<'gc>(message: String) -> Raise<'gc> {
+    Raise::simple(ErrorKind::Package, message)
+}
+
+/// A package designator (package, string, symbol or character) to a package.
+fn package_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Pkg<'gc>, Raise<'gc>> {
+    if let Value::Package(p) = v {
+        return Ok(p);
+    }
+    let name = string_designator(ctx, v)?;
+    ctx.world.packages.find_package(&name).ok_or_else(|| package_error(format!("The package {name:?} does not exist.")))
+}
+
+/// The optional package argument at `i` (default: the current package).
+fn opt_package<'gc>(ctx: &Ctx<'_, 'gc>, a: A<'_, 'gc>, i: usize) -> Result<Pkg<'gc>, Raise<'gc>> {
+    match a.get(i) {
+        None => Ok(ctx.current_package()),
+        Some(&v) => package_arg(ctx, v),
+    }
+}
+
+/// A symbol or a list of symbols (NIL is the symbol NIL only when given alone as a list element).
+fn symbols_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Vec<Value<'gc>>, Raise<'gc>> {
+    match v {
+        Value::Symbol(_) => Ok(vec![v]),
+        Value::Nil | Value::Cons(_) => alloc::list_to_vec(v).ok_or_else(|| ctx.type_error(v, "LIST")),
+        other => Err(ctx.type_error(other, "(OR SYMBOL LIST)")),
+    }
+}
+
+fn status_keyword<'gc>(ctx: &Ctx<'_, 'gc>, st: FindStatus) -> Value<'gc> {
+    ctx.kw(match st {
+        FindStatus::Internal => "INTERNAL",
+        FindStatus::External => "EXTERNAL",
+        FindStatus::Inherited => "INHERITED",
+    })
+}
+
+fn same<'gc>(a: Value<'gc>, b: Value<'gc>) -> bool {
+    a.eq(b)
+}
+
+/// The symbol NIL is `Value::Nil`, not a heap symbol; operations that need a
+/// heap symbol reject it with a clear message.
+fn heap_symbol<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Ptr<'gc, Symbol<'gc>>, Raise<'gc>> {
+    match v {
+        Value::Symbol(s) => Ok(s),
+        Value::Nil => Err(package_error("the symbol NIL cannot be moved between packages here".into())),
+        other => Err(ctx.type_error(other, "SYMBOL")),
+    }
+}
+
+fn symbol_name_of(v: Value<'_>) -> String {
+    match v {
+        Value::Symbol(s) => s.name.to_string(),
+        _ => "NIL".to_string(),
+    }
+}
+
+fn symbol_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    match a[0] {
+        Value::Nil => Ok(Value::Package(ctx.world.packages.common_lisp)),
+        Value::Symbol(s) => Ok(s.package.get().map(Value::Package).unwrap_or(Value::Nil)),
+        other => Err(ctx.type_error(other, "SYMBOL")),
+    }
+}
+
+fn find_symbol<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let name = ctx.string_arg(a[0])?;
+    let p = opt_package(ctx, a, 1)?;
+    match ctx.world.packages.find_symbol(p, &name) {
+        Some((v, st)) => {
+            let k = status_keyword(ctx, st);
+            Ok(ctx.set_values(&[v, k]))
+        }
+        None => Ok(ctx.set_values(&[Value::Nil, Value::Nil])),
+    }
+}
+
+fn find_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    if let Value::Package(_) = a[0] {
+        return Ok(a[0]);
+    }
+    let name = string_designator(ctx, a[0])?;
+    Ok(ctx.world.packages.find_package(&name).map(Value::Package).unwrap_or(Value::Nil))
+}
+
+fn package_name<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let p = package_arg(ctx, a[0])?;
+    Ok(alloc::string(ctx.mc, &p.name))
+}
+
+fn package_nicknames<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let p = package_arg(ctx, a[0])?;
+    let names: Vec<Value<'gc>> = p.nicknames.borrow().iter().map(|n| alloc::string(ctx.mc, n)).collect();
+    Ok(alloc::list(ctx.mc, &names))
+}
+
+fn packagep<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(ctx.bool(matches!(a[0], Value::Package(_))))
+}
+
+/// Every package once, in creation order.
+fn all_packages<'gc>(ctx: &Ctx<'_, 'gc>) -> Vec<Pkg<'gc>> {
+    let mut out: Vec<Pkg<'gc>> = Vec::new();
+    for p in ctx.world.packages.by_name.borrow().values() {
+        if !out.iter().any(|q| Gc::ptr_eq(*q, *p)) {
+            out.push(*p);
+        }
+    }
+    out
+}
+
+fn list_all_packages<'gc>(ctx: &mut Ctx<'_, 'gc>, _a: A<'_, 'gc>) -> LResult<'gc> {
+    let ps: Vec<Value<'gc>> = all_packages(ctx).into_iter().map(Value::Package).collect();
+    Ok(alloc::list(ctx.mc, &ps))
+}
+
+fn package_use_list<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let p = package_arg(ctx, a[0])?;
+    let ps: Vec<Value<'gc>> = p.uses.borrow().iter().map(|u| Value::Package(*u)).collect();
+    Ok(alloc::list(ctx.mc, &ps))
+}
+
+fn package_used_by_list<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let p = package_arg(ctx, a[0])?;
+    let ps: Vec<Value<'gc>> = all_packages(ctx)
+        .into_iter()
+        .filter(|q| q.uses.borrow().iter().any(|u| Gc::ptr_eq(*u, p)))
+        .map(Value::Package)
+        .collect();
+    Ok(alloc::list(ctx.mc, &ps))
+}
+
+/// (make-package name &key nicknames use)
+fn make_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let name = string_designator(ctx, a[0])?;
+    let k = keyword_args(ctx, &a[1..], &["NICKNAMES", "USE", "INTERNAL-SYMBOLS", "EXTERNAL-SYMBOLS"])?;
+    let mut nicknames = Vec::new();
+    for n in alloc::list_iter(k[0].unwrap_or(Value::Nil)) {
+        nicknames.push(string_designator(ctx, n)?);
+    }
+    for n in std::iter::once(&name).chain(nicknames.iter()) {
+        if ctx.world.packages.find_package(n).is_some() {
+            return Err(package_error(format!("A package named {n:?} already exists.")));
+        }
+    }
+    let mut uses = Vec::new();
+    for u in alloc::list_iter(k[1].unwrap_or(Value::Nil)) {
+        uses.push(package_arg(ctx, u)?);
+    }
+    let p = mprof_heap::Packages::make_package(ctx.mc, ctx.world.packages, &name, &nicknames);
+    alloc::package_uses_mut(ctx.mc, p).extend(uses);
+    Ok(Value::Package(p))
+}
+
+/// Whether making `sym` accessible in `p` under its name clashes with another symbol.
+fn conflicts<'gc>(ctx: &Ctx<'_, 'gc>, p: Pkg<'gc>, sym: Value<'gc>) -> Option<Value<'gc>> {
+    match ctx.world.packages.find_symbol(p, &symbol_name_of(sym)) {
+        Some((other, _)) if !same(other, sym) => Some(other),
+        _ => None,
+    }
+}
+
+fn export<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let syms = symbols_arg(ctx, a[0])?;
+    let p = opt_package(ctx, a, 1)?;
+    let mut todo = Vec::new();
+    for &s in &syms {
+        let name = symbol_name_of(s);
+        match ctx.world.packages.find_symbol(p, &name) {
+            Some((found, _)) if same(found, s) => {}
+            _ => {
+                return Err(package_error(format!(
+                    "The symbol {} is not accessible in the package {}.",
+                    ctx.print(s, true),
+                    p.name
+                )));
+            }
+        }
+        // Exporting must not clash with symbols of the packages using this one.
+        for q in all_packages(ctx) {
+            if q.uses.borrow().iter().any(|u| Gc::ptr_eq(*u, p))
+                && let Some(other) = conflicts(ctx, q, s)
+            {
+                return Err(package_error(format!(
+                    "Exporting {} from {} conflicts with {} in {}.",
+                    ctx.print(s, true),
+                    p.name,
+                    ctx.print(other, true),
+                    q.name
+                )));
+            }
+        }
+        if let Value::Symbol(sym) = s {
+            todo.push(sym);
+        }
+    }
+    for sym in todo {
+        ctx.world.packages.export(ctx.mc, p, sym);
+    }
+    Ok(ctx.t())
+}
+
+fn unexport<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let syms = symbols_arg(ctx, a[0])?;
+    let p = opt_package(ctx, a, 1)?;
+    for &s in &syms {
+        let name = symbol_name_of(s);
+        let mut map = alloc::package_symbols_mut(ctx.mc, p);
+        if let Some(entry) = map.get_mut(name.as_str())
+            && same(Value::Symbol(entry.0), s)
+        {
+            entry.1 = false;
+        }
+    }
+    Ok(ctx.t())
+}
+
+fn import<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let syms = symbols_arg(ctx, a[0])?;
+    let p = opt_package(ctx, a, 1)?;
+    let mut todo = Vec::new();
+    for &s in &syms {
+        if s.is_nil() && ctx.world.packages.find_symbol(p, "NIL").is_some_and(|(v, _)| v.is_nil()) {
+            continue;
+        }
+        let sym = heap_symbol(ctx, s)?;
+        if let Some(other) = conflicts(ctx, p, s) {
+            // A present symbol always conflicts; an inherited one is shadowed by the import.
+            let present = p.symbols.borrow().contains_key(&*sym.name);
+            if present {
+                return Err(package_error(format!(
+                    "Importing {} into {} conflicts with {}.",
+                    ctx.print(s, true),
+                    p.name,
+                    ctx.print(other, true)
+                )));
+            }
+        }
+        todo.push(sym);
+    }
+    for sym in todo {
+        ctx.world.packages.import(ctx.mc, p, sym);
+        if sym.package.get().is_none() {
+            alloc::symbol_set_package(ctx.mc, sym, Some(p));
+        }
+    }
+    Ok(ctx.t())
+}
+
+fn shadow<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let names = match a[0] {
+        Value::Cons(_) => alloc::list_to_vec(a[0]).ok_or_else(|| ctx.type_error(a[0], "LIST"))?,
+        v => vec![v],
+    };
+    let p = opt_package(ctx, a, 1)?;
+    for n in names {
+        let name = string_designator(ctx, n)?;
+        if p.symbols.borrow().contains_key(name.as_str()) {
+            continue;
+        }
+        let s = alloc::make_symbol(ctx.mc, &name);
+        alloc::symbol_set_package(ctx.mc, s, Some(p));
+        alloc::package_symbols_mut(ctx.mc, p).insert(name.into(), (s, false));
+    }
+    Ok(ctx.t())
+}
+
+fn unintern<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let p = opt_package(ctx, a, 1)?;
+    let Value::Symbol(sym) = a[0] else {
+        return Ok(Value::Nil);
+    };
+    let removed = {
+        let mut map = alloc::package_symbols_mut(ctx.mc, p);
+        match map.get(&*sym.name) {
+            Some(&(present, _)) if Gc::ptr_eq(present, sym) => {
+                map.shift_remove(&*sym.name);
+                true
+            }
+            _ => false,
+        }
+    };
+    if removed && sym.package.get().is_some_and(|h| Gc::ptr_eq(h, p)) {
+        alloc::symbol_set_package(ctx.mc, sym, None);
+    }
+    Ok(ctx.bool(removed))
+}
+
+fn use_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let p = opt_package(ctx, a, 1)?;
+    let designators = match a[0] {
+        Value::Nil | Value::Cons(_) => alloc::list_to_vec(a[0]).ok_or_else(|| ctx.type_error(a[0], "LIST"))?,
+        v => vec![v],
+    };
+    for d in designators {
+        let used = package_arg(ctx, d)?;
+        if Gc::ptr_eq(used, ctx.world.packages.keyword) {
+            return Err(package_error("Cannot use the KEYWORD package.".into()));
+        }
+        if Gc::ptr_eq(used, p) || p.uses.borrow().iter().any(|u| Gc::ptr_eq(*u, used)) {
+            continue;
+        }
+        // Each external symbol of the used package must not clash with one accessible in p.
+        let externals: Vec<(Box<str>, Ptr<'gc, Symbol<'gc>>)> =
+            used.symbols.borrow().iter().filter(|(_, e)| e.1).map(|(n, e)| (n.clone(), e.0)).collect();
+        for (name, s) in externals {
+            if let Some((other, _)) = ctx.world.packages.find_symbol(p, &name)
+                && !same(other, Value::Symbol(s))
+                && !p.symbols.borrow().contains_key(&*name)
+            {
+                return Err(package_error(format!(
+                    "Using {} in {} makes {} conflict with {}.",
+                    used.name,
+                    p.name,
+                    ctx.print(Value::Symbol(s), true),
+                    ctx.print(other, true)
+                )));
+            }
+        }
+        alloc::package_uses_mut(ctx.mc, p).push(used);
+    }
+    Ok(ctx.t())
+}
+
+fn unuse_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let p = opt_package(ctx, a, 1)?;
+    let designators = match a[0] {
+        Value::Nil | Value::Cons(_) => alloc::list_to_vec(a[0]).ok_or_else(|| ctx.type_error(a[0], "LIST"))?,
+        v => vec![v],
+    };
+    for d in designators {
+        let used = package_arg(ctx, d)?;
+        alloc::package_uses_mut(ctx.mc, p).retain(|u| !Gc::ptr_eq(*u, used));
+    }
+    Ok(ctx.t())
+}
+
+/// (sys:%package-symbols package external-only): the symbols `do-symbols`
+/// (present and inherited) or `do-external-symbols` visits.
+fn package_symbols<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let p = package_arg(ctx, a[0])?;
+    let external_only = a[1].truthy();
+    let mut out: Vec<Value<'gc>> =
+        p.symbols.borrow().values().filter(|e| !external_only || e.1).map(|e| Value::Symbol(e.0)).collect();
+    if !external_only {
+        for u in p.uses.borrow().iter() {
+            for (name, e) in u.symbols.borrow().iter() {
+                if e.1 && !p.symbols.borrow().contains_key(name) {
+                    out.push(Value::Symbol(e.0));
+                }
+            }
+        }
+    }
+    Ok(alloc::list(ctx.mc, &out))
+}
+
+/// (gentemp &optional prefix package): intern a fresh name PREFIXn.
+fn gentemp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let prefix = match a.first() {
+        None => "T".to_string(),
+        Some(&v) => ctx.string_arg(v)?,
+    };
+    let p = opt_package(ctx, a, 1)?;
+    let counter = ctx.world.intern_sys(ctx.mc, "*GENTEMP-COUNTER*");
+    let Value::Symbol(cs) = counter else {
+        return Err(Raise::error("the gentemp counter is missing"));
+    };
+    let mut n = match cs.value.get() {
+        Value::Fixnum(n) => n,
+        _ => 0,
+    };
+    loop {
+        n += 1;
+        let name = format!("{prefix}{n}");
+        if ctx.world.packages.find_symbol(p, &name).is_none() {
+            alloc::symbol_set_value(ctx.mc, cs, Value::Fixnum(n));
+            return Ok(ctx.world.packages.intern(ctx.mc, p, &name));
+        }
+    }
+}
+
+pub const BUILTINS: &[BuiltinDef] = &[
+    cl("SYMBOL-PACKAGE", 1, 1, symbol_package),
+    cl("FIND-SYMBOL", 1, 2, find_symbol),
+    cl("FIND-PACKAGE", 1, 1, find_package),
+    cl("PACKAGE-NAME", 1, 1, package_name),
+    cl("PACKAGE-NICKNAMES", 1, 1, package_nicknames),
+    cl("PACKAGEP", 1, 1, packagep),
+    cl("LIST-ALL-PACKAGES", 0, 0, list_all_packages),
+    cl("PACKAGE-USE-LIST", 1, 1, package_use_list),
+    cl("PACKAGE-USED-BY-LIST", 1, 1, package_used_by_list),
+    cl("MAKE-PACKAGE", 1, MANY, make_package),
+    cl("EXPORT", 1, 2, export),
+    cl("UNEXPORT", 1, 2, unexport),
+    cl("IMPORT", 1, 2, import),
+    cl("SHADOW", 1, 2, shadow),
+    cl("UNINTERN", 1, 2, unintern),
+    cl("USE-PACKAGE", 1, 2, use_package),
+    cl("UNUSE-PACKAGE", 1, 2, unuse_package),
+    cl("GENTEMP", 0, 2, gentemp),
+    sys("%PACKAGE-SYMBOLS", 2, 2, package_symbols),
+];
