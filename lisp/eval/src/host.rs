@@ -37,8 +37,14 @@ impl Default for Options {
     }
 }
 
+/// A function the embedding host registered, callable from Lisp.
+pub type NativeFn = Box<dyn FnMut(&[crate::HostValue]) -> Result<crate::HostValue, String>>;
+
 pub struct Host {
     pub channels: Vec<Channel>,
+    /// Host functions registered with `Interpreter::register_native`, by
+    /// builtin id minus the number of builtins.
+    pub natives: Vec<(String, NativeFn)>,
     pub options: Options,
     pub start: Instant,
     /// Set from a signal handler (Ctrl-C); checked between slices.
@@ -51,6 +57,7 @@ impl Host {
     pub fn new(stdout: Box<dyn Write>, stderr: Box<dyn Write>, stdin: Box<dyn BufRead>, options: Options) -> Host {
         Host {
             channels: vec![Channel::Input(stdin), Channel::Output(stdout), Channel::Output(stderr)],
+            natives: Vec::new(),
             options,
             start: Instant::now(),
             interrupt: Arc::new(AtomicBool::new(false)),

@@ -191,6 +191,42 @@ impl Interpreter {
         self.eval_source(&src, Some(path)).map(|_| ())
     }
 
+    /// Make a Rust function callable from Lisp as the global function `name`
+    /// (read in CL-USER, e.g. "host-add"). Arguments and the result are
+    /// converted to and from [`HostValue`]s; an `Err` becomes a Lisp error.
+    pub fn register_native(
+        &mut self,
+        name: &str,
+        f: impl FnMut(&[HostValue]) -> Result<HostValue, String> + 'static,
+    ) -> Result<(), LispError> {
+        let id = (crate::builtins::table().len() + self.host.natives.len()) as u32;
+        let ok = self.arena.mutate_root(|mc, root| {
+            let world = &root.world;
+            let sym = match mprof_reader::read_one(name, 0, &Default::default()) {
+                Ok(Some((d, _))) => mprof_heap::datum::datum_to_value(mc, &world.packages, world.packages.user, &d).ok(),
+                _ => None,
+            };
+            match sym {
+                Some(Value::Symbol(s)) => {
+                    let f = alloc::builtin(mc, Value::Symbol(s), id);
+                    alloc::symbol_set_function(mc, s, f);
+                    true
+                }
+                _ => false,
+            }
+        });
+        if !ok {
+            return Err(LispError {
+                condition_type: "PROGRAM-ERROR".into(),
+                message: format!("{name:?} is not a symbol name"),
+                backtrace: vec![],
+                exit_code: None,
+            });
+        }
+        self.host.natives.push((name.to_string(), Box::new(f)));
+        Ok(())
+    }
+
     /// Call the global function `name` (read in CL-USER) with host arguments.
     pub fn call(&mut self, name: &str, args: &[HostValue]) -> Result<HostValue, LispError> {
         let found = self.arena.mutate_root(|mc, root| {
@@ -510,7 +546,7 @@ fn print_context<'a, 'gc>(world: &'a World<'gc>, escape: bool) -> mprof_heap::pr
     }
 }
 
-fn to_host<'gc>(world: &World<'gc>, v: Value<'gc>, depth: usize) -> HostValue {
+pub(crate) fn to_host<'gc>(world: &World<'gc>, v: Value<'gc>, depth: usize) -> HostValue {
     let pctx = print_context(world, true);
     match v {
         Value::Nil => HostValue::Nil,
@@ -529,7 +565,7 @@ fn to_host<'gc>(world: &World<'gc>, v: Value<'gc>, depth: usize) -> HostValue {
     }
 }
 
-fn from_host<'gc>(mc: &Mutation<'gc>, world: &World<'gc>, v: &HostValue) -> Value<'gc> {
+pub(crate) fn from_host<'gc>(mc: &Mutation<'gc>, world: &World<'gc>, v: &HostValue) -> Value<'gc> {
     match v {
         HostValue::Nil => Value::Nil,
         HostValue::T => world.t(),

@@ -13,6 +13,12 @@
 //!     Box::new(std::io::empty()), Options::default()).unwrap();
 //! lisp.eval("(defun square (x) (* x x))").unwrap();
 //! assert_eq!(lisp.call("square", &[HostValue::Integer(7)]).unwrap(), HostValue::Integer(49));
+//! // A Rust function callable from Lisp:
+//! lisp.register_native("host-greeting", |args| match args {
+//!     [HostValue::String(name)] => Ok(HostValue::String(format!("hello, {name}"))),
+//!     _ => Err("expected one string".to_string()),
+//! }).unwrap();
+//! assert_eq!(lisp.eval(r#"(host-greeting "lisp")"#).unwrap(), HostValue::String("hello, lisp".into()));
 //! ```
 
 pub mod builtins;

@@ -1053,7 +1053,7 @@ impl<'gc> Vm<'gc> {
         ret: usize,
     ) -> Result<bool, Raise<'gc>> {
         let Some(def) = builtins::table().get(id as usize) else {
-            return Err(Raise::error("internal error: unknown builtin"));
+            return self.call_native(env, id as usize - builtins::table().len(), base, nargs, ret);
         };
         if nargs < def.min as usize || (def.max != builtins::MANY && nargs > def.max as usize) {
             return Err(Raise::program(format!("invalid number of arguments: {nargs} (in a call to {})", def.name)));
@@ -1077,6 +1077,28 @@ impl<'gc> Vm<'gc> {
             }
             Kind::Special(sp) => self.call_special(env, sp, base, nargs, ret),
         }
+    }
+
+    /// Call a function the host registered: arguments and result cross as HostValues.
+    fn call_native(
+        &mut self,
+        env: &mut Env<'_, 'gc>,
+        index: usize,
+        base: usize,
+        nargs: usize,
+        ret: usize,
+    ) -> Result<bool, Raise<'gc>> {
+        let args: Vec<crate::HostValue> =
+            self.stack[base..base + nargs].iter().map(|v| crate::interp::to_host(env.world, *v, 0)).collect();
+        let Some((name, f)) = env.host.natives.get_mut(index) else {
+            return Err(Raise::error("internal error: unknown native function"));
+        };
+        let r = f(&args).map_err(|m| Raise::error(format!("{name}: {m}")))?;
+        let v = crate::interp::from_host(env.mc, env.world, &r);
+        self.stack.truncate(ret);
+        self.stack.push(v);
+        self.values_single = true;
+        Ok(false)
     }
 
     fn call_special(
