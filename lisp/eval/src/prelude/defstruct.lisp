@@ -379,9 +379,28 @@
            (and hi1 (or (< (car hi1) (car hi2))
                         (and (= (car hi1) (car hi2)) (or (cdr hi1) (not (cdr hi2)))))))))
 
+(defun sys::%power-of-two (n)
+  (let ((r 1)) (dotimes (i n) (setq r (* r 2))) r))
+
+(defun sys::%integer-range (type)
+  ;; Integer subtypes as (INTEGER lo hi), so ranges can be compared.
+  (cond ((eq type 'fixnum) '(integer -4611686018427387904 4611686018427387903))
+        ((eq type 'bit) '(integer 0 1))
+        ((eq type 'unsigned-byte) '(integer 0 *))
+        ((and (consp type) (eq (car type) 'mod)) (list 'integer 0 (- (car (cdr type)) 1)))
+        ((and (consp type) (eq (car type) 'unsigned-byte) (integerp (car (cdr type))))
+         (list 'integer 0 (- (sys::%power-of-two (car (cdr type))) 1)))
+        ((and (consp type) (eq (car type) 'signed-byte) (integerp (car (cdr type))))
+         (let ((h (sys::%power-of-two (- (car (cdr type)) 1))))
+           (list 'integer (- h) (- h 1))))
+        (t type)))
+
 (defun subtypep (type1 type2 &optional environment)
   (declare (ignore environment))
   (let ((t1 (sys::%expand-type type1)) (t2 (sys::%expand-type type2)))
+    (when (or (and (consp t1) (member-eql (car t1) '(integer mod unsigned-byte signed-byte)))
+              (and (consp t2) (member-eql (car t2) '(integer mod unsigned-byte signed-byte))))
+      (setq t1 (sys::%integer-range t1) t2 (sys::%integer-range t2)))
     (cond ((equal t1 t2) (values t t))
           ((eq t2 t) (values t t))
           ((and (consp t1) (eq (car t1) 'or))

@@ -343,8 +343,9 @@
                                                  sys::*loop-accumulators*)))
                    sys::*loop-default-acc*)))
     (cond (found
-           (when (and (eq kind 'minimax) (not (eq (car found) 'minimax)))
-             (sys::%loop-error "~S is used by both MAXIMIZE/MINIMIZE and another accumulation" into))
+           (unless (eq kind (car found))
+             (sys::%loop-error "incompatible kinds of accumulation into ~S: ~S and ~S"
+                               (or into 'the-loop-value) (car found) kind))
            found)
           (t
            (let* ((var (or into (gensym "ACC")))
@@ -465,11 +466,7 @@
           ((sys::%loop-kw-p k "INITIALLY")
            (setq sys::*loop-prologue* (append sys::*loop-prologue* (sys::%loop-compound-forms))))
           ((sys::%loop-kw-p k "FINALLY")
-           (if (sys::%loop-pop-kw "RETURN")
-               (setq sys::*loop-epilogue*
-                     (append sys::*loop-epilogue*
-                             (list `(return-from ,sys::*loop-name* ,(sys::%loop-pop)))))
-               (setq sys::*loop-epilogue* (append sys::*loop-epilogue* (sys::%loop-compound-forms)))))
+           (setq sys::*loop-epilogue* (append sys::*loop-epilogue* (sys::%loop-compound-forms))))
           ((sys::%loop-kw-in k '("WHILE" "UNTIL"))
            (let ((test (sys::%loop-pop)))
              (sys::%loop-pseudo-body
