@@ -432,6 +432,8 @@ fn dwarf_unwinding_sees_through_code_without_frame_pointers() {
         kept(&r, &["main", "make_red_widget", "make_widget"]),
         (red, red * 204)
     );
+    // glibc has no frame pointers: only DWARF sees printf above stdout's buffer.
+    assert_eq!(total(&r, "printf").0, 1);
 
     // The frame-pointer walk on the same binary loses callers but never faults,
     // and every allocation is still counted.
@@ -496,5 +498,42 @@ fn bad_settings_are_reported_and_ignored() {
     assert_eq!(
         kept(&r, &["main", "make_red_widget", "make_widget"]),
         (red, red * 204)
+    );
+}
+
+#[test]
+fn an_execd_child_writes_its_own_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "exec_child", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &[], &[], true);
+    assert_ok(&o);
+    assert!(stdout(&o).ends_with("status 0\n"), "{}", stdout(&o));
+    let child = printed(&o, "child");
+    let parent = reduced(&read_profile(&dir.path().join("mprof.out")));
+    assert_eq!(kept(&parent, &["main", "parent_side"]), (2, 128));
+    assert_eq!(total(&parent, "exec_child_work"), (0, 0));
+    let child = reduced(&read_profile(
+        &dir.path().join(format!("mprof.out.{child}")),
+    ));
+    assert_eq!(kept(&child, &["main", "exec_child_work"]), (7, 672));
+    assert_eq!(total(&child, "parent_side"), (0, 0));
+}
+
+#[test]
+fn the_bin_table_names_the_program_types_of_each_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "widgets", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &["100"], &[], true);
+    assert_ok(&o);
+    let p = read_profile(&dir.path().join("mprof.out"));
+    let bin = p
+        .bins
+        .iter()
+        .find(|b| b.key == mprof_profiler::BinKey::Size(204))
+        .expect("204-byte bin");
+    assert_eq!(
+        bin.labels,
+        vec!["widget".to_string()],
+        "the paper's Figure 3 names the widget type"
     );
 }

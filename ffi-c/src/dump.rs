@@ -115,6 +115,7 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             dst.add(&counters(src));
         }
     }
+    let types = crate::symbolize::type_names_by_size();
     for (size, c) in totals.bins.iter().enumerate().take(BINS) {
         if c.iter().any(|&x| x != 0) {
             let key = if size as u64 > mprof_profiler::LARGEST_SIZE_BIN {
@@ -122,10 +123,14 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             } else {
                 BinKey::Size(size as u64)
             };
+            let labels = match key {
+                BinKey::Size(s) => types.get(&s).cloned().unwrap_or_default(),
+                _ => Vec::new(),
+            };
             profile.bins.push(BinRow {
                 key,
                 counters: counters(*c),
-                labels: Vec::new(),
+                labels,
             });
         }
     }

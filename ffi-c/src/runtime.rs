@@ -102,10 +102,12 @@ struct Edge {
 /// cache of tree edges, and its counter block.
 pub struct ThreadState {
     bounds: StackBounds,
-    scratch: Box<[u64]>,
-    path_addresses: Box<[u64]>,
+    /// Two capture buffers (innermost first): the previous one and the next.
+    frames: [Box<[u64]>; 2],
+    previous: usize,
+    previous_len: usize,
+    /// Node of each prefix of the previous capture, outermost first.
     path_nodes: Box<[u32]>,
-    path_len: usize,
     edges: Box<[Edge]>,
     block: &'static CounterBlock,
 }
@@ -116,10 +118,13 @@ impl ThreadState {
         let block = cct::acquire_block()?;
         Some(Box::new(ThreadState {
             bounds: stack::current_bounds(),
-            scratch: vec![0; depth].into_boxed_slice(),
-            path_addresses: vec![0; depth].into_boxed_slice(),
+            frames: [
+                vec![0; depth].into_boxed_slice(),
+                vec![0; depth].into_boxed_slice(),
+            ],
+            previous: 0,
+            previous_len: 0,
             path_nodes: vec![ROOT; depth].into_boxed_slice(),
-            path_len: 0,
             edges: vec![
                 Edge {
                     parent: u32::MAX,
@@ -134,10 +139,10 @@ impl ThreadState {
     }
 
     #[inline]
-    fn child(&mut self, parent: u32, address: u64) -> u32 {
+    fn child(edges: &mut [Edge], parent: u32, address: u64) -> u32 {
         let h = ((address ^ (parent as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
             >> 54) as usize;
-        let e = &mut self.edges[h & (EDGE_CACHE - 1)];
+        let e = &mut edges[h & (EDGE_CACHE - 1)];
         if e.parent == parent && e.address == address {
             return e.child;
         }
@@ -153,19 +158,38 @@ impl ThreadState {
     /// The tree node of the current call stack, from the hook trampoline's frame.
     #[inline]
     fn current_node(&mut self, fp: usize) -> u32 {
+        let old = self.previous_len;
+        let [a, b] = &mut self.frames;
+        let (cur, prev) = if self.previous == 0 {
+            (b, &*a)
+        } else {
+            (a, &*b)
+        };
+        let prev = &prev[..old];
         // SAFETY: fp is the trampoline frame of the hook being run.
-        let n = unsafe {
+        let (n, equal) = unsafe {
             if DWARF.load(Ordering::Relaxed) {
-                stack::walk_dwarf(fp, &mut self.scratch)
+                let n = stack::walk_dwarf(fp, cur);
+                (
+                    n,
+                    cur[..n]
+                        .iter()
+                        .zip(prev)
+                        .take_while(|(x, y)| x == y)
+                        .count(),
+                )
             } else {
-                stack::walk_frame_pointers(fp, self.bounds, &mut self.scratch)
+                stack::walk_frame_pointers(fp, self.bounds, cur, prev)
             }
         };
+        if n == old && equal == n {
+            // The same stack as last time (the common case): same node.
+            return if n == 0 { ROOT } else { self.path_nodes[n - 1] };
+        }
         // Frames are innermost first; the path is outermost first. Keep the
         // unchanged outer part of the previous path, look up only the rest.
-        let old = self.path_len;
         let mut same = 0;
-        while same < n && same < old && self.scratch[n - 1 - same] == self.path_addresses[same] {
+        while same < n && same < old && cur[n - 1 - same] == prev[old - 1 - same] {
             same += 1;
         }
         let mut node = if same == 0 {
@@ -174,12 +198,11 @@ impl ThreadState {
             self.path_nodes[same - 1]
         };
         for i in same..n {
-            let a = self.scratch[n - 1 - i];
-            node = self.child(node, a);
-            self.path_addresses[i] = a;
+            node = Self::child(&mut self.edges, node, cur[n - 1 - i]);
             self.path_nodes[i] = node;
         }
-        self.path_len = n;
+        self.previous ^= 1;
+        self.previous_len = n;
         node
     }
 }

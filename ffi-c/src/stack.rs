@@ -61,21 +61,33 @@ pub fn current_bounds() -> StackBounds {
     }
 }
 
-/// Walk frame pointers from the hook trampoline's frame `fp`.
+/// Walk frame pointers from the hook trampoline's frame `fp` into `out`
+/// (innermost first), and count how many leading entries equal `previous`
+/// (the thread's last capture) at the same index. Returns (frames, equal).
 ///
 /// `[fp+8]` is the return address into the caller of malloc and is always
 /// taken (the trampoline built that frame). Then each saved frame pointer is
-/// validated as described in the module comment.
+/// validated as described in the module comment. The comparison rides along
+/// the walk, which is bound by the latency of its dependent loads, so
+/// recognising an unchanged stack costs almost nothing.
 ///
 /// # Safety
 /// `fp` must be the frame the hook trampoline pushed (readable 16 bytes).
 #[inline]
-pub unsafe fn walk_frame_pointers(fp: usize, bounds: StackBounds, out: &mut [u64]) -> usize {
+pub unsafe fn walk_frame_pointers(
+    fp: usize,
+    bounds: StackBounds,
+    out: &mut [u64],
+    previous: &[u64],
+) -> (usize, usize) {
     if out.is_empty() {
-        return 0;
+        return (0, 0);
     }
     // SAFETY: the trampoline's frame is on our stack.
-    out[0] = unsafe { *((fp + 8) as *const u64) };
+    let first = unsafe { *((fp + 8) as *const u64) };
+    out[0] = first;
+    let mut equal_so_far = previous.first() == Some(&first);
+    let mut equal = equal_so_far as usize;
     let mut n = 1;
     let mut cur = fp;
     while n < out.len() {
@@ -90,10 +102,12 @@ pub unsafe fn walk_frame_pointers(fp: usize, bounds: StackBounds, out: &mut [u64
             break;
         }
         out[n] = ra;
+        equal_so_far &= previous.get(n) == Some(&ra);
+        equal += equal_so_far as usize;
         n += 1;
         cur = next;
     }
-    n
+    (n, equal)
 }
 
 #[repr(C)]
@@ -185,8 +199,15 @@ mod tests {
             high: base + 16 * 8,
         };
         let mut out = [0u64; 8];
-        let n = unsafe { walk_frame_pointers(f0, bounds, &mut out) };
+        let (n, equal) = unsafe { walk_frame_pointers(f0, bounds, &mut out, &[]) };
         assert_eq!(&out[..n], &[0x40_1000, 0x40_2000, 0x40_3000]);
+        assert_eq!(equal, 0);
+        let previous = [0x40_1000, 0x40_2000, 0x40_9999, 0x40_3000];
+        let (_, equal) = unsafe { walk_frame_pointers(f0, bounds, &mut out, &previous) };
+        assert_eq!(
+            equal, 2,
+            "equal leading entries stop at the first difference"
+        );
     }
 
     #[test]
@@ -200,7 +221,7 @@ mod tests {
             let bounds = StackBounds { high: base + 64 };
             let mut out = [0u64; 8];
             assert_eq!(
-                unsafe { walk_frame_pointers(base, bounds, &mut out) },
+                unsafe { walk_frame_pointers(base, bounds, &mut out, &[]) }.0,
                 1,
                 "link {bad}"
             );
@@ -210,8 +231,8 @@ mod tests {
         let mut none: [u64; 0] = [];
         let bounds = StackBounds { high: usize::MAX };
         assert_eq!(
-            unsafe { walk_frame_pointers(stack.as_ptr() as usize, bounds, &mut none) },
-            0
+            unsafe { walk_frame_pointers(stack.as_ptr() as usize, bounds, &mut none, &[]) },
+            (0, 0)
         );
     }
 
