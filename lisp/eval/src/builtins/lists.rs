@@ -170,7 +170,8 @@ fn set_nth<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             alloc::set_car(ctx.mc, c, a[2]);
             Ok(a[2])
         }
-        _ => Err(Raise::error(format!("the index {n} is too large for the list {}", ctx.print(a[1], true)))),
+        // As (rplaca (nthcdr n list) value): the tail is not a cons.
+        other => Err(ctx.type_error(other, "CONS")),
     }
 }
 
@@ -491,8 +492,9 @@ fn tailp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
 }
 
+/// A malformed (odd-length or dotted) property list is a type-error, as in SBCL.
 fn plist_error<'gc>(ctx: &Ctx<'_, 'gc>, plist: Value<'gc>) -> Raise<'gc> {
-    Raise::error(format!("malformed property list: {}", ctx.print(plist, true)))
+    ctx.type_error(plist, "LIST")
 }
 
 /// The cons holding the indicator, or None.

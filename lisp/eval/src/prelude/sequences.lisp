@@ -291,7 +291,7 @@ them (the last ones when FROM-END)."
            2
            1))
       ((bit-vector simple-bit-vector) 1)
-      (t (error "~S is not a sequence type specifier" type)))))
+      (t (error 'type-error :datum type :expected-type '(member list vector string))))))
 
 (defun sys::%make-kind (kind n)
   (case kind
