@@ -537,3 +537,39 @@ fn the_bin_table_names_the_program_types_of_each_size() {
         "the paper's Figure 3 names the widget type"
     );
 }
+
+#[test]
+fn the_shared_library_exports_exactly_the_allocator_and_the_api() {
+    let out = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(lib().dir.join("libmprof.so"))
+        .output()
+        .expect("run nm");
+    assert_ok(&out);
+    let mut names: Vec<String> = stdout(&out)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .map(String::from)
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "aligned_alloc",
+            "calloc",
+            "free",
+            "malloc",
+            "malloc_usable_size",
+            "memalign",
+            "mprof_dump",
+            "mprof_reset",
+            "mprof_start",
+            "mprof_stop",
+            "posix_memalign",
+            "pvalloc",
+            "realloc",
+            "reallocarray",
+            "valloc",
+        ]
+    );
+}
