@@ -77,18 +77,21 @@ fn tokenize(control: &str) -> Result<Vec<Tok>, String> {
             continue;
         }
         i += 1;
+        // Parameters and modifiers, in one loop as SBCL parses them;
+        // parameters after a modifier (`~:12$`) are an error, as in SBCL.
         let mut params: Vec<Option<Param>> = Vec::new();
-        // Parameters, separated by commas.
+        let mut colon = false;
+        let mut at = false;
         loop {
             let Some(&c) = chars.get(i) else { break };
-            let p = if c.is_ascii_digit() || ((c == '-' || c == '+') && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+            let param = if c.is_ascii_digit() || c == '-' || c == '+' {
                 let start = i;
                 i += 1;
                 while chars.get(i).is_some_and(|d| d.is_ascii_digit()) {
                     i += 1;
                 }
                 let s: String = chars[start..i].iter().collect();
-                Some(Param::Int(s.parse::<i64>().map_err(|_| format!("the parameter {s} is too large"))?))
+                Some(Param::Int(s.parse::<i64>().map_err(|_| format!("the parameter {s:?} is not a usable integer"))?))
             } else if c == '\'' {
                 let Some(&pc) = chars.get(i + 1) else {
                     return Err("the control string ends after a quote in a directive's parameters".into());
@@ -101,33 +104,42 @@ fn tokenize(control: &str) -> Result<Vec<Tok>, String> {
             } else if c == '#' {
                 i += 1;
                 Some(Param::Remaining)
-            } else if c == ',' {
-                None
             } else {
-                break;
+                None
             };
-            params.push(p);
-            if chars.get(i) == Some(&',') {
-                i += 1;
-                // A trailing comma right before the directive means one more empty parameter.
-                if !chars.get(i).is_some_and(|&c| c.is_ascii_digit() || matches!(c, '\'' | 'v' | 'V' | '#' | ',' | '-' | '+')) {
-                    params.push(None);
-                    break;
+            if (param.is_some() || c == ',') && (colon || at) {
+                return Err("parameters found after a : or @ modifier".into());
+            }
+            if let Some(p) = param {
+                params.push(Some(p));
+                match chars.get(i) {
+                    Some(',') => i += 1,
+                    Some(':') | Some('@') => {}
+                    _ => break,
                 }
                 continue;
             }
-            break;
-        }
-        let mut colon = false;
-        let mut at = false;
-        while let Some(&c) = chars.get(i) {
             match c {
-                ':' if !colon => colon = true,
-                '@' if !at => at = true,
+                ',' => {
+                    params.push(None);
+                    i += 1;
+                }
+                ':' if !colon => {
+                    colon = true;
+                    i += 1;
+                }
+                '@' if !at => {
+                    at = true;
+                    i += 1;
+                }
                 ':' | '@' => return Err(format!("too many {c} modifiers in a directive")),
-                _ => break,
+                _ => {
+                    if i > 0 && chars[i - 1] == ',' {
+                        params.push(None);
+                    }
+                    break;
+                }
             }
-            i += 1;
         }
         let Some(&d) = chars.get(i) else {
             return Err("the control string ends inside a directive".to_string());
@@ -733,7 +745,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
     fn non_float(&mut self, v: Value<'gc>, w: Option<i64>, pad: char) -> Result<(), String> {
         let t = self.print(v, false);
         match w {
-            Some(w) => write_field(&mut self.out, &t, w, 1, 0, pad, true),
+            Some(w) => write_field(&mut self.out, &t, w, 1, 0, pad, false),
             None => {
                 self.out.push_str(&t);
                 Ok(())
