@@ -80,7 +80,9 @@ conses (from the end through a reversed copy of the range)."
                       (when (if ,en (< ,index ,en) (consp ,tail))
                         (let ((,var (car ,tail))) ,@body)
                         (setq ,tail (cdr ,tail) ,index (1+ ,index))
-                        (go next))))))
+                        (go next)))
+                   (when (and ,tail (atom ,tail))
+                     (error 'type-error :datum ,s :expected-type 'list)))))
            (progn
              (setq ,en (sys::%seq-check-bounds ,s ,st ,en))
              (if ,from-end
