@@ -33,7 +33,30 @@ pub fn char_name_of(c: char) -> Option<String> {
     if (128..160).contains(&code) {
         return Some(format!("U+{code:04X}"));
     }
-    None
+    ascii_graphic_name(c)
+}
+
+/// The Unicode names SBCL gives the printing ASCII characters.
+fn ascii_graphic_name(c: char) -> Option<String> {
+    const DIGITS: [&str; 10] = ["ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE"];
+    Some(match c {
+        'A'..='Z' => format!("LATIN_CAPITAL_LETTER_{c}"),
+        'a'..='z' => format!("LATIN_SMALL_LETTER_{}", c.to_ascii_uppercase()),
+        '0'..='9' => format!("DIGIT_{}", DIGITS[(c as u8 - b'0') as usize]),
+        _ => {
+            const PUNCT: &[(char, &str)] = &[
+                ('!', "EXCLAMATION_MARK"), ('"', "QUOTATION_MARK"), ('#', "NUMBER_SIGN"), ('$', "DOLLAR_SIGN"),
+                ('%', "PERCENT_SIGN"), ('&', "AMPERSAND"), ('\'', "APOSTROPHE"), ('(', "LEFT_PARENTHESIS"),
+                (')', "RIGHT_PARENTHESIS"), ('*', "ASTERISK"), ('+', "PLUS_SIGN"), (',', "COMMA"),
+                ('-', "HYPHEN-MINUS"), ('.', "FULL_STOP"), ('/', "SOLIDUS"), (':', "COLON"), (';', "SEMICOLON"),
+                ('<', "LESS-THAN_SIGN"), ('=', "EQUALS_SIGN"), ('>', "GREATER-THAN_SIGN"), ('?', "QUESTION_MARK"),
+                ('@', "COMMERCIAL_AT"), ('[', "LEFT_SQUARE_BRACKET"), ('\\', "REVERSE_SOLIDUS"),
+                (']', "RIGHT_SQUARE_BRACKET"), ('^', "CIRCUMFLEX_ACCENT"), ('_', "LOW_LINE"), ('`', "GRAVE_ACCENT"),
+                ('{', "LEFT_CURLY_BRACKET"), ('|', "VERTICAL_LINE"), ('}', "RIGHT_CURLY_BRACKET"), ('~', "TILDE"),
+            ];
+            return PUNCT.iter().find(|(p, _)| *p == c).map(|(_, n)| n.to_string());
+        }
+    })
 }
 
 /// The character a name designates (case-insensitive), as `name-char`.
@@ -49,6 +72,11 @@ pub fn name_char_of(name: &str) -> Option<char> {
         "ESCAPE" => return Some('\u{1b}'),
         "BELL" => return Some('\u{7}'),
         _ => {}
+    }
+    for code in 33u8..127 {
+        if ascii_graphic_name(code as char).is_some_and(|n| n == upper) {
+            return Some(code as char);
+        }
     }
     if let Some(hex) = upper.strip_prefix("U+") {
         return u32::from_str_radix(hex, 16).ok().and_then(char::from_u32);
@@ -89,9 +117,10 @@ pub fn lower_case_p(c: char) -> bool {
     char_upcase(c) != c
 }
 
-/// The code case-insensitive comparisons use (SBCL folds to upper case).
+/// The code case-insensitive comparisons use (SBCL folds to lower case,
+/// so `(char-lessp #\a #\_)` is false).
 pub fn fold(c: char) -> u32 {
-    char_upcase(c) as u32
+    char_downcase(c) as u32
 }
 
 fn char_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<char, Raise<'gc>> {
