@@ -70,8 +70,12 @@ fn bounds<'gc>(ctx: &Ctx<'_, 'gc>, start: Option<Value<'gc>>, end: Option<Value<
         None | Some(Value::Nil) => len,
         Some(v) => ctx.index_arg(v)?,
     };
-    if e > len || s > e {
-        return Err(Raise::error(format!("the bounding indices {s} and {e} are bad for a sequence of length {len}")));
+    // Bad bounding indices are type errors, as in SBCL.
+    if e > len {
+        return Err(ctx.type_error(Value::Fixnum(e as i64), &format!("(INTEGER 0 {len})")));
+    }
+    if s > e {
+        return Err(ctx.type_error(Value::Fixnum(s as i64), &format!("(INTEGER 0 {e})")));
     }
     Ok((s, e))
 }
