@@ -247,17 +247,14 @@ fn import<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             continue;
         }
         let sym = heap_symbol(ctx, s)?;
+        // Any distinct accessible symbol of the same name conflicts, inherited ones too.
         if let Some(other) = conflicts(ctx, p, s) {
-            // A present symbol always conflicts; an inherited one is shadowed by the import.
-            let present = p.symbols.borrow().contains_key(&*sym.name);
-            if present {
-                return Err(package_error(format!(
-                    "Importing {} into {} conflicts with {}.",
-                    ctx.print(s, true),
-                    p.name,
-                    ctx.print(other, true)
-                )));
-            }
+            return Err(package_error(format!(
+                "Importing {} into {} conflicts with {}.",
+                ctx.print(s, true),
+                p.name,
+                ctx.print(other, true)
+            )));
         }
         todo.push(sym);
     }
@@ -317,9 +314,6 @@ fn use_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     };
     for d in designators {
         let used = package_arg(ctx, d)?;
-        if Gc::ptr_eq(used, ctx.world.packages.keyword) {
-            return Err(package_error("Cannot use the KEYWORD package.".into()));
-        }
         if Gc::ptr_eq(used, p) || p.uses.borrow().iter().any(|u| Gc::ptr_eq(*u, used)) {
             continue;
         }
@@ -402,6 +396,11 @@ fn gentemp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
 }
 
+/// (sys:%package-error message): signal a package error (for DEFPACKAGE).
+fn signal_package_error<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    Err(package_error(ctx.string_arg(a[0])?))
+}
+
 pub const BUILTINS: &[BuiltinDef] = &[
     cl("SYMBOL-PACKAGE", 1, 1, symbol_package),
     cl("FIND-SYMBOL", 1, 2, find_symbol),
@@ -422,4 +421,5 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("UNUSE-PACKAGE", 1, 2, unuse_package),
     cl("GENTEMP", 0, 2, gentemp),
     sys("%PACKAGE-SYMBOLS", 2, 2, package_symbols),
+    sys("%PACKAGE-ERROR", 1, 1, signal_package_error),
 ];

@@ -20,7 +20,7 @@
     (if package
         (dolist (n nicknames)
           (unless (eq (find-package n) package)
-            (error "the nickname ~A of ~A is already in use" n name)))
+            (sys::%package-error (format nil "the nickname ~A of ~A is already in use" n name))))
         (setq package (make-package name :nicknames nicknames :use nil)))
     (when use-given
       (use-package uses package))
@@ -29,11 +29,13 @@
         (:shadow (shadow (mapcar #'string (cdr opt)) package))
         ((:import-from :shadowing-import-from)
          (let ((from (find-package (cadr opt))))
-           (unless from (error "DEFPACKAGE ~A: the package ~A does not exist" name (cadr opt)))
+           (unless from
+             (sys::%package-error (format nil "DEFPACKAGE ~A: the package ~A does not exist" name (cadr opt))))
            (dolist (s (cddr opt))
              (multiple-value-bind (sym status) (find-symbol (string s) from)
                (unless status
-                 (error "DEFPACKAGE ~A: no symbol ~A in ~A" name (string s) (package-name from)))
+                 (sys::%package-error
+                  (format nil "DEFPACKAGE ~A: no symbol ~A in ~A" name (string s) (package-name from))))
                (import (list sym) package)))))
         (:intern (dolist (s (cdr opt)) (intern (string s) package)))))
     (dolist (opt options)
