@@ -1,18 +1,37 @@
 //! The numeric tower: fixnums that overflow into bignums, exact ratios, and
 //! boxed doubles, with CL's contagion rules (any float makes the result a
-//! float; rationals stay exact).
+//! float; rationals stay exact), and every numeric function of the subset
+//! that takes no function argument: arithmetic, comparison, the rounding
+//! family, exponentials and trigonometry, bit operations on two's-complement
+//! integers, conversions, random numbers and `parse-integer`'s core.
 //!
-//! Invariant: results are normalized: integers that fit are fixnums, ratios
-//! with denominator 1 are integers.
+//! Invariants:
+//! - results are normalized: integers that fit are fixnums, ratios with
+//!   denominator 1 are integers;
+//! - operations on fixnums only (the common case) never allocate;
+//! - comparisons between floats and rationals are exact (the float is taken
+//!   as the rational it denotes), as CL requires;
+//! - floating-point faults follow SBCL's default traps: an infinite result from
+//!   finite operands signals `floating-point-overflow`, an undefined one
+//!   `floating-point-invalid-operation`, a float divided by zero
+//!   `division-by-zero`; results that would be complex numbers (which this
+//!   subset does not have) signal an `arithmetic-error` saying so.
+//!
+//! SBCL returns single floats for irrational functions of rationals (`(sqrt 2)`);
+//! here every float is a double.
+
+use std::cmp::Ordering;
 
 use mprof_heap::{Value, alloc};
 use num_bigint::BigInt;
-use num_integer::Integer;
-use num_traits::{Signed, ToPrimitive, Zero};
+use num_integer::{Integer, Roots};
+use num_traits::{FromPrimitive, One, Signed, ToPrimitive, Zero};
 
-use super::{BuiltinDef, MANY, cl};
+use super::{BuiltinDef, MANY, cl, sys};
 use crate::ctx::Ctx;
-use crate::raise::{LResult, Raise};
+use crate::raise::{ErrorKind, LResult, Raise};
+
+type A<'a, 'gc> = &'a [Value<'gc>];
 
 /// A number taken out of a value, for arithmetic.
 #[derive(Clone, Debug)]
@@ -43,6 +62,7 @@ impl Num {
         }
     }
 
+    /// The nearest double; infinite for rationals beyond the double range.
     pub fn to_f64(&self) -> f64 {
         match self {
             Num::I(i) => *i as f64,
@@ -60,13 +80,13 @@ impl Num {
         }
     }
 
-    /// As an exact fraction (integers have denominator 1).
+    /// As an exact fraction (integers have denominator 1; floats their exact value).
     fn to_frac(&self) -> (BigInt, BigInt) {
         match self {
-            Num::I(i) => (BigInt::from(*i), BigInt::from(1)),
-            Num::B(b) => (b.clone(), BigInt::from(1)),
+            Num::I(i) => (BigInt::from(*i), BigInt::one()),
+            Num::B(b) => (b.clone(), BigInt::one()),
             Num::R(n, d) => (n.clone(), d.clone()),
-            Num::F(_) => (BigInt::zero(), BigInt::from(1)),
+            Num::F(x) => float_to_frac(*x),
         }
     }
 
@@ -78,18 +98,108 @@ impl Num {
             Num::F(x) => *x == 0.0,
         }
     }
-}
 
-fn ratio_to_f64(n: &BigInt, d: &BigInt) -> f64 {
-    match (n.to_f64(), d.to_f64()) {
-        (Some(a), Some(b)) if a.is_finite() && b.is_finite() => a / b,
-        _ => {
-            // Scale down huge operands before dividing.
-            let shift = (n.bits().max(d.bits()) as i64 - 1000).max(0) as usize;
-            let (a, b) = (n >> shift, d >> shift);
-            a.to_f64().unwrap_or(0.0) / b.to_f64().unwrap_or(1.0)
+    fn is_float(&self) -> bool {
+        matches!(self, Num::F(_))
+    }
+
+    fn is_integer(&self) -> bool {
+        matches!(self, Num::I(_) | Num::B(_))
+    }
+
+    /// -1, 0 or 1 (a negative zero float is 0).
+    fn signum(&self) -> i32 {
+        match self {
+            Num::I(i) => i.signum() as i32,
+            Num::B(b) | Num::R(b, _) => {
+                if b.is_negative() {
+                    -1
+                } else if b.is_zero() {
+                    0
+                } else {
+                    1
+                }
+            }
+            Num::F(x) => {
+                if *x < 0.0 {
+                    -1
+                } else if *x > 0.0 {
+                    1
+                } else {
+                    0
+                }
+            }
         }
     }
+
+    /// The double this number converts to under contagion; a rational too
+    /// large for a double overflows, as SBCL's conversion does.
+    fn float_value(&self) -> Result<f64, ArithError> {
+        let x = self.to_f64();
+        if !self.is_float() && !x.is_finite() { Err(ArithError::Overflow) } else { Ok(x) }
+    }
+}
+
+/// The mantissa, exponent and sign of a double as SBCL's `integer-decode-float`
+/// gives them (denormals keep their unshifted fraction and exponent -1074).
+fn decode_f64(x: f64) -> (u64, i32, i32) {
+    let bits = x.to_bits();
+    let sign = if bits >> 63 == 0 { 1 } else { -1 };
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & 0x000f_ffff_ffff_ffff;
+    if exp == 0 { (frac, -1074, sign) } else { (frac | 0x0010_0000_0000_0000, exp - 1075, sign) }
+}
+
+/// The exact value of a finite double as a fraction in lowest terms.
+fn float_to_frac(x: f64) -> (BigInt, BigInt) {
+    if !x.is_finite() || x == 0.0 {
+        return (BigInt::zero(), BigInt::one());
+    }
+    let (frac, exp, sign) = decode_f64(x);
+    let (frac, exp) = (frac >> frac.trailing_zeros(), exp + frac.trailing_zeros() as i32);
+    let n = BigInt::from(frac) * sign;
+    if exp >= 0 { (n << exp as usize, BigInt::one()) } else { (n, BigInt::one() << (-exp) as usize) }
+}
+
+/// n/d correctly rounded to a double (d > 0), even when n or d is beyond the
+/// double range.
+fn ratio_to_f64(n: &BigInt, d: &BigInt) -> f64 {
+    if let (Some(a), Some(b)) = (n.to_i64(), d.to_i64())
+        && a.unsigned_abs() < 1 << 53
+        && b.unsigned_abs() < 1 << 53
+    {
+        // Both exact as doubles: one correctly rounded division.
+        return a as f64 / b as f64;
+    }
+    let negative = n.is_negative() != d.is_negative();
+    let (n, d) = (n.abs(), d.abs());
+    // Scale so the integer quotient has 65..66 bits, then fold the remainder
+    // into a sticky bit so the final rounding to 53 bits is exact.
+    let shift = 65 - (n.bits() as i64 - d.bits() as i64);
+    let (q, r) = if shift >= 0 { (&n << shift as usize).div_rem(&d) } else { n.div_rem(&(&d << (-shift) as usize)) };
+    let q = if r.is_zero() { q } else { q | BigInt::one() };
+    let m = q.to_f64().unwrap_or(f64::INFINITY);
+    let v = scale_f64(m, -shift);
+    if negative { -v } else { v }
+}
+
+/// x * 2^e without intermediate overflow or underflow.
+fn scale_f64(mut x: f64, mut e: i64) -> f64 {
+    while e > 1000 {
+        x *= 2f64.powi(1000);
+        e -= 1000;
+        if x.is_infinite() {
+            return x;
+        }
+    }
+    while e < -1000 {
+        x *= 2f64.powi(-1000);
+        e += 1000;
+        if x == 0.0 {
+            return x;
+        }
+    }
+    x * 2f64.powi(e as i32)
 }
 
 fn norm_big(b: BigInt) -> Num {
@@ -106,14 +216,14 @@ fn norm_frac(n: BigInt, d: BigInt) -> Num {
         d = -d;
     }
     let g = n.gcd(&d);
-    if !g.is_zero() && g != BigInt::from(1) {
+    if !g.is_zero() && !g.is_one() {
         n /= &g;
         d /= &g;
     }
-    if d == BigInt::from(1) { norm_big(n) } else { Num::R(n, d) }
+    if d.is_one() { norm_big(n) } else { Num::R(n, d) }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Op2 {
     Add,
     Sub,
@@ -121,74 +231,100 @@ pub enum Op2 {
     Div,
 }
 
-/// Apply a binary operation with contagion. Division by an exact zero is an error (None).
-pub fn arith(op: Op2, a: &Num, b: &Num) -> Option<Num> {
+/// Why an arithmetic operation has no result.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ArithError {
+    DivisionByZero,
+    /// Finite operands, infinite result (or a rational too large for a double).
+    Overflow,
+    /// Finite operands, undefined result (0.0/0.0).
+    Invalid,
+    /// The result would be a complex number.
+    Complex,
+    /// An exact result too large to represent.
+    TooLarge,
+}
+
+/// Check a float result of finite operands.
+fn check_float(r: f64) -> Result<f64, ArithError> {
+    if r.is_nan() {
+        Err(ArithError::Invalid)
+    } else if r.is_infinite() {
+        Err(ArithError::Overflow)
+    } else {
+        Ok(r)
+    }
+}
+
+/// Apply a binary operation with contagion.
+pub fn arith(op: Op2, a: &Num, b: &Num) -> Result<Num, ArithError> {
     use Num::*;
-    if let (F(_), _) | (_, F(_)) = (a, b) {
-        let (x, y) = (a.to_f64(), b.to_f64());
-        return Some(F(match op {
+    if a.is_float() || b.is_float() {
+        let (x, y) = (a.float_value()?, b.float_value()?);
+        let r = match op {
             Op2::Add => x + y,
             Op2::Sub => x - y,
             Op2::Mul => x * y,
             Op2::Div => {
-                if y == 0.0 && !matches!(b, F(_)) {
-                    return None;
-                }
                 if y == 0.0 {
-                    return None;
+                    return Err(if x == 0.0 || x.is_nan() { ArithError::Invalid } else { ArithError::DivisionByZero });
                 }
                 x / y
             }
-        }));
+        };
+        if x.is_finite() && y.is_finite() {
+            return check_float(r).map(F);
+        }
+        return Ok(F(r));
     }
     if let (I(x), I(y)) = (a, b) {
-        match op {
-            Op2::Add => return Some(x.checked_add(*y).map(I).unwrap_or_else(|| B(BigInt::from(*x) + y))),
-            Op2::Sub => return Some(x.checked_sub(*y).map(I).unwrap_or_else(|| B(BigInt::from(*x) - y))),
-            Op2::Mul => return Some(x.checked_mul(*y).map(I).unwrap_or_else(|| B(BigInt::from(*x) * y))),
+        let (x, y) = (*x, *y);
+        return Ok(match op {
+            Op2::Add => x.checked_add(y).map(I).unwrap_or_else(|| B(BigInt::from(x) + y)),
+            Op2::Sub => x.checked_sub(y).map(I).unwrap_or_else(|| B(BigInt::from(x) - y)),
+            Op2::Mul => x.checked_mul(y).map(I).unwrap_or_else(|| B(BigInt::from(x) * y)),
             Op2::Div => {
-                if *y == 0 {
-                    return None;
+                if y == 0 {
+                    return Err(ArithError::DivisionByZero);
                 }
-                if x % y == 0 {
-                    return Some(x.checked_div(*y).map(I).unwrap_or_else(|| norm_big(BigInt::from(*x) / y)));
+                match (x.checked_rem(y), x.checked_div(y)) {
+                    (Some(0), Some(q)) => I(q),
+                    _ => norm_frac(BigInt::from(x), BigInt::from(y)),
                 }
-                return Some(norm_frac(BigInt::from(*x), BigInt::from(*y)));
             }
-        }
+        });
     }
-    if matches!(a, I(_) | B(_)) && matches!(b, I(_) | B(_)) && op != Op2::Div {
+    if a.is_integer() && b.is_integer() && op != Op2::Div {
         let (x, y) = (a.to_big(), b.to_big());
-        return Some(norm_big(match op {
+        return Ok(norm_big(match op {
             Op2::Add => x + y,
             Op2::Sub => x - y,
             _ => x * y,
         }));
     }
     let ((an, ad), (bn, bd)) = (a.to_frac(), b.to_frac());
-    Some(match op {
+    Ok(match op {
         Op2::Add => norm_frac(&an * &bd + &bn * &ad, ad * bd),
         Op2::Sub => norm_frac(&an * &bd - &bn * &ad, ad * bd),
         Op2::Mul => norm_frac(an * bn, ad * bd),
         Op2::Div => {
             if bn.is_zero() {
-                return None;
+                return Err(ArithError::DivisionByZero);
             }
             norm_frac(an * bd, ad * bn)
         }
     })
 }
 
-/// Compare two real numbers: -1, 0, 1 (exact for rationals; floats compare as CL does, by value).
-pub fn compare(a: &Num, b: &Num) -> std::cmp::Ordering {
+/// Compare two real numbers, exactly (a float compares as the rational it denotes).
+pub fn compare(a: &Num, b: &Num) -> Ordering {
     use Num::*;
-    use std::cmp::Ordering;
     match (a, b) {
         (I(x), I(y)) => x.cmp(y),
-        (F(_), _) | (_, F(_)) => {
-            let (x, y) = (a.to_f64(), b.to_f64());
-            x.partial_cmp(&y).unwrap_or(Ordering::Equal)
-        }
+        (F(x), F(y)) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
+        (F(x), r) => compare_float_rational(*x, r),
+        (r, F(y)) => compare_float_rational(*y, r).reverse(),
+        (I(_) | B(_), I(_) | B(_)) => a.to_big().cmp(&b.to_big()),
         _ => {
             let ((an, ad), (bn, bd)) = (a.to_frac(), b.to_frac());
             (an * bd).cmp(&(bn * ad))
@@ -196,10 +332,28 @@ pub fn compare(a: &Num, b: &Num) -> std::cmp::Ordering {
     }
 }
 
+fn compare_float_rational(x: f64, r: &Num) -> Ordering {
+    if x.is_nan() {
+        return Ordering::Equal;
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { Ordering::Greater } else { Ordering::Less };
+    }
+    if let Num::I(i) = r
+        && i.unsigned_abs() <= 1 << 53
+    {
+        // Exactly representable: the float comparison is exact.
+        return x.partial_cmp(&(*i as f64)).unwrap_or(Ordering::Equal);
+    }
+    let (xn, xd) = float_to_frac(x);
+    let (rn, rd) = r.to_frac();
+    (xn * rd).cmp(&(rn * xd))
+}
+
 /// `=` on two values, None if either is not a number.
 pub fn numbers_equal<'gc>(a: Value<'gc>, b: Value<'gc>) -> Option<bool> {
     let (x, y) = (Num::from_value(a)?, Num::from_value(b)?);
-    Some(compare(&x, &y) == std::cmp::Ordering::Equal)
+    Some(compare(&x, &y) == Ordering::Equal)
 }
 
 pub fn to_f64(v: Value<'_>) -> Option<f64> {
@@ -211,11 +365,93 @@ pub fn num_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Num, Raise<'gc>
     Num::from_value(v).ok_or_else(|| ctx.type_error(v, "NUMBER"))
 }
 
-fn div_zero<'gc>(ctx: &Ctx<'_, 'gc>, name: &str, args: &[Value<'gc>]) -> Raise<'gc> {
-    Raise::DivisionByZero { operation: ctx.cl(name), operands: args.to_vec() }
+fn real_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Num, Raise<'gc>> {
+    Num::from_value(v).ok_or_else(|| ctx.type_error(v, "REAL"))
 }
 
-fn fold<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>], op: Op2, name: &str, unit: i64) -> LResult<'gc> {
+fn integer_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Num, Raise<'gc>> {
+    match v {
+        Value::Fixnum(i) => Ok(Num::I(i)),
+        Value::BigInt(b) => Ok(Num::B(b.0.clone())),
+        other => Err(ctx.type_error(other, "INTEGER")),
+    }
+}
+
+/// A type error with a compound expected type built from CL symbols (so that
+/// it prints as SBCL prints it).
+fn compound_type_error<'gc>(ctx: &Ctx<'_, 'gc>, datum: Value<'gc>, spec: &[Value<'gc>]) -> Raise<'gc> {
+    Raise::TypeError { datum, expected: alloc::list(ctx.mc, spec) }
+}
+
+fn integer_range_error<'gc>(ctx: &Ctx<'_, 'gc>, datum: Value<'gc>, lo: i64, hi: i64) -> Raise<'gc> {
+    compound_type_error(ctx, datum, &[ctx.cl("INTEGER"), Value::Fixnum(lo), Value::Fixnum(hi)])
+}
+
+fn float_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<f64, Raise<'gc>> {
+    match v {
+        Value::Float(f) => Ok(f.val),
+        other => Err(ctx.type_error(other, "FLOAT")),
+    }
+}
+
+/// Signal a condition of a type defined in Lisp (or, before the prelude has
+/// defined it, a plain arithmetic error), filling its arithmetic-error slots.
+fn arith_condition<'gc>(ctx: &Ctx<'_, 'gc>, type_name: &str, op: Value<'gc>, operands: &[Value<'gc>]) -> Raise<'gc> {
+    let name = ctx.cl(type_name);
+    match ctx.world.find_type(name) {
+        Some(t) => {
+            let ops = alloc::list(ctx.mc, operands);
+            Raise::Condition(crate::conditions::make(ctx.mc, t, &[("OPERATION", op), ("OPERANDS", ops)]))
+        }
+        None => Raise::Error {
+            kind: ErrorKind::Arithmetic,
+            message: format!("arithmetic error {type_name} signalled"),
+            irritants: vec![],
+        },
+    }
+}
+
+/// The condition for an arithmetic failure of the operation `name` applied to `operands`.
+fn arith_raise<'gc>(ctx: &Ctx<'_, 'gc>, err: ArithError, name: &str, operands: &[Value<'gc>]) -> Raise<'gc> {
+    let op = ctx.cl(name);
+    match err {
+        ArithError::DivisionByZero => Raise::DivisionByZero { operation: op, operands: operands.to_vec() },
+        ArithError::Overflow => arith_condition(ctx, "FLOATING-POINT-OVERFLOW", op, operands),
+        ArithError::Invalid => arith_condition(ctx, "FLOATING-POINT-INVALID-OPERATION", op, operands),
+        ArithError::Complex => {
+            let shown: Vec<String> = operands.iter().map(|&v| ctx.print(v, true)).collect();
+            Raise::Error {
+                kind: ErrorKind::Arithmetic,
+                message: format!(
+                    "({name} {}) would be a complex number, and complex numbers are not supported",
+                    shown.join(" ")
+                ),
+                irritants: vec![],
+            }
+        }
+        ArithError::TooLarge => {
+            let shown: Vec<String> = operands.iter().map(|&v| ctx.print(v, true)).collect();
+            let mut text = format!("({name} {})", shown.join(" "));
+            if text.len() > 200 {
+                text.truncate(200);
+                text.push_str("...");
+            }
+            Raise::error(format!("the result of {text} is too large to represent"))
+        }
+    }
+}
+
+/// The operands to show in an error of a binary float operation: converted to
+/// floats, as SBCL shows them, when contagion applied.
+fn shown_operands<'gc>(ctx: &Ctx<'_, 'gc>, err: ArithError, a: &Num, b: &Num) -> Vec<Value<'gc>> {
+    let contagion = (a.is_float() || b.is_float()) && err != ArithError::Overflow;
+    [a, b]
+        .iter()
+        .map(|n| if contagion { alloc::float(ctx.mc, n.to_f64()) } else { (*n).clone().into_value(ctx) })
+        .collect()
+}
+
+fn fold<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, op: Op2, name: &str, unit: i64) -> LResult<'gc> {
     // Fast path: two fixnums.
     if let [Value::Fixnum(a), Value::Fixnum(b)] = args {
         let r = match op {
@@ -228,41 +464,46 @@ fn fold<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>], op: Op2, name: &str, u
             return Ok(Value::Fixnum(r));
         }
     }
-    let mut acc = match (args.first(), op) {
-        (None, _) => return Ok(Value::Fixnum(unit)),
-        (Some(&a), _) if args.len() == 1 && matches!(op, Op2::Sub | Op2::Div) => {
+    let mut acc = match args.first() {
+        None => return Ok(Value::Fixnum(unit)),
+        Some(&a) if args.len() == 1 && matches!(op, Op2::Sub | Op2::Div) => {
             let x = num_arg(ctx, a)?;
-            return match arith(op, &Num::I(unit), &x) {
-                Some(r) => Ok(r.into_value(ctx)),
-                None => Err(div_zero(ctx, name, args)),
+            let u = Num::I(unit);
+            return match arith(op, &u, &x) {
+                Ok(r) => Ok(r.into_value(ctx)),
+                Err(e) => Err(arith_raise(ctx, e, name, &shown_operands(ctx, e, &u, &x))),
             };
         }
-        (Some(&a), _) => num_arg(ctx, a)?,
+        Some(&a) if args.len() == 1 => {
+            num_arg(ctx, a)?;
+            return Ok(a);
+        }
+        Some(&a) => num_arg(ctx, a)?,
     };
     for &b in &args[1..] {
         let y = num_arg(ctx, b)?;
         acc = match arith(op, &acc, &y) {
-            Some(r) => r,
-            None => return Err(div_zero(ctx, name, args)),
+            Ok(r) => r,
+            Err(e) => return Err(arith_raise(ctx, e, name, &shown_operands(ctx, e, &acc, &y))),
         };
     }
     Ok(acc.into_value(ctx))
 }
 
-fn add<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn add<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     fold(ctx, args, Op2::Add, "+", 0)
 }
-fn sub<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn sub<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     fold(ctx, args, Op2::Sub, "-", 0)
 }
-fn mul<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn mul<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     fold(ctx, args, Op2::Mul, "*", 1)
 }
-fn div<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn div<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     fold(ctx, args, Op2::Div, "/", 1)
 }
 
-fn one_plus<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn one_plus<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     if let Value::Fixnum(i) = args[0]
         && let Some(r) = i.checked_add(1)
     {
@@ -271,7 +512,7 @@ fn one_plus<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
     fold(ctx, &[args[0], Value::Fixnum(1)], Op2::Add, "1+", 0)
 }
 
-fn one_minus<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn one_minus<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     if let Value::Fixnum(i) = args[0]
         && let Some(r) = i.checked_sub(1)
     {
@@ -280,15 +521,7 @@ fn one_minus<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
     fold(ctx, &[args[0], Value::Fixnum(1)], Op2::Sub, "1-", 0)
 }
 
-fn real_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Num, Raise<'gc>> {
-    Num::from_value(v).ok_or_else(|| ctx.type_error(v, "REAL"))
-}
-
-fn compare_chain<'gc>(
-    ctx: &mut Ctx<'_, 'gc>,
-    args: &[Value<'gc>],
-    ok: fn(std::cmp::Ordering) -> bool,
-) -> LResult<'gc> {
+fn compare_chain<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, ok: fn(Ordering) -> bool) -> LResult<'gc> {
     if let [Value::Fixnum(a), Value::Fixnum(b)] = args {
         return Ok(ctx.bool(ok(a.cmp(b))));
     }
@@ -296,22 +529,22 @@ fn compare_chain<'gc>(
     Ok(ctx.bool(nums.windows(2).all(|w| ok(compare(&w[0], &w[1])))))
 }
 
-fn num_eq<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn num_eq<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     compare_chain(ctx, args, |o| o.is_eq())
 }
-fn num_lt<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn num_lt<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     compare_chain(ctx, args, |o| o.is_lt())
 }
-fn num_gt<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn num_gt<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     compare_chain(ctx, args, |o| o.is_gt())
 }
-fn num_le<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn num_le<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     compare_chain(ctx, args, |o| o.is_le())
 }
-fn num_ge<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn num_ge<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     compare_chain(ctx, args, |o| o.is_ge())
 }
-fn num_ne<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn num_ne<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     let nums: Vec<Num> = args.iter().map(|&a| num_arg(ctx, a)).collect::<Result<_, _>>()?;
     for i in 0..nums.len() {
         for j in i + 1..nums.len() {
@@ -323,26 +556,1157 @@ fn num_ne<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
     Ok(ctx.t())
 }
 
-fn zerop<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+/// MIN and MAX return the winning argument itself (the first of equals), as SBCL does.
+fn extremum<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, want: Ordering) -> LResult<'gc> {
+    let mut best = args[0];
+    if let Value::Fixnum(mut b) = best
+        && args.iter().all(|v| matches!(v, Value::Fixnum(_)))
+    {
+        for v in &args[1..] {
+            if let Value::Fixnum(x) = *v
+                && x.cmp(&b) == want
+            {
+                b = x;
+            }
+        }
+        return Ok(Value::Fixnum(b));
+    }
+    let mut bn = real_arg(ctx, best)?;
+    for &v in &args[1..] {
+        let n = real_arg(ctx, v)?;
+        if compare(&n, &bn) == want {
+            best = v;
+            bn = n;
+        }
+    }
+    Ok(best)
+}
+
+fn min_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    extremum(ctx, args, Ordering::Less)
+}
+fn max_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    extremum(ctx, args, Ordering::Greater)
+}
+
+fn abs_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let v = args[0];
+    Ok(match v {
+        Value::Fixnum(i) => match i.checked_abs() {
+            Some(a) => Value::Fixnum(a),
+            None => alloc::integer(ctx.mc, BigInt::from(i).abs()),
+        },
+        Value::Float(f) if f.val.is_sign_negative() => alloc::float(ctx.mc, f.val.abs()),
+        Value::BigInt(b) if b.0.is_negative() => alloc::integer(ctx.mc, b.0.abs()),
+        Value::Ratio(r) if r.num.is_negative() => alloc::rational(ctx.mc, r.num.abs(), r.den.clone()),
+        Value::Float(_) | Value::BigInt(_) | Value::Ratio(_) => v,
+        other => return Err(ctx.type_error(other, "NUMBER")),
+    })
+}
+
+// ---- the rounding family ----
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Rnd {
+    Floor,
+    Ceiling,
+    Truncate,
+    Round,
+}
+
+/// Fixnum quotient and remainder; None when the quotient overflows (MIN / -1).
+fn fixnum_divide(mode: Rnd, a: i64, b: i64) -> Option<(i64, i64)> {
+    let (mut q, mut r) = (a.checked_div(b)?, a.checked_rem(b)?);
+    if r != 0 {
+        // The true quotient is negative when the remainder's sign differs from the divisor's.
+        let negative = (r < 0) != (b < 0);
+        let away = match mode {
+            Rnd::Truncate => false,
+            Rnd::Floor => negative,
+            Rnd::Ceiling => !negative,
+            Rnd::Round => match (r.unsigned_abs() * 2).cmp(&b.unsigned_abs()) {
+                Ordering::Greater => true,
+                Ordering::Equal => q % 2 != 0,
+                Ordering::Less => false,
+            },
+        };
+        if away {
+            if negative {
+                q -= 1;
+                r += b;
+            } else {
+                q += 1;
+                r -= b;
+            }
+        }
+    }
+    Some((q, r))
+}
+
+/// Exact quotient (an integer) and remainder of two rationals.
+fn rational_divide(mode: Rnd, x: &Num, y: &Num) -> Result<(Num, Num), ArithError> {
+    if let (Num::I(a), Num::I(b)) = (x, y) {
+        if *b == 0 {
+            return Err(ArithError::DivisionByZero);
+        }
+        if let Some((q, r)) = fixnum_divide(mode, *a, *b) {
+            return Ok((Num::I(q), Num::I(r)));
+        }
+    }
+    let ((an, ad), (bn, bd)) = (x.to_frac(), y.to_frac());
+    if bn.is_zero() {
+        return Err(ArithError::DivisionByZero);
+    }
+    // x/y = n/m; the remainder is x - q*y = (n - q*m) / (ad*bd).
+    let n = &an * &bd;
+    let m = &ad * &bn;
+    let (mut q, rem) = n.div_rem(&m);
+    if !rem.is_zero() {
+        let negative = rem.is_negative() != m.is_negative();
+        let away = match mode {
+            Rnd::Truncate => false,
+            Rnd::Floor => negative,
+            Rnd::Ceiling => !negative,
+            Rnd::Round => match (rem.abs() * 2u32).cmp(&m.abs()) {
+                Ordering::Greater => true,
+                Ordering::Equal => q.is_odd(),
+                Ordering::Less => false,
+            },
+        };
+        if away {
+            if negative {
+                q -= 1;
+            } else {
+                q += 1;
+            }
+        }
+    }
+    let r = norm_frac(&n - &q * &m, ad * bd);
+    Ok((norm_big(q), r))
+}
+
+/// Float quotient (integral) and remainder, as SBCL computes them: the
+/// remainder is x - q*y in doubles.
+fn float_divide(mode: Rnd, x: f64, y: f64) -> Result<(f64, f64), ArithError> {
+    if y == 0.0 {
+        return Err(if x == 0.0 { ArithError::Invalid } else { ArithError::DivisionByZero });
+    }
+    let f = check_float(x / y)?;
+    let t = f.trunc();
+    let r = x - t * y;
+    if r == 0.0 {
+        return Ok((t, r));
+    }
+    let negative = (r < 0.0) != (y < 0.0);
+    let away = match mode {
+        Rnd::Truncate => false,
+        Rnd::Floor => negative,
+        Rnd::Ceiling => !negative,
+        Rnd::Round => {
+            let half = y.abs() / 2.0;
+            r.abs() > half || (r.abs() == half && t % 2.0 != 0.0)
+        }
+    };
+    Ok(if !away {
+        (t, r)
+    } else if negative {
+        (t - 1.0, r + y)
+    } else {
+        (t + 1.0, r - y)
+    })
+}
+
+/// FLOOR, CEILING, TRUNCATE, ROUND and their F- variants: two values.
+fn divide_values<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, mode: Rnd, float_q: bool, name: &str) -> LResult<'gc> {
+    if !float_q {
+        match *args {
+            [Value::Fixnum(a)] => return Ok(ctx.set_values(&[Value::Fixnum(a), Value::Fixnum(0)])),
+            [Value::Fixnum(a), Value::Fixnum(b)] if b != 0 => {
+                if let Some((q, r)) = fixnum_divide(mode, a, b) {
+                    return Ok(ctx.set_values(&[Value::Fixnum(q), Value::Fixnum(r)]));
+                }
+            }
+            _ => {}
+        }
+    }
+    let x = real_arg(ctx, args[0])?;
+    let y = match args.get(1) {
+        Some(&v) => real_arg(ctx, v)?,
+        None => Num::I(1),
+    };
+    let fail = |ctx: &Ctx<'_, 'gc>, e: ArithError| arith_raise(ctx, e, name, args);
+    let (q, r) = if x.is_float() || y.is_float() {
+        let xf = x.float_value().map_err(|e| fail(ctx, e))?;
+        let yf = y.float_value().map_err(|e| fail(ctx, e))?;
+        let (qf, rf) = float_divide(mode, xf, yf).map_err(|e| fail(ctx, e))?;
+        // FROUND goes through the integer quotient (so never gives -0.0), as in SBCL.
+        let q = if float_q && mode != Rnd::Round {
+            Num::F(qf)
+        } else {
+            let qi = norm_big(BigInt::from_f64(qf).unwrap_or_default());
+            if float_q { Num::F(qi.to_f64()) } else { qi }
+        };
+        (q, Num::F(rf))
+    } else {
+        let (q, r) = rational_divide(mode, &x, &y).map_err(|e| fail(ctx, e))?;
+        if float_q { (Num::F(q.float_value().map_err(|e| fail(ctx, e))?), r) } else { (q, r) }
+    };
+    let (q, r) = (q.into_value(ctx), r.into_value(ctx));
+    Ok(ctx.set_values(&[q, r]))
+}
+
+macro_rules! rounding {
+    ($($fname:ident, $mode:ident, $fq:expr, $lname:expr;)*) => {$(
+        fn $fname<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+            divide_values(ctx, args, Rnd::$mode, $fq, $lname)
+        }
+    )*};
+}
+
+rounding! {
+    floor_fn, Floor, false, "FLOOR";
+    ceiling_fn, Ceiling, false, "CEILING";
+    truncate_fn, Truncate, false, "TRUNCATE";
+    round_fn, Round, false, "ROUND";
+    ffloor_fn, Floor, true, "FFLOOR";
+    fceiling_fn, Ceiling, true, "FCEILING";
+    ftruncate_fn, Truncate, true, "FTRUNCATE";
+    fround_fn, Round, true, "FROUND";
+}
+
+/// MOD and REM: the remainder of FLOOR and TRUNCATE.
+fn remainder<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, mode: Rnd, name: &str) -> LResult<'gc> {
+    if let [Value::Fixnum(a), Value::Fixnum(b)] = *args
+        && b != 0
+    {
+        // MIN rem -1 overflows the quotient but the remainder is 0.
+        return Ok(Value::Fixnum(fixnum_divide(mode, a, b).map(|(_, r)| r).unwrap_or(0)));
+    }
+    divide_values(ctx, args, mode, false, name)?;
+    let r = ctx.values.get(1).copied().unwrap_or(Value::Nil);
+    ctx.values.clear();
+    ctx.multiple = false;
+    Ok(r)
+}
+
+fn mod_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    remainder(ctx, args, Rnd::Floor, "MOD")
+}
+fn rem_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    remainder(ctx, args, Rnd::Truncate, "REM")
+}
+
+// ---- gcd, lcm, expt ----
+
+fn gcd2(a: &Num, b: &Num) -> Num {
+    if let (Num::I(x), Num::I(y)) = (a, b) {
+        let g = x.unsigned_abs().gcd(&y.unsigned_abs());
+        return match i64::try_from(g) {
+            Ok(g) => Num::I(g),
+            Err(_) => Num::B(BigInt::from(g)),
+        };
+    }
+    norm_big(a.to_big().gcd(&b.to_big()))
+}
+
+fn lcm2(a: &Num, b: &Num) -> Num {
+    if a.is_zero() || b.is_zero() {
+        return Num::I(0);
+    }
+    if let (Num::I(x), Num::I(y)) = (a, b) {
+        let (x, y) = (x.unsigned_abs(), y.unsigned_abs());
+        if let Some(l) = (x / x.gcd(&y)).checked_mul(y)
+            && let Ok(l) = i64::try_from(l)
+        {
+            return Num::I(l);
+        }
+    }
+    norm_big(a.to_big().lcm(&b.to_big()))
+}
+
+fn gcd_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let mut acc = Num::I(0);
+    for &v in args {
+        acc = gcd2(&acc, &integer_arg(ctx, v)?);
+    }
+    Ok(acc.into_value(ctx))
+}
+
+fn lcm_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let Some((&first, rest)) = args.split_first() else { return Ok(Value::Fixnum(1)) };
+    let mut acc = integer_arg(ctx, first)?;
+    if let Num::I(i) = acc {
+        acc = match i.checked_abs() {
+            Some(a) => Num::I(a),
+            None => Num::B(BigInt::from(i).abs()),
+        };
+    } else {
+        acc = norm_big(acc.to_big().abs());
+    }
+    for &v in rest {
+        acc = lcm2(&acc, &integer_arg(ctx, v)?);
+    }
+    Ok(acc.into_value(ctx))
+}
+
+/// Exponents whose result would take more bits than this are refused.
+const MAX_RESULT_BITS: u64 = 1 << 32;
+
+/// base^power for an integer base and a non-negative power.
+fn int_pow(base: &Num, power: u64) -> Result<Num, ArithError> {
+    if let Num::I(b) = base {
+        // Square-and-multiply in i64 while it fits.
+        let (mut acc, mut sq, mut p) = (1i64, *b, power);
+        let fits = loop {
+            if p & 1 == 1 {
+                match acc.checked_mul(sq) {
+                    Some(v) => acc = v,
+                    None => break false,
+                }
+            }
+            p >>= 1;
+            if p == 0 {
+                break true;
+            }
+            match sq.checked_mul(sq) {
+                Some(v) => sq = v,
+                None => break false,
+            }
+        };
+        if fits {
+            return Ok(Num::I(acc));
+        }
+    }
+    let b = base.to_big();
+    if b.bits().saturating_mul(power) > MAX_RESULT_BITS {
+        return Err(ArithError::TooLarge);
+    }
+    let p = u32::try_from(power).map_err(|_| ArithError::TooLarge)?;
+    Ok(norm_big(num_traits::pow::Pow::pow(&b, p)))
+}
+
+/// Exact rational base to an integer power.
+fn exact_expt(base: &Num, power: &Num) -> Result<Num, ArithError> {
+    let negative = power.signum() < 0;
+    if base.is_zero() {
+        return if negative { Err(ArithError::DivisionByZero) } else { Ok(Num::I(0)) };
+    }
+    let odd = match power {
+        Num::I(p) => p & 1 == 1,
+        _ => power.to_big().is_odd(),
+    };
+    // Units first, so that bignum powers of them work.
+    match base {
+        Num::I(1) => return Ok(Num::I(1)),
+        Num::I(-1) => return Ok(Num::I(if odd { -1 } else { 1 })),
+        _ => {}
+    }
+    let p = match power {
+        Num::I(p) => p.unsigned_abs(),
+        _ => return Err(ArithError::TooLarge),
+    };
+    let r = match base {
+        Num::R(n, d) => {
+            let (n, d) = (int_pow(&norm_big(n.clone()), p)?, int_pow(&norm_big(d.clone()), p)?);
+            norm_frac(n.to_big(), d.to_big())
+        }
+        _ => int_pow(base, p)?,
+    };
+    if negative { arith(Op2::Div, &Num::I(1), &r) } else { Ok(r) }
+}
+
+fn expt_num(base: &Num, power: &Num) -> Result<Num, ArithError> {
+    if power.is_zero() {
+        if power.is_float() {
+            if base.is_zero() {
+                return Err(ArithError::Invalid);
+            }
+            return Ok(Num::F(1.0));
+        }
+        return Ok(if base.is_float() { Num::F(1.0) } else { Num::I(1) });
+    }
+    if power.is_integer() && !base.is_float() {
+        return exact_expt(base, power);
+    }
+    let b = base.float_value()?;
+    let p = match power {
+        Num::I(_) | Num::B(_) => power.to_f64(),
+        _ => power.float_value()?,
+    };
+    if b == 0.0 {
+        return if p > 0.0 { Ok(Num::F(0.0)) } else { Err(ArithError::DivisionByZero) };
+    }
+    if b < 0.0 && p.fract() != 0.0 {
+        return Err(ArithError::Complex);
+    }
+    let r = b.powf(p);
+    if b.is_finite() { check_float(r).map(Num::F) } else { Ok(Num::F(r)) }
+}
+
+fn expt<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let (base, power) = (num_arg(ctx, args[0])?, num_arg(ctx, args[1])?);
+    match expt_num(&base, &power) {
+        Ok(r) => Ok(r.into_value(ctx)),
+        Err(e) => Err(arith_raise(ctx, e, "EXPT", args)),
+    }
+}
+
+// ---- exponentials, logarithms, roots, trigonometry ----
+
+/// ln|b| of a positive integer of any size.
+fn big_ln(b: &BigInt) -> f64 {
+    let bits = b.bits();
+    if bits < 1000 {
+        return b.to_f64().unwrap_or(f64::NAN).ln();
+    }
+    let shift = bits - 64;
+    (b >> shift as usize).to_f64().unwrap_or(f64::NAN).ln() + shift as f64 * std::f64::consts::LN_2
+}
+
+/// The natural logarithm of a real; rationals of any size.
+fn ln_num(x: &Num) -> Result<f64, ArithError> {
+    match x.signum() {
+        0 => return Err(ArithError::DivisionByZero),
+        -1 => return Err(ArithError::Complex),
+        _ => {}
+    }
+    Ok(match x {
+        Num::I(i) => (*i as f64).ln(),
+        Num::B(b) => big_ln(b),
+        Num::F(f) => f.ln(),
+        Num::R(n, d) => {
+            let q = ratio_to_f64(n, d);
+            if q.is_normal() { q.ln() } else { big_ln(n) - big_ln(d) }
+        }
+    })
+}
+
+fn log_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let x = num_arg(ctx, args[0])?;
+    let r = match args.get(1) {
+        None => ln_num(&x),
+        Some(&b) => {
+            let base = num_arg(ctx, b)?;
+            if base.is_zero() {
+                Ok(0.0)
+            } else {
+                ln_num(&x).and_then(|lx| {
+                    let lb = ln_num(&base)?;
+                    if lb == 0.0 {
+                        Err(if lx == 0.0 { ArithError::Invalid } else { ArithError::DivisionByZero })
+                    } else {
+                        Ok(lx / lb)
+                    }
+                })
+            }
+        }
+    };
+    match r {
+        Ok(f) => Ok(alloc::float(ctx.mc, f)),
+        Err(e) => Err(arith_raise(ctx, e, "LOG", args)),
+    }
+}
+
+fn sqrt_num(x: &Num) -> Result<f64, ArithError> {
+    if x.signum() < 0 {
+        return Err(ArithError::Complex);
+    }
+    if let Num::B(b) = x
+        && b.to_f64().is_none_or(|f| !f.is_finite())
+    {
+        // Beyond the double range, but its root is not: halve the exponent first.
+        let k = (b.bits() - 1000) / 2;
+        return Ok((b >> (2 * k) as usize).to_f64().unwrap_or(f64::NAN).sqrt() * 2f64.powi(k as i32));
+    }
+    Ok(x.float_value()?.sqrt())
+}
+
+fn sqrt_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let x = num_arg(ctx, args[0])?;
+    match sqrt_num(&x) {
+        Ok(f) => Ok(alloc::float(ctx.mc, f)),
+        Err(e) => Err(arith_raise(ctx, e, "SQRT", args)),
+    }
+}
+
+fn isqrt_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    match args[0] {
+        Value::Fixnum(i) if i >= 0 => Ok(Value::Fixnum((i as u64).sqrt() as i64)),
+        Value::BigInt(b) if !b.0.is_negative() => Ok(alloc::integer(ctx.mc, b.0.sqrt())),
+        other => Err(ctx.type_error(other, "UNSIGNED-BYTE")),
+    }
+}
+
+/// A one-argument float function of a real: domain check, then overflow check.
+fn real_fn<'gc>(
+    ctx: &mut Ctx<'_, 'gc>,
+    args: A<'_, 'gc>,
+    name: &str,
+    domain: fn(f64) -> Result<(), ArithError>,
+    f: fn(f64) -> f64,
+) -> LResult<'gc> {
+    let x = real_arg(ctx, args[0])?;
+    let r = x.float_value().and_then(|xf| {
+        domain(xf)?;
+        check_float(f(xf))
+    });
+    match r {
+        Ok(v) => Ok(alloc::float(ctx.mc, v)),
+        Err(e) => Err(arith_raise(ctx, e, name, args)),
+    }
+}
+
+fn any(_: f64) -> Result<(), ArithError> {
+    Ok(())
+}
+fn unit_interval(x: f64) -> Result<(), ArithError> {
+    if (-1.0..=1.0).contains(&x) { Ok(()) } else { Err(ArithError::Complex) }
+}
+fn at_least_one(x: f64) -> Result<(), ArithError> {
+    if x >= 1.0 { Ok(()) } else { Err(ArithError::Complex) }
+}
+fn open_unit_interval(x: f64) -> Result<(), ArithError> {
+    if x.abs() == 1.0 {
+        Err(ArithError::DivisionByZero)
+    } else if x.abs() > 1.0 {
+        Err(ArithError::Complex)
+    } else {
+        Ok(())
+    }
+}
+
+macro_rules! float_fns {
+    ($($fname:ident, $lname:expr, $domain:ident, $f:expr;)*) => {$(
+        fn $fname<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+            real_fn(ctx, args, $lname, $domain, $f)
+        }
+    )*};
+}
+
+float_fns! {
+    exp_fn, "EXP", any, f64::exp;
+    sin_fn, "SIN", any, f64::sin;
+    cos_fn, "COS", any, f64::cos;
+    tan_fn, "TAN", any, f64::tan;
+    asin_fn, "ASIN", unit_interval, f64::asin;
+    acos_fn, "ACOS", unit_interval, f64::acos;
+    sinh_fn, "SINH", any, f64::sinh;
+    cosh_fn, "COSH", any, f64::cosh;
+    tanh_fn, "TANH", any, f64::tanh;
+    asinh_fn, "ASINH", any, f64::asinh;
+    acosh_fn, "ACOSH", at_least_one, f64::acosh;
+    atanh_fn, "ATANH", open_unit_interval, f64::atanh;
+}
+
+fn atan_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let y = real_arg(ctx, args[0])?;
+    let r = match args.get(1) {
+        None => y.float_value().map(f64::atan),
+        Some(&xv) => {
+            let x = real_arg(ctx, xv)?;
+            y.float_value().and_then(|yf| Ok(yf.atan2(x.float_value()?)))
+        }
+    };
+    match r {
+        Ok(v) => Ok(alloc::float(ctx.mc, v)),
+        Err(e) => Err(arith_raise(ctx, e, "ATAN", args)),
+    }
+}
+
+// ---- conversions and accessors ----
+
+fn float_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    if let Some(&p) = args.get(1) {
+        float_arg(ctx, p)?;
+    }
+    let v = args[0];
+    if let Value::Float(_) = v {
+        return Ok(v);
+    }
+    let n = real_arg(ctx, v)?;
+    match n.float_value() {
+        Ok(f) => Ok(alloc::float(ctx.mc, f)),
+        Err(e) => Err(arith_raise(ctx, e, "FLOAT", &args[..1])),
+    }
+}
+
+fn rational_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    match args[0] {
+        Value::Float(f) => {
+            let (n, d) = float_to_frac(f.val);
+            Ok(alloc::rational(ctx.mc, n, d))
+        }
+        v @ (Value::Fixnum(_) | Value::BigInt(_) | Value::Ratio(_)) => Ok(v),
+        other => Err(ctx.type_error(other, "REAL")),
+    }
+}
+
+/// The simplest rational within half a unit in the last place of x: SBCL's
+/// continued-fraction algorithm.
+fn rationalize_f64(x: f64) -> (BigInt, BigInt) {
+    let (frac, expo, sign) = decode_f64(x);
+    if frac == 0 || expo >= 0 {
+        return (BigInt::from(frac) * sign << expo.max(0) as usize, BigInt::one());
+    }
+    // The interval ((2f-1)/2^(1-e), (2f+1)/2^(1-e)) around x.
+    let den = BigInt::one() << (1 - expo) as usize;
+    let two_f = BigInt::from(frac) * 2u32;
+    let mut a = (&two_f - 1u32, den.clone());
+    let mut b = (two_f + 1u32, den);
+    let (mut p0, mut q0, mut p1, mut q1) = (BigInt::zero(), BigInt::one(), BigInt::one(), BigInt::zero());
+    loop {
+        let c = a.0.div_ceil(&a.1);
+        // c < b  <=>  c * b.den < b.num
+        if &c * &b.1 < b.0 {
+            let top = &c * &p1 + &p0;
+            let bot = &c * &q1 + &q0;
+            return (top * sign, bot);
+        }
+        let k = &c - 1u32;
+        let p2 = &k * &p1 + &p0;
+        let q2 = &k * &q1 + &q0;
+        // a, b := 1/(b-k), 1/(a-k)
+        let new_a = (b.1.clone(), &b.0 - &k * &b.1);
+        let new_b = (a.1.clone(), &a.0 - &k * &a.1);
+        a = new_a;
+        b = new_b;
+        p0 = std::mem::replace(&mut p1, p2);
+        q0 = std::mem::replace(&mut q1, q2);
+    }
+}
+
+fn rationalize_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    match args[0] {
+        Value::Float(f) if f.val.is_finite() => {
+            let (n, d) = rationalize_f64(f.val);
+            Ok(alloc::rational(ctx.mc, n, d))
+        }
+        v @ (Value::Fixnum(_) | Value::BigInt(_) | Value::Ratio(_)) => Ok(v),
+        other => Err(ctx.type_error(other, "REAL")),
+    }
+}
+
+fn numerator_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    match args[0] {
+        Value::Ratio(r) => Ok(alloc::integer(ctx.mc, r.num.clone())),
+        v @ (Value::Fixnum(_) | Value::BigInt(_)) => Ok(v),
+        other => Err(ctx.type_error(other, "RATIONAL")),
+    }
+}
+
+fn denominator_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    match args[0] {
+        Value::Ratio(r) => Ok(alloc::integer(ctx.mc, r.den.clone())),
+        Value::Fixnum(_) | Value::BigInt(_) => Ok(Value::Fixnum(1)),
+        other => Err(ctx.type_error(other, "RATIONAL")),
+    }
+}
+
+fn integer_decode_float_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let x = float_arg(ctx, args[0])?;
+    let (frac, expo, sign) = if x == 0.0 {
+        (0, 0, if x.is_sign_negative() { -1 } else { 1 })
+    } else {
+        decode_f64(x)
+    };
+    let frac = alloc::integer(ctx.mc, BigInt::from(frac));
+    Ok(ctx.set_values(&[frac, Value::Fixnum(expo as i64), Value::Fixnum(sign as i64)]))
+}
+
+fn scale_float_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let x = float_arg(ctx, args[0])?;
+    let e = ctx.fixnum_arg(args[1])?;
+    match check_float(scale_f64(x, e.clamp(-100_000, 100_000))) {
+        Ok(r) => Ok(alloc::float(ctx.mc, r)),
+        Err(err) => Err(arith_raise(ctx, err, "SCALE-FLOAT", args)),
+    }
+}
+
+fn float_digits_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    float_arg(ctx, args[0])?;
+    Ok(Value::Fixnum(53))
+}
+
+fn float_radix_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    float_arg(ctx, args[0])?;
+    Ok(Value::Fixnum(2))
+}
+
+// ---- predicates and signs ----
+
+fn zerop<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    if let Value::Fixnum(i) = args[0] {
+        return Ok(ctx.bool(i == 0));
+    }
     let n = num_arg(ctx, args[0])?;
     Ok(ctx.bool(n.is_zero()))
 }
 
-fn numberp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
-    Ok(ctx.bool(Num::from_value(args[0]).is_some()))
+fn sign_of<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<i32, Raise<'gc>> {
+    match v {
+        Value::Fixnum(i) => Ok(i.signum() as i32),
+        Value::Float(f) => Ok(if f.val > 0.0 {
+            1
+        } else if f.val < 0.0 {
+            -1
+        } else {
+            0
+        }),
+        Value::BigInt(b) => Ok(if b.0.is_negative() { -1 } else { 1 }),
+        Value::Ratio(r) => Ok(if r.num.is_negative() { -1 } else { 1 }),
+        other => Err(ctx.type_error(other, "REAL")),
+    }
 }
 
-fn integerp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn plusp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let s = sign_of(ctx, args[0])?;
+    Ok(ctx.bool(s > 0))
+}
+
+fn minusp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let s = sign_of(ctx, args[0])?;
+    Ok(ctx.bool(s < 0))
+}
+
+fn is_odd<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<bool, Raise<'gc>> {
+    match v {
+        Value::Fixnum(i) => Ok(i & 1 == 1),
+        Value::BigInt(b) => Ok(b.0.is_odd()),
+        other => Err(ctx.type_error(other, "INTEGER")),
+    }
+}
+
+fn evenp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let odd = is_odd(ctx, args[0])?;
+    Ok(ctx.bool(!odd))
+}
+
+fn oddp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let odd = is_odd(ctx, args[0])?;
+    Ok(ctx.bool(odd))
+}
+
+fn numberp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(ctx.bool(matches!(args[0], Value::Fixnum(_) | Value::BigInt(_) | Value::Ratio(_) | Value::Float(_))))
+}
+
+fn realp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    numberp(ctx, args)
+}
+
+fn rationalp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(ctx.bool(matches!(args[0], Value::Fixnum(_) | Value::BigInt(_) | Value::Ratio(_))))
+}
+
+fn integerp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     Ok(ctx.bool(matches!(args[0], Value::Fixnum(_) | Value::BigInt(_))))
 }
 
-fn floatp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
+fn floatp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     Ok(ctx.bool(matches!(args[0], Value::Float(_))))
 }
 
-fn float_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: &[Value<'gc>]) -> LResult<'gc> {
-    let n = real_arg(ctx, args[0])?;
-    Ok(alloc::float(ctx.mc, n.to_f64()))
+/// There are no complex numbers in this subset.
+fn complexp<'gc>(_ctx: &mut Ctx<'_, 'gc>, _args: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(Value::Nil)
+}
+
+fn signum_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let v = args[0];
+    match v {
+        // Zeros (including -0.0) are their own sign.
+        Value::Float(f) if f.val == 0.0 => Ok(v),
+        Value::Float(f) => Ok(alloc::float(ctx.mc, 1f64.copysign(f.val))),
+        _ => Ok(Value::Fixnum(sign_of(ctx, v).map_err(|_| ctx.type_error(v, "NUMBER"))? as i64)),
+    }
+}
+
+fn float_sign_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let s = float_arg(ctx, args[0])?;
+    let m = match args.get(1) {
+        Some(&v) => float_arg(ctx, v)?,
+        None => 1.0,
+    };
+    Ok(alloc::float(ctx.mc, m.abs().copysign(s)))
+}
+
+// ---- bit operations (two's complement, any size) ----
+
+/// Fold a bitwise operation over integers; the fixnum case never allocates.
+fn logical<'gc>(
+    ctx: &mut Ctx<'_, 'gc>,
+    args: A<'_, 'gc>,
+    unit: i64,
+    small: fn(i64, i64) -> i64,
+    big: fn(&BigInt, &BigInt) -> BigInt,
+) -> LResult<'gc> {
+    let mut acc = unit;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i] {
+            Value::Fixnum(x) => acc = small(acc, x),
+            _ => break,
+        }
+        i += 1;
+    }
+    if i == args.len() {
+        return Ok(Value::Fixnum(acc));
+    }
+    let mut acc = BigInt::from(acc);
+    for &v in &args[i..] {
+        acc = big(&acc, &integer_arg(ctx, v)?.to_big());
+    }
+    Ok(alloc::integer(ctx.mc, acc))
+}
+
+fn logand<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    logical(ctx, args, -1, |a, b| a & b, |a, b| a & b)
+}
+fn logior<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    logical(ctx, args, 0, |a, b| a | b, |a, b| a | b)
+}
+fn logxor<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    logical(ctx, args, 0, |a, b| a ^ b, |a, b| a ^ b)
+}
+fn logeqv<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    logical(ctx, args, -1, |a, b| !(a ^ b), |a, b| !(a ^ b))
+}
+
+/// The two-argument bit operations, as (not-first?, not-second?, op, not-result?).
+fn logical2<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, na: bool, nb: bool, and: bool, nr: bool) -> LResult<'gc> {
+    let (a, b) = (integer_arg(ctx, args[0])?, integer_arg(ctx, args[1])?);
+    if let (Num::I(a), Num::I(b)) = (&a, &b) {
+        let (a, b) = (if na { !a } else { *a }, if nb { !b } else { *b });
+        let r = if and { a & b } else { a | b };
+        return Ok(Value::Fixnum(if nr { !r } else { r }));
+    }
+    let (a, b) = (a.to_big(), b.to_big());
+    let (a, b) = (if na { !a } else { a }, if nb { !b } else { b });
+    let r = if and { a & b } else { a | b };
+    Ok(alloc::integer(ctx.mc, if nr { !r } else { r }))
+}
+
+fn lognand<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    logical2(ctx, args, false, false, true, true)
+}
+fn lognor<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    logical2(ctx, args, false, false, false, true)
+}
+fn logandc1<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    logical2(ctx, args, true, false, true, false)
+}
+fn logandc2<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    logical2(ctx, args, false, true, true, false)
+}
+fn logorc1<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    logical2(ctx, args, true, false, false, false)
+}
+fn logorc2<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    logical2(ctx, args, false, true, false, false)
+}
+
+fn logtest<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let r = logical2(ctx, args, false, false, true, false)?;
+    Ok(ctx.bool(!matches!(r, Value::Fixnum(0))))
+}
+
+fn lognot<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    match integer_arg(ctx, args[0])? {
+        Num::I(i) => Ok(Value::Fixnum(!i)),
+        n => Ok(alloc::integer(ctx.mc, !n.to_big())),
+    }
+}
+
+fn logbitp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let index = match args[0] {
+        Value::Fixnum(i) if i >= 0 => Some(i as u64),
+        Value::BigInt(b) if !b.0.is_negative() => None,
+        other => return Err(ctx.type_error(other, "UNSIGNED-BYTE")),
+    };
+    let n = integer_arg(ctx, args[1])?;
+    let bit = match (index, &n) {
+        // Beyond the representation: the sign bit extends forever.
+        (None, _) => n.signum() < 0,
+        (Some(k), Num::I(i)) => {
+            if k >= 64 {
+                *i < 0
+            } else {
+                (i >> k) & 1 == 1
+            }
+        }
+        (Some(k), _) => n.to_big().bit(k),
+    };
+    Ok(ctx.bool(bit))
+}
+
+fn logcount<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(Value::Fixnum(match integer_arg(ctx, args[0])? {
+        Num::I(i) => (if i < 0 { !i } else { i }).count_ones() as i64,
+        n => {
+            let b = n.to_big();
+            let b = if b.is_negative() { !b } else { b };
+            b.magnitude().count_ones() as i64
+        }
+    }))
+}
+
+fn integer_length<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(Value::Fixnum(match integer_arg(ctx, args[0])? {
+        Num::I(i) => 64 - (if i < 0 { !i } else { i }).leading_zeros() as i64,
+        n => {
+            let b = n.to_big();
+            (if b.is_negative() { !b } else { b }).bits() as i64
+        }
+    }))
+}
+
+fn ash<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let n = integer_arg(ctx, args[0])?;
+    let count = match integer_arg(ctx, args[1])? {
+        Num::I(c) => c,
+        big => {
+            // A shift by a bignum: only zero survives to the left.
+            return if big.signum() < 0 || n.is_zero() {
+                Ok(Value::Fixnum(if n.signum() < 0 { -1 } else { 0 }))
+            } else {
+                Err(arith_raise(ctx, ArithError::TooLarge, "ASH", args))
+            };
+        }
+    };
+    if let Num::I(x) = n {
+        if count <= 0 {
+            return Ok(Value::Fixnum(x >> count.unsigned_abs().min(63)));
+        }
+        if x == 0 {
+            return Ok(Value::Fixnum(0));
+        }
+        // Fits when the bits shifted out (and the new sign bit) equal the sign.
+        if count < 64 {
+            let shifted = x << count;
+            if shifted >> count == x {
+                return Ok(Value::Fixnum(shifted));
+            }
+        }
+    }
+    let b = n.to_big();
+    if count <= 0 {
+        let k = count.unsigned_abs();
+        if k >= b.bits() {
+            return Ok(Value::Fixnum(if b.is_negative() { -1 } else { 0 }));
+        }
+        return Ok(alloc::integer(ctx.mc, b >> k as usize));
+    }
+    if b.bits().saturating_add(count as u64) > MAX_RESULT_BITS {
+        return Err(arith_raise(ctx, ArithError::TooLarge, "ASH", args));
+    }
+    Ok(alloc::integer(ctx.mc, b << count as usize))
+}
+
+// ---- random numbers ----
+
+/// SplitMix64: turns any seed into a well-mixed, non-zero xorshift state.
+fn splitmix64(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)).max(1)
+}
+
+/// One step of xorshift64*.
+fn next_u64(state: &std::cell::Cell<u64>) -> u64 {
+    let mut x = state.get();
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    state.set(x);
+    x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+}
+
+fn current_random_state<'gc>(ctx: &Ctx<'_, 'gc>) -> Value<'gc> {
+    match ctx.cl("*RANDOM-STATE*") {
+        Value::Symbol(s) => s.value.get(),
+        _ => Value::Nil,
+    }
+}
+
+fn random_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let sv = match args.get(1) {
+        Some(&s) => s,
+        None => current_random_state(ctx),
+    };
+    let Value::RandomState(st) = sv else { return Err(ctx.type_error(sv, "RANDOM-STATE")) };
+    let state = &st.state;
+    match args[0] {
+        Value::Fixnum(n) if n > 0 => {
+            // Rejection sampling: uniform without modulo bias.
+            let n = n as u64;
+            let zone = u64::MAX - (u64::MAX - n + 1) % n;
+            loop {
+                let r = next_u64(state);
+                if r <= zone {
+                    return Ok(Value::Fixnum((r % n) as i64));
+                }
+            }
+        }
+        Value::BigInt(b) if b.0.is_positive() => {
+            let limit = &b.0;
+            let bits = limit.bits();
+            let words = bits.div_ceil(64) as usize;
+            loop {
+                let mut digits: Vec<u64> = (0..words).map(|_| next_u64(state)).collect();
+                let extra = (words as u64) * 64 - bits;
+                if let Some(top) = digits.last_mut() {
+                    *top >>= extra;
+                }
+                let r = BigInt::from(num_bigint::BigUint::new(
+                    digits.iter().flat_map(|d| [*d as u32, (*d >> 32) as u32]).collect(),
+                ));
+                if &r < limit {
+                    return Ok(alloc::integer(ctx.mc, r));
+                }
+            }
+        }
+        Value::Float(f) if f.val > 0.0 && f.val.is_finite() => loop {
+            let unit = (next_u64(state) >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+            let r = unit * f.val;
+            if r < f.val {
+                return Ok(alloc::float(ctx.mc, r));
+            }
+        },
+        other => {
+            let positive_float = alloc::list(ctx.mc, &[ctx.cl("DOUBLE-FLOAT"), alloc::list(ctx.mc, &[alloc::float(ctx.mc, 0.0)])]);
+            let positive_integer = alloc::list(ctx.mc, &[ctx.cl("INTEGER"), Value::Fixnum(1)]);
+            Err(compound_type_error(ctx, other, &[ctx.cl("OR"), positive_float, positive_integer]))
+        }
+    }
+}
+
+fn make_random_state<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let arg = args.first().copied().unwrap_or(Value::Nil);
+    let from = if arg.is_nil() { current_random_state(ctx) } else { arg };
+    match from {
+        Value::RandomState(s) => Ok(alloc::random_state(ctx.mc, s.state.get())),
+        v if v.eq(ctx.t()) => {
+            // A fresh state: seeded from the clock and a per-process counter.
+            static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0);
+            let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let seed = nanos ^ (std::process::id() as u64) << 32 ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            Ok(alloc::random_state(ctx.mc, splitmix64(seed)))
+        }
+        _ => Err(compound_type_error(ctx, arg, &[ctx.cl("OR"), ctx.cl("RANDOM-STATE"), ctx.cl("BOOLEAN")])),
+    }
+}
+
+/// (sys:%seeded-random-state integer): a state determined by the seed, for a
+/// reproducible initial `*random-state*`.
+fn seeded_random_state<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let seed = match integer_arg(ctx, args[0])? {
+        Num::I(i) => i as u64,
+        n => n.to_big().iter_u64_digits().fold(0u64, |acc, d| splitmix64(acc ^ d)),
+    };
+    Ok(alloc::random_state(ctx.mc, splitmix64(seed)))
+}
+
+fn random_state_p<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(ctx.bool(matches!(args[0], Value::RandomState(_))))
+}
+
+// ---- parse-integer ----
+
+fn parse_error<'gc>(ctx: &Ctx<'_, 'gc>, control: &str, string: Value<'gc>) -> Raise<'gc> {
+    let name = ctx.world.intern_sys(ctx.mc, "SIMPLE-PARSE-ERROR");
+    match ctx.world.find_type(name) {
+        Some(t) => {
+            let args = alloc::list(ctx.mc, &[string]);
+            let control = alloc::string(ctx.mc, control);
+            Raise::Condition(crate::conditions::make(
+                ctx.mc,
+                t,
+                &[("FORMAT-CONTROL", control), ("FORMAT-ARGUMENTS", args)],
+            ))
+        }
+        None => Raise::Error { kind: ErrorKind::Simple, message: control.to_string(), irritants: vec![string] },
+    }
+}
+
+fn is_parse_whitespace(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c')
+}
+
+/// (sys:%parse-integer string start end radix junk-allowed): PARSE-INTEGER
+/// after its keywords are taken apart; two values.
+fn parse_integer<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let sv = args[0];
+    let Value::String(s) = sv else { return Err(ctx.type_error(sv, "STRING")) };
+    let chars: Vec<char> = s.borrow().to_rust_string().chars().collect();
+    let len = chars.len();
+    let start = match args[1] {
+        Value::Fixnum(i) if i >= 0 && i as usize <= len => i as usize,
+        other => return Err(integer_range_error(ctx, other, 0, len as i64)),
+    };
+    let end = match args[2] {
+        Value::Nil => len,
+        Value::Fixnum(i) if i >= start as i64 && i as usize <= len => i as usize,
+        other => return Err(integer_range_error(ctx, other, start as i64, len as i64)),
+    };
+    let radix = match args[3] {
+        Value::Fixnum(r) if (2..=36).contains(&r) => r as u32,
+        other => return Err(integer_range_error(ctx, other, 2, 36)),
+    };
+    let junk_allowed = args[4].truthy();
+    let mut i = start;
+    while i < end && is_parse_whitespace(chars[i]) {
+        i += 1;
+    }
+    if i >= end {
+        if junk_allowed {
+            return Ok(ctx.set_values(&[Value::Nil, Value::Fixnum(end as i64)]));
+        }
+        return Err(parse_error(ctx, "no non-whitespace characters in string ~S.", sv));
+    }
+    let negative = chars[i] == '-';
+    if matches!(chars[i], '+' | '-') {
+        i += 1;
+    }
+    let mut small: i64 = 0;
+    let mut big: Option<BigInt> = None;
+    let mut any_digit = false;
+    while i < end {
+        let Some(d) = chars[i].to_digit(radix) else {
+            if junk_allowed {
+                break;
+            }
+            if is_parse_whitespace(chars[i]) && chars[i..end].iter().all(|&c| is_parse_whitespace(c)) {
+                i = end;
+                break;
+            }
+            return Err(parse_error(ctx, "junk in string ~S", sv));
+        };
+        any_digit = true;
+        match &mut big {
+            Some(b) => *b = &*b * radix + d,
+            None => match small.checked_mul(radix as i64).and_then(|v| v.checked_add(d as i64)) {
+                Some(v) => small = v,
+                None => big = Some(BigInt::from(small) * radix + d),
+            },
+        }
+        i += 1;
+    }
+    if !any_digit {
+        if junk_allowed {
+            return Ok(ctx.set_values(&[Value::Nil, Value::Fixnum(i as i64)]));
+        }
+        return Err(parse_error(ctx, "no digits in string ~S", sv));
+    }
+    let n = match big {
+        Some(b) => alloc::integer(ctx.mc, if negative { -b } else { b }),
+        None => Value::Fixnum(if negative { -small } else { small }),
+    };
+    Ok(ctx.set_values(&[n, Value::Fixnum(i as i64)]))
 }
 
 pub const BUILTINS: &[BuiltinDef] = &[
@@ -358,9 +1722,143 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl(">", 1, MANY, num_gt),
     cl("<=", 1, MANY, num_le),
     cl(">=", 1, MANY, num_ge),
+    cl("MIN", 1, MANY, min_fn),
+    cl("MAX", 1, MANY, max_fn),
+    cl("ABS", 1, 1, abs_fn),
+    cl("FLOOR", 1, 2, floor_fn),
+    cl("CEILING", 1, 2, ceiling_fn),
+    cl("TRUNCATE", 1, 2, truncate_fn),
+    cl("ROUND", 1, 2, round_fn),
+    cl("FFLOOR", 1, 2, ffloor_fn),
+    cl("FCEILING", 1, 2, fceiling_fn),
+    cl("FTRUNCATE", 1, 2, ftruncate_fn),
+    cl("FROUND", 1, 2, fround_fn),
+    cl("MOD", 2, 2, mod_fn),
+    cl("REM", 2, 2, rem_fn),
+    cl("GCD", 0, MANY, gcd_fn),
+    cl("LCM", 0, MANY, lcm_fn),
+    cl("EXPT", 2, 2, expt),
+    cl("EXP", 1, 1, exp_fn),
+    cl("LOG", 1, 2, log_fn),
+    cl("SQRT", 1, 1, sqrt_fn),
+    cl("ISQRT", 1, 1, isqrt_fn),
+    cl("SIN", 1, 1, sin_fn),
+    cl("COS", 1, 1, cos_fn),
+    cl("TAN", 1, 1, tan_fn),
+    cl("ASIN", 1, 1, asin_fn),
+    cl("ACOS", 1, 1, acos_fn),
+    cl("ATAN", 1, 2, atan_fn),
+    cl("SINH", 1, 1, sinh_fn),
+    cl("COSH", 1, 1, cosh_fn),
+    cl("TANH", 1, 1, tanh_fn),
+    cl("ASINH", 1, 1, asinh_fn),
+    cl("ACOSH", 1, 1, acosh_fn),
+    cl("ATANH", 1, 1, atanh_fn),
+    cl("FLOAT", 1, 2, float_fn),
+    cl("RATIONAL", 1, 1, rational_fn),
+    cl("RATIONALIZE", 1, 1, rationalize_fn),
+    cl("NUMERATOR", 1, 1, numerator_fn),
+    cl("DENOMINATOR", 1, 1, denominator_fn),
+    cl("INTEGER-DECODE-FLOAT", 1, 1, integer_decode_float_fn),
+    cl("SCALE-FLOAT", 2, 2, scale_float_fn),
+    cl("FLOAT-DIGITS", 1, 1, float_digits_fn),
+    cl("FLOAT-RADIX", 1, 1, float_radix_fn),
     cl("ZEROP", 1, 1, zerop),
+    cl("PLUSP", 1, 1, plusp),
+    cl("MINUSP", 1, 1, minusp),
+    cl("EVENP", 1, 1, evenp),
+    cl("ODDP", 1, 1, oddp),
     cl("NUMBERP", 1, 1, numberp),
+    cl("REALP", 1, 1, realp),
+    cl("RATIONALP", 1, 1, rationalp),
     cl("INTEGERP", 1, 1, integerp),
     cl("FLOATP", 1, 1, floatp),
-    cl("FLOAT", 1, 2, float_fn),
+    cl("COMPLEXP", 1, 1, complexp),
+    cl("SIGNUM", 1, 1, signum_fn),
+    cl("FLOAT-SIGN", 1, 2, float_sign_fn),
+    cl("LOGAND", 0, MANY, logand),
+    cl("LOGIOR", 0, MANY, logior),
+    cl("LOGXOR", 0, MANY, logxor),
+    cl("LOGEQV", 0, MANY, logeqv),
+    cl("LOGNAND", 2, 2, lognand),
+    cl("LOGNOR", 2, 2, lognor),
+    cl("LOGANDC1", 2, 2, logandc1),
+    cl("LOGANDC2", 2, 2, logandc2),
+    cl("LOGORC1", 2, 2, logorc1),
+    cl("LOGORC2", 2, 2, logorc2),
+    cl("LOGTEST", 2, 2, logtest),
+    cl("LOGNOT", 1, 1, lognot),
+    cl("LOGBITP", 2, 2, logbitp),
+    cl("LOGCOUNT", 1, 1, logcount),
+    cl("INTEGER-LENGTH", 1, 1, integer_length),
+    cl("ASH", 2, 2, ash),
+    cl("RANDOM", 1, 2, random_fn),
+    cl("MAKE-RANDOM-STATE", 0, 1, make_random_state),
+    cl("RANDOM-STATE-P", 1, 1, random_state_p),
+    sys("%SEEDED-RANDOM-STATE", 1, 1, seeded_random_state),
+    sys("%PARSE-INTEGER", 5, 5, parse_integer),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratio_to_double_is_correctly_rounded() {
+        let big = BigInt::from(10).pow(400u32);
+        let r = ratio_to_f64(&big, &(&big * 3u32));
+        assert_eq!(r, 1.0 / 3.0);
+        assert_eq!(ratio_to_f64(&BigInt::from(1), &BigInt::from(10).pow(400u32)), 0.0);
+        assert_eq!(ratio_to_f64(&BigInt::from(-7), &BigInt::from(2)), -3.5);
+        // 2^53 + 1 over 1 rounds to even.
+        let n = (BigInt::one() << 53usize) + 1u32;
+        assert_eq!(ratio_to_f64(&(&n * 3u32), &BigInt::from(3)), 9007199254740992.0);
+    }
+
+    #[test]
+    fn floats_convert_exactly_to_fractions() {
+        assert_eq!(float_to_frac(0.5), (BigInt::from(1), BigInt::from(2)));
+        assert_eq!(float_to_frac(-3.0), (BigInt::from(-3), BigInt::from(1)));
+        let (n, d) = float_to_frac(0.1);
+        assert_eq!(n, BigInt::from(3602879701896397u64));
+        assert_eq!(d, BigInt::one() << 55usize);
+    }
+
+    #[test]
+    fn rationalize_finds_the_simplest_fraction() {
+        assert_eq!(rationalize_f64(0.1), (BigInt::from(1), BigInt::from(10)));
+        assert_eq!(rationalize_f64(-2.5), (BigInt::from(-5), BigInt::from(2)));
+        assert_eq!(rationalize_f64(0.333), (BigInt::from(333), BigInt::from(1000)));
+    }
+
+    #[test]
+    fn comparisons_between_floats_and_rationals_are_exact() {
+        let two53 = Num::B(BigInt::one() << 53usize);
+        let above = arith(Op2::Add, &two53, &Num::I(1)).unwrap_or(Num::I(0));
+        let f = Num::F(9007199254740992.0);
+        assert_eq!(compare(&f, &above), Ordering::Less);
+        assert_eq!(compare(&f, &two53), Ordering::Equal);
+        assert_eq!(compare(&Num::F(0.5), &Num::R(BigInt::from(1), BigInt::from(2))), Ordering::Equal);
+    }
+
+    #[test]
+    fn rounding_matches_cl() {
+        assert_eq!(fixnum_divide(Rnd::Floor, -7, 2), Some((-4, 1)));
+        assert_eq!(fixnum_divide(Rnd::Ceiling, -5, 2), Some((-2, -1)));
+        assert_eq!(fixnum_divide(Rnd::Round, 5, 2), Some((2, 1)));
+        assert_eq!(fixnum_divide(Rnd::Round, 7, 2), Some((4, -1)));
+        assert_eq!(fixnum_divide(Rnd::Truncate, i64::MIN, -1), None);
+        assert_eq!(float_divide(Rnd::Round, 2.5, 1.0), Ok((2.0, 0.5)));
+        assert_eq!(float_divide(Rnd::Floor, -0.5, 1.0), Ok((-1.0, 0.5)));
+        assert_eq!(float_divide(Rnd::Floor, 1e300, 1e-300), Err(ArithError::Overflow));
+    }
+
+    #[test]
+    fn float_overflow_and_division_by_zero_are_errors() {
+        assert_eq!(arith(Op2::Mul, &Num::F(1e308), &Num::I(10)).err(), Some(ArithError::Overflow));
+        assert_eq!(arith(Op2::Div, &Num::I(1), &Num::F(0.0)).err(), Some(ArithError::DivisionByZero));
+        assert_eq!(arith(Op2::Div, &Num::F(0.0), &Num::F(0.0)).err(), Some(ArithError::Invalid));
+        let huge = Num::B(BigInt::from(10).pow(400u32));
+        assert_eq!(arith(Op2::Add, &huge, &Num::F(1.0)).err(), Some(ArithError::Overflow));
+    }
+}
