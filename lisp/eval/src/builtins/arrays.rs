@@ -220,17 +220,22 @@ fn index_error<'gc>(ctx: &mut Ctx<'_, 'gc>, array: Value<'gc>, index: Value<'gc>
         ctx.print(type_name, true),
         bound
     );
+    let upper = alloc::list(ctx.mc, &[Value::Fixnum(bound as i64)]);
+    let expected = alloc::list(ctx.mc, &[ctx.cl("INTEGER"), Value::Fixnum(0), upper]);
+    simple_type_error(ctx, index, expected, message)
+}
+
+/// A `type-error` (SBCL's simple-type-error) with its own message.
+fn simple_type_error<'gc>(ctx: &Ctx<'_, 'gc>, datum: Value<'gc>, expected: Value<'gc>, message: String) -> Raise<'gc> {
     let stype = ctx.world.find_type(ctx.world.intern_sys(ctx.mc, "SIMPLE-TYPE-ERROR"));
     let Some(stype) = stype else {
         return Raise::error(message);
     };
-    let upper = alloc::list(ctx.mc, &[Value::Fixnum(bound as i64)]);
-    let expected = alloc::list(ctx.mc, &[ctx.cl("INTEGER"), Value::Fixnum(0), upper]);
     let control = alloc::string(ctx.mc, &message.replace('~', "~~"));
     Raise::Condition(crate::conditions::make(
         ctx.mc,
         stype,
-        &[("DATUM", index), ("EXPECTED-TYPE", expected), ("FORMAT-CONTROL", control), ("FORMAT-ARGUMENTS", Value::Nil)],
+        &[("DATUM", datum), ("EXPECTED-TYPE", expected), ("FORMAT-CONTROL", control), ("FORMAT-ARGUMENTS", Value::Nil)],
     ))
 }
 
@@ -642,9 +647,10 @@ fn set_fill_pointer<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> 
     let n = arr.total_size();
     let fp = ctx.index_arg(a[1])?;
     if fp > n {
-        return Err(Raise::error(format!(
-            "The new fill pointer, {fp}, is larger than the length of the vector ({n})."
-        )));
+        let upper = Value::Fixnum(n as i64);
+        let expected = alloc::list(ctx.mc, &[ctx.cl("INTEGER"), Value::Fixnum(0), upper]);
+        let message = format!("The new fill pointer, {fp}, is larger than the length of the vector ({n}.)");
+        return Err(simple_type_error(ctx, a[1], expected, message));
     }
     set_fp(ctx, arr, fp);
     Ok(a[1])

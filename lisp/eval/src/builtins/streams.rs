@@ -400,13 +400,10 @@ fn read_text(text: &str, all: bool, preserve_whitespace: bool) -> ReadResult {
                 return ReadResult::Incomplete;
             }
             let mut used = text[..end].chars().count();
-            // CL's READ consumes the whitespace that ends a token (not a list or string).
-            let last = text[..end].chars().next_back();
+            // READ consumes one whitespace character after the object (SBCL
+            // does so after lists and strings too, not only after tokens).
             let next = text[end..].chars().next();
-            if !preserve_whitespace
-                && !matches!(last, Some(')' | '"'))
-                && matches!(next, Some(' ' | '\t' | '\n' | '\r' | '\u{c}'))
-            {
+            if !preserve_whitespace && matches!(next, Some(' ' | '\t' | '\n' | '\r' | '\u{c}')) {
                 used += 1;
             }
             ReadResult::Datum(datum, used)

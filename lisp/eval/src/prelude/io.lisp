@@ -1,6 +1,6 @@
 ;;;; The prelude: streams, files and the environment. The stream operations
 ;;;; are builtins (streams.rs, system.rs); here are the macros around them,
-;;;; LOAD, READ-FROM-STRING and TIME.
+;;;; LOAD and TIME.
 
 (defconstant internal-time-units-per-second 1000000)
 
@@ -35,14 +35,6 @@
       `(let ((,var (make-string-output-stream)))
          (progn ,@body)
          (get-output-stream-string ,var))))
-
-(defun read-from-string (string &optional (eof-error-p t) eof-value
-                         &key (start 0) end preserve-whitespace)
-  (let* ((stream (make-string-input-stream string start end))
-         (value (if preserve-whitespace
-                    (read-preserving-whitespace stream eof-error-p eof-value)
-                    (read stream eof-error-p eof-value))))
-    (values value (+ start (sys:%string-input-position stream)))))
 
 (defun load (filespec &key verbose print (if-does-not-exist t) external-format)
   (declare (ignore verbose print external-format))

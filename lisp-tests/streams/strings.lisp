@@ -1,0 +1,93 @@
+;; String streams: input (characters, lines, forms, positions, end of file)
+;; and output, with the macros that bind them.
+(let ((s (make-string-input-stream "hello world
+second line
+(1 2 (3)) sym 42 \"str\" #\\x 1.5")))
+  (print (read-char s))
+  (print (peek-char nil s))
+  (print (peek-char #\w s))
+  (print (read-line s))
+  (print (read-line s))
+  (print (read s))
+  (print (read s))
+  (print (read s))
+  (print (read s))
+  (print (read s))
+  (print (read s))
+  (print (read s nil 'eof))
+  (print (multiple-value-list (read-line s nil 'eof)))
+  (print (handler-case (read s) (end-of-file () 'end-of-file)))
+  (print (handler-case (read-char s) (end-of-file (c) (streamp (stream-error-stream c))))))
+
+(print (let ((s (make-string-input-stream "abcdef" 2 4))) (list (read-char s) (read-char s) (read-char s nil :eof))))
+(print (let ((s (make-string-input-stream "abcdef" 3))) (read-line s)))
+
+;; READ consumes the whitespace after a token; READ-PRESERVING-WHITESPACE does not.
+(let ((s (make-string-input-stream "abc def")))
+  (read s)
+  (print (read-char s)))
+(let ((s (make-string-input-stream "abc def")))
+  (read-preserving-whitespace s)
+  (print (char-code (read-char s))))
+(let ((s (make-string-input-stream "(a) b")))
+  (read s)
+  (print (read-char s)))
+
+;; An incomplete form is an end-of-file error.
+(print (handler-case (read (make-string-input-stream "(1 2")) (end-of-file () 'end-of-file)))
+(print (handler-case (read (make-string-input-stream "   ")) (end-of-file () 'end-of-file)))
+(print (read (make-string-input-stream "  ; only a comment
+") nil 'nothing))
+
+;; Symbols are read into the current package.
+(print (eq (read (make-string-input-stream "car")) 'car))
+(print (read (make-string-input-stream ":key")))
+
+;; WITH-INPUT-FROM-STRING
+(print (with-input-from-string (s "1 2 3") (list (read s) (read s) (read s))))
+(print (with-input-from-string (s "xxhello" :start 2) (read-line s)))
+(print (with-input-from-string (s "abcdef" :start 1 :end 3) (read-line s)))
+(let ((i nil))
+  (with-input-from-string (s "12 34 56" :index i) (read s) (read s))
+  (print i))
+(print (multiple-value-list (with-input-from-string (s "x") (values 1 2))))
+
+;; Many forms from one string, to the end.
+(print (with-input-from-string (s "(defun f (x) x) 'q #(1 2) -7/3 \"s\"")
+         (loop for form = (read s nil s) until (eq form s) collect form)))
+
+;; WITH-OUTPUT-TO-STRING and string output streams.
+(print (with-output-to-string (out)
+         (write-string "abc" out)
+         (write-char #\- out)
+         (princ 42 out)
+         (format out "~%~a" 'end)))
+(print (with-output-to-string (out) nil))
+(let ((s (make-string-output-stream)))
+  (write-string "one" s)
+  (print (get-output-stream-string s))
+  (write-string "two" s)
+  (print (get-output-stream-string s))
+  (print (get-output-stream-string s)))
+(let ((str (make-array 0 :element-type 'character :fill-pointer 0 :adjustable t)))
+  (with-output-to-string (out str)
+    (write-string "abc" out))
+  (with-output-to-string (out str)
+    (write-string "def" out))
+  (print str))
+(let ((s (make-string-output-stream)))
+  (print (list (streamp s) (input-stream-p s) (output-stream-p s)))
+  (print (list (finish-output s) (force-output s) (clear-output s)))
+  (fresh-line s)
+  (write-string "x" s)
+  (fresh-line s)
+  (print (get-output-stream-string s)))
+(print (list (finish-output) (force-output *standard-output*)))
+(print (let ((s (make-string-input-stream "ab"))) (list (listen s) (read-char s) (read-char s) (listen s))))
+(print (let ((s (make-string-input-stream "abcdef")))
+         (read-char s) (read-char s)
+         (list (file-position s) (progn (file-position s 4) (read-char s)))))
+(print (handler-case (read-line (make-string-output-stream)) (error () 'error)))
+(print (handler-case (write-string "x" (make-string-input-stream "y")) (error () 'error)))
+(print (handler-case (read-char 'not-a-stream) (type-error () 'type-error)))
+(terpri)
