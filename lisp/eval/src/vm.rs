@@ -685,6 +685,7 @@ impl<'gc> Vm<'gc> {
                             (Value::Fixnum(a), Value::Fixnum(b)) => match op {
                                 I::Add => a.checked_add(b).map(Value::Fixnum),
                                 I::Sub => a.checked_sub(b).map(Value::Fixnum),
+                                I::Mul => a.checked_mul(b).map(Value::Fixnum),
                                 I::Lt => Some(Value::bool(a < b, env.world.t())),
                                 I::Gt => Some(Value::bool(a > b, env.world.t())),
                                 I::Le => Some(Value::bool(a <= b, env.world.t())),
@@ -692,6 +693,27 @@ impl<'gc> Vm<'gc> {
                                 I::NumEq => Some(Value::bool(a == b, env.world.t())),
                                 _ => None,
                             },
+                            // Double-float contagion: a fixnum meets a float.
+                            (x @ (Value::Float(_) | Value::Fixnum(_)), y @ (Value::Float(_) | Value::Fixnum(_))) => {
+                                let f = |v: Value<'gc>| match v {
+                                    Value::Float(p) => p.val,
+                                    Value::Fixnum(i) => i as f64,
+                                    _ => 0.0,
+                                };
+                                let (a, b) = (f(x), f(y));
+                                let t = env.world.t();
+                                match op {
+                                    I::Add => Some(alloc::float(mc, a + b)),
+                                    I::Sub => Some(alloc::float(mc, a - b)),
+                                    I::Mul => Some(alloc::float(mc, a * b)),
+                                    I::Lt => Some(Value::bool(a < b, t)),
+                                    I::Gt => Some(Value::bool(a > b, t)),
+                                    I::Le => Some(Value::bool(a <= b, t)),
+                                    I::Ge => Some(Value::bool(a >= b, t)),
+                                    I::NumEq => Some(Value::bool(a == b, t)),
+                                    _ => None,
+                                }
+                            }
                             _ => None,
                         },
                     };
