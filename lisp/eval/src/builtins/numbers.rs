@@ -136,7 +136,11 @@ impl Num {
     /// large for a double overflows, as SBCL's conversion does.
     fn float_value(&self) -> Result<f64, ArithError> {
         let x = self.to_f64();
-        if !self.is_float() && !x.is_finite() { Err(ArithError::Overflow) } else { Ok(x) }
+        if !self.is_float() && !x.is_finite() {
+            Err(ArithError::Overflow)
+        } else {
+            Ok(x)
+        }
     }
 }
 
@@ -147,7 +151,11 @@ fn decode_f64(x: f64) -> (u64, i32, i32) {
     let sign = if bits >> 63 == 0 { 1 } else { -1 };
     let exp = ((bits >> 52) & 0x7ff) as i32;
     let frac = bits & 0x000f_ffff_ffff_ffff;
-    if exp == 0 { (frac, -1074, sign) } else { (frac | 0x0010_0000_0000_0000, exp - 1075, sign) }
+    if exp == 0 {
+        (frac, -1074, sign)
+    } else {
+        (frac | 0x0010_0000_0000_0000, exp - 1075, sign)
+    }
 }
 
 /// The exact value of a finite double as a fraction in lowest terms.
@@ -156,9 +164,16 @@ fn float_to_frac(x: f64) -> (BigInt, BigInt) {
         return (BigInt::zero(), BigInt::one());
     }
     let (frac, exp, sign) = decode_f64(x);
-    let (frac, exp) = (frac >> frac.trailing_zeros(), exp + frac.trailing_zeros() as i32);
+    let (frac, exp) = (
+        frac >> frac.trailing_zeros(),
+        exp + frac.trailing_zeros() as i32,
+    );
     let n = BigInt::from(frac) * sign;
-    if exp >= 0 { (n << exp as usize, BigInt::one()) } else { (n, BigInt::one() << (-exp) as usize) }
+    if exp >= 0 {
+        (n << exp as usize, BigInt::one())
+    } else {
+        (n, BigInt::one() << (-exp) as usize)
+    }
 }
 
 /// n/d correctly rounded to a double (d > 0), even when n or d is beyond the
@@ -176,7 +191,11 @@ fn ratio_to_f64(n: &BigInt, d: &BigInt) -> f64 {
     // Scale so the integer quotient has 65..66 bits, then fold the remainder
     // into a sticky bit so the final rounding to 53 bits is exact.
     let shift = 65 - (n.bits() as i64 - d.bits() as i64);
-    let (q, r) = if shift >= 0 { (&n << shift as usize).div_rem(&d) } else { n.div_rem(&(&d << (-shift) as usize)) };
+    let (q, r) = if shift >= 0 {
+        (&n << shift as usize).div_rem(&d)
+    } else {
+        n.div_rem(&(&d << (-shift) as usize))
+    };
     let q = if r.is_zero() { q } else { q | BigInt::one() };
     let m = q.to_f64().unwrap_or(f64::INFINITY);
     let v = scale_f64(m, -shift);
@@ -220,7 +239,11 @@ fn norm_frac(n: BigInt, d: BigInt) -> Num {
         n /= &g;
         d /= &g;
     }
-    if d.is_one() { norm_big(n) } else { Num::R(n, d) }
+    if d.is_one() {
+        norm_big(n)
+    } else {
+        Num::R(n, d)
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -267,7 +290,11 @@ pub fn arith(op: Op2, a: &Num, b: &Num) -> Result<Num, ArithError> {
             Op2::Mul => x * y,
             Op2::Div => {
                 if y == 0.0 {
-                    return Err(if x == 0.0 || x.is_nan() { ArithError::Invalid } else { ArithError::DivisionByZero });
+                    return Err(if x == 0.0 || x.is_nan() {
+                        ArithError::Invalid
+                    } else {
+                        ArithError::DivisionByZero
+                    });
                 }
                 x / y
             }
@@ -280,9 +307,18 @@ pub fn arith(op: Op2, a: &Num, b: &Num) -> Result<Num, ArithError> {
     if let (I(x), I(y)) = (a, b) {
         let (x, y) = (*x, *y);
         return Ok(match op {
-            Op2::Add => x.checked_add(y).map(I).unwrap_or_else(|| B(BigInt::from(x) + y)),
-            Op2::Sub => x.checked_sub(y).map(I).unwrap_or_else(|| B(BigInt::from(x) - y)),
-            Op2::Mul => x.checked_mul(y).map(I).unwrap_or_else(|| B(BigInt::from(x) * y)),
+            Op2::Add => x
+                .checked_add(y)
+                .map(I)
+                .unwrap_or_else(|| B(BigInt::from(x) + y)),
+            Op2::Sub => x
+                .checked_sub(y)
+                .map(I)
+                .unwrap_or_else(|| B(BigInt::from(x) - y)),
+            Op2::Mul => x
+                .checked_mul(y)
+                .map(I)
+                .unwrap_or_else(|| B(BigInt::from(x) * y)),
             Op2::Div => {
                 if y == 0 {
                     return Err(ArithError::DivisionByZero);
@@ -337,7 +373,11 @@ fn compare_float_rational(x: f64, r: &Num) -> Ordering {
         return Ordering::Equal;
     }
     if x.is_infinite() {
-        return if x > 0.0 { Ordering::Greater } else { Ordering::Less };
+        return if x > 0.0 {
+            Ordering::Greater
+        } else {
+            Ordering::Less
+        };
     }
     if let Num::I(i) = r
         && i.unsigned_abs() <= 1 << 53
@@ -379,12 +419,23 @@ fn integer_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Num, Raise<'gc>
 
 /// A type error with a compound expected type built from CL symbols (so that
 /// it prints as SBCL prints it).
-fn compound_type_error<'gc>(ctx: &Ctx<'_, 'gc>, datum: Value<'gc>, spec: &[Value<'gc>]) -> Raise<'gc> {
-    Raise::TypeError { datum, expected: alloc::list(ctx.mc, spec) }
+fn compound_type_error<'gc>(
+    ctx: &Ctx<'_, 'gc>,
+    datum: Value<'gc>,
+    spec: &[Value<'gc>],
+) -> Raise<'gc> {
+    Raise::TypeError {
+        datum,
+        expected: alloc::list(ctx.mc, spec),
+    }
 }
 
 fn integer_range_error<'gc>(ctx: &Ctx<'_, 'gc>, datum: Value<'gc>, lo: i64, hi: i64) -> Raise<'gc> {
-    compound_type_error(ctx, datum, &[ctx.cl("INTEGER"), Value::Fixnum(lo), Value::Fixnum(hi)])
+    compound_type_error(
+        ctx,
+        datum,
+        &[ctx.cl("INTEGER"), Value::Fixnum(lo), Value::Fixnum(hi)],
+    )
 }
 
 fn float_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<f64, Raise<'gc>> {
@@ -396,12 +447,21 @@ fn float_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<f64, Raise<'gc>> 
 
 /// Signal a condition of a type defined in Lisp (or, before the prelude has
 /// defined it, a plain arithmetic error), filling its arithmetic-error slots.
-fn arith_condition<'gc>(ctx: &Ctx<'_, 'gc>, type_name: &str, op: Value<'gc>, operands: &[Value<'gc>]) -> Raise<'gc> {
+fn arith_condition<'gc>(
+    ctx: &Ctx<'_, 'gc>,
+    type_name: &str,
+    op: Value<'gc>,
+    operands: &[Value<'gc>],
+) -> Raise<'gc> {
     let name = ctx.cl(type_name);
     match ctx.world.find_type(name) {
         Some(t) => {
             let ops = alloc::list(ctx.mc, operands);
-            Raise::Condition(crate::conditions::make(ctx.mc, t, &[("OPERATION", op), ("OPERANDS", ops)]))
+            Raise::Condition(crate::conditions::make(
+                ctx.mc,
+                t,
+                &[("OPERATION", op), ("OPERANDS", ops)],
+            ))
         }
         None => Raise::Error {
             kind: ErrorKind::Arithmetic,
@@ -412,12 +472,22 @@ fn arith_condition<'gc>(ctx: &Ctx<'_, 'gc>, type_name: &str, op: Value<'gc>, ope
 }
 
 /// The condition for an arithmetic failure of the operation `name` applied to `operands`.
-fn arith_raise<'gc>(ctx: &Ctx<'_, 'gc>, err: ArithError, name: &str, operands: &[Value<'gc>]) -> Raise<'gc> {
+fn arith_raise<'gc>(
+    ctx: &Ctx<'_, 'gc>,
+    err: ArithError,
+    name: &str,
+    operands: &[Value<'gc>],
+) -> Raise<'gc> {
     let op = ctx.cl(name);
     match err {
-        ArithError::DivisionByZero => Raise::DivisionByZero { operation: op, operands: operands.to_vec() },
+        ArithError::DivisionByZero => Raise::DivisionByZero {
+            operation: op,
+            operands: operands.to_vec(),
+        },
         ArithError::Overflow => arith_condition(ctx, "FLOATING-POINT-OVERFLOW", op, operands),
-        ArithError::Invalid => arith_condition(ctx, "FLOATING-POINT-INVALID-OPERATION", op, operands),
+        ArithError::Invalid => {
+            arith_condition(ctx, "FLOATING-POINT-INVALID-OPERATION", op, operands)
+        }
         ArithError::Complex => {
             let shown: Vec<String> = operands.iter().map(|&v| ctx.print(v, true)).collect();
             Raise::Error {
@@ -443,15 +513,25 @@ fn arith_raise<'gc>(ctx: &Ctx<'_, 'gc>, err: ArithError, name: &str, operands: &
 
 /// The operands to show in an error of a binary float operation: converted to
 /// floats, as SBCL shows them, when contagion applied.
-fn shown_operands<'gc>(ctx: &Ctx<'_, 'gc>, err: ArithError, a: &Num, b: &Num) -> Vec<Value<'gc>> {
-    let contagion = (a.is_float() || b.is_float()) && err != ArithError::Overflow;
+fn shown_operands<'gc>(ctx: &Ctx<'_, 'gc>, a: &Num, b: &Num) -> Vec<Value<'gc>> {
+    let contagion = a.is_float() || b.is_float();
     [a, b]
         .iter()
-        .map(|n| if contagion { alloc::float(ctx.mc, n.to_f64()) } else { (*n).clone().into_value(ctx) })
+        .map(|n| match n.float_value() {
+            // A rational too large for a double is shown as it is.
+            Ok(f) if contagion => alloc::float(ctx.mc, f),
+            _ => (*n).clone().into_value(ctx),
+        })
         .collect()
 }
 
-fn fold<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, op: Op2, name: &str, unit: i64) -> LResult<'gc> {
+fn fold<'gc>(
+    ctx: &mut Ctx<'_, 'gc>,
+    args: A<'_, 'gc>,
+    op: Op2,
+    name: &str,
+    unit: i64,
+) -> LResult<'gc> {
     // Fast path: two fixnums.
     if let [Value::Fixnum(a), Value::Fixnum(b)] = args {
         let r = match op {
@@ -471,7 +551,7 @@ fn fold<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, op: Op2, name: &str, unit
             let u = Num::I(unit);
             return match arith(op, &u, &x) {
                 Ok(r) => Ok(r.into_value(ctx)),
-                Err(e) => Err(arith_raise(ctx, e, name, &shown_operands(ctx, e, &u, &x))),
+                Err(e) => Err(arith_raise(ctx, e, name, &shown_operands(ctx, &u, &x))),
             };
         }
         Some(&a) if args.len() == 1 => {
@@ -484,7 +564,7 @@ fn fold<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, op: Op2, name: &str, unit
         let y = num_arg(ctx, b)?;
         acc = match arith(op, &acc, &y) {
             Ok(r) => r,
-            Err(e) => return Err(arith_raise(ctx, e, name, &shown_operands(ctx, e, &acc, &y))),
+            Err(e) => return Err(arith_raise(ctx, e, name, &shown_operands(ctx, &acc, &y))),
         };
     }
     Ok(acc.into_value(ctx))
@@ -521,11 +601,18 @@ fn one_minus<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     fold(ctx, &[args[0], Value::Fixnum(1)], Op2::Sub, "1-", 0)
 }
 
-fn compare_chain<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, ok: fn(Ordering) -> bool) -> LResult<'gc> {
+fn compare_chain<'gc>(
+    ctx: &mut Ctx<'_, 'gc>,
+    args: A<'_, 'gc>,
+    ok: fn(Ordering) -> bool,
+) -> LResult<'gc> {
     if let [Value::Fixnum(a), Value::Fixnum(b)] = args {
         return Ok(ctx.bool(ok(a.cmp(b))));
     }
-    let nums: Vec<Num> = args.iter().map(|&a| real_arg(ctx, a)).collect::<Result<_, _>>()?;
+    let nums: Vec<Num> = args
+        .iter()
+        .map(|&a| real_arg(ctx, a))
+        .collect::<Result<_, _>>()?;
     Ok(ctx.bool(nums.windows(2).all(|w| ok(compare(&w[0], &w[1])))))
 }
 
@@ -545,7 +632,10 @@ fn num_ge<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     compare_chain(ctx, args, |o| o.is_ge())
 }
 fn num_ne<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
-    let nums: Vec<Num> = args.iter().map(|&a| num_arg(ctx, a)).collect::<Result<_, _>>()?;
+    let nums: Vec<Num> = args
+        .iter()
+        .map(|&a| num_arg(ctx, a))
+        .collect::<Result<_, _>>()?;
     for i in 0..nums.len() {
         for j in i + 1..nums.len() {
             if compare(&nums[i], &nums[j]).is_eq() {
@@ -598,7 +688,9 @@ fn abs_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
         },
         Value::Float(f) if f.val.is_sign_negative() => alloc::float(ctx.mc, f.val.abs()),
         Value::BigInt(b) if b.0.is_negative() => alloc::integer(ctx.mc, b.0.abs()),
-        Value::Ratio(r) if r.num.is_negative() => alloc::rational(ctx.mc, r.num.abs(), r.den.clone()),
+        Value::Ratio(r) if r.num.is_negative() => {
+            alloc::rational(ctx.mc, r.num.abs(), r.den.clone())
+        }
         Value::Float(_) | Value::BigInt(_) | Value::Ratio(_) => v,
         other => return Err(ctx.type_error(other, "NUMBER")),
     })
@@ -689,7 +781,11 @@ fn rational_divide(mode: Rnd, x: &Num, y: &Num) -> Result<(Num, Num), ArithError
 /// remainder is x - q*y in doubles.
 fn float_divide(mode: Rnd, x: f64, y: f64) -> Result<(f64, f64), ArithError> {
     if y == 0.0 {
-        return Err(if x == 0.0 { ArithError::Invalid } else { ArithError::DivisionByZero });
+        return Err(if x == 0.0 {
+            ArithError::Invalid
+        } else {
+            ArithError::DivisionByZero
+        });
     }
     let f = check_float(x / y)?;
     let t = f.trunc();
@@ -717,7 +813,13 @@ fn float_divide(mode: Rnd, x: f64, y: f64) -> Result<(f64, f64), ArithError> {
 }
 
 /// FLOOR, CEILING, TRUNCATE, ROUND and their F- variants: two values.
-fn divide_values<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, mode: Rnd, float_q: bool, name: &str) -> LResult<'gc> {
+fn divide_values<'gc>(
+    ctx: &mut Ctx<'_, 'gc>,
+    args: A<'_, 'gc>,
+    mode: Rnd,
+    float_q: bool,
+    name: &str,
+) -> LResult<'gc> {
     if !float_q {
         match *args {
             [Value::Fixnum(a)] => return Ok(ctx.set_values(&[Value::Fixnum(a), Value::Fixnum(0)])),
@@ -749,7 +851,11 @@ fn divide_values<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, mode: Rnd, float
         (q, Num::F(rf))
     } else {
         let (q, r) = rational_divide(mode, &x, &y).map_err(|e| fail(ctx, e))?;
-        if float_q { (Num::F(q.float_value().map_err(|e| fail(ctx, e))?), r) } else { (q, r) }
+        if float_q {
+            (Num::F(q.float_value().map_err(|e| fail(ctx, e))?), r)
+        } else {
+            (q, r)
+        }
     };
     let (q, r) = (q.into_value(ctx), r.into_value(ctx));
     Ok(ctx.set_values(&[q, r]))
@@ -780,7 +886,9 @@ fn remainder<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, mode: Rnd, name: &st
         && b != 0
     {
         // MIN rem -1 overflows the quotient but the remainder is 0.
-        return Ok(Value::Fixnum(fixnum_divide(mode, a, b).map(|(_, r)| r).unwrap_or(0)));
+        return Ok(Value::Fixnum(
+            fixnum_divide(mode, a, b).map(|(_, r)| r).unwrap_or(0),
+        ));
     }
     divide_values(ctx, args, mode, false, name)?;
     let r = ctx.values.get(1).copied().unwrap_or(Value::Nil);
@@ -833,7 +941,9 @@ fn gcd_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 fn lcm_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
-    let Some((&first, rest)) = args.split_first() else { return Ok(Value::Fixnum(1)) };
+    let Some((&first, rest)) = args.split_first() else {
+        return Ok(Value::Fixnum(1));
+    };
     let mut acc = integer_arg(ctx, first)?;
     if let Num::I(i) = acc {
         acc = match i.checked_abs() {
@@ -889,7 +999,11 @@ fn int_pow(base: &Num, power: u64) -> Result<Num, ArithError> {
 fn exact_expt(base: &Num, power: &Num) -> Result<Num, ArithError> {
     let negative = power.signum() < 0;
     if base.is_zero() {
-        return if negative { Err(ArithError::DivisionByZero) } else { Ok(Num::I(0)) };
+        return if negative {
+            Err(ArithError::DivisionByZero)
+        } else {
+            Ok(Num::I(0))
+        };
     }
     let odd = match power {
         Num::I(p) => p & 1 == 1,
@@ -907,12 +1021,19 @@ fn exact_expt(base: &Num, power: &Num) -> Result<Num, ArithError> {
     };
     let r = match base {
         Num::R(n, d) => {
-            let (n, d) = (int_pow(&norm_big(n.clone()), p)?, int_pow(&norm_big(d.clone()), p)?);
+            let (n, d) = (
+                int_pow(&norm_big(n.clone()), p)?,
+                int_pow(&norm_big(d.clone()), p)?,
+            );
             norm_frac(n.to_big(), d.to_big())
         }
         _ => int_pow(base, p)?,
     };
-    if negative { arith(Op2::Div, &Num::I(1), &r) } else { Ok(r) }
+    if negative {
+        arith(Op2::Div, &Num::I(1), &r)
+    } else {
+        Ok(r)
+    }
 }
 
 fn expt_num(base: &Num, power: &Num) -> Result<Num, ArithError> {
@@ -923,7 +1044,11 @@ fn expt_num(base: &Num, power: &Num) -> Result<Num, ArithError> {
             }
             return Ok(Num::F(1.0));
         }
-        return Ok(if base.is_float() { Num::F(1.0) } else { Num::I(1) });
+        return Ok(if base.is_float() {
+            Num::F(1.0)
+        } else {
+            Num::I(1)
+        });
     }
     if power.is_integer() && !base.is_float() {
         return exact_expt(base, power);
@@ -934,13 +1059,21 @@ fn expt_num(base: &Num, power: &Num) -> Result<Num, ArithError> {
         _ => power.float_value()?,
     };
     if b == 0.0 {
-        return if p > 0.0 { Ok(Num::F(0.0)) } else { Err(ArithError::DivisionByZero) };
+        return if p > 0.0 {
+            Ok(Num::F(0.0))
+        } else {
+            Err(ArithError::DivisionByZero)
+        };
     }
     if b < 0.0 && p.fract() != 0.0 {
         return Err(ArithError::Complex);
     }
     let r = b.powf(p);
-    if b.is_finite() { check_float(r).map(Num::F) } else { Ok(Num::F(r)) }
+    if b.is_finite() {
+        check_float(r).map(Num::F)
+    } else {
+        Ok(Num::F(r))
+    }
 }
 
 fn expt<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
@@ -976,7 +1109,11 @@ fn ln_num(x: &Num) -> Result<f64, ArithError> {
         Num::F(f) => f.ln(),
         Num::R(n, d) => {
             let q = ratio_to_f64(n, d);
-            if q.is_normal() { q.ln() } else { big_ln(n) - big_ln(d) }
+            if q.is_normal() {
+                q.ln()
+            } else {
+                big_ln(n) - big_ln(d)
+            }
         }
     })
 }
@@ -993,7 +1130,11 @@ fn log_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
                 ln_num(&x).and_then(|lx| {
                     let lb = ln_num(&base)?;
                     if lb == 0.0 {
-                        Err(if lx == 0.0 { ArithError::Invalid } else { ArithError::DivisionByZero })
+                        Err(if lx == 0.0 {
+                            ArithError::Invalid
+                        } else {
+                            ArithError::DivisionByZero
+                        })
                     } else {
                         Ok(lx / lb)
                     }
@@ -1016,7 +1157,9 @@ fn sqrt_num(x: &Num) -> Result<f64, ArithError> {
     {
         // Beyond the double range, but its root is not: halve the exponent first.
         let k = (b.bits() - 1000) / 2;
-        return Ok((b >> (2 * k) as usize).to_f64().unwrap_or(f64::NAN).sqrt() * 2f64.powi(k as i32));
+        return Ok(
+            (b >> (2 * k) as usize).to_f64().unwrap_or(f64::NAN).sqrt() * 2f64.powi(k as i32)
+        );
     }
     Ok(x.float_value()?.sqrt())
 }
@@ -1060,10 +1203,18 @@ fn any(_: f64) -> Result<(), ArithError> {
     Ok(())
 }
 fn unit_interval(x: f64) -> Result<(), ArithError> {
-    if (-1.0..=1.0).contains(&x) { Ok(()) } else { Err(ArithError::Complex) }
+    if (-1.0..=1.0).contains(&x) {
+        Ok(())
+    } else {
+        Err(ArithError::Complex)
+    }
 }
 fn at_least_one(x: f64) -> Result<(), ArithError> {
-    if x >= 1.0 { Ok(()) } else { Err(ArithError::Complex) }
+    if x >= 1.0 {
+        Ok(())
+    } else {
+        Err(ArithError::Complex)
+    }
 }
 fn open_unit_interval(x: f64) -> Result<(), ArithError> {
     if x.abs() == 1.0 {
@@ -1104,7 +1255,8 @@ fn atan_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
         None => y.float_value().map(f64::atan),
         Some(&xv) => {
             let x = real_arg(ctx, xv)?;
-            y.float_value().and_then(|yf| Ok(yf.atan2(x.float_value()?)))
+            y.float_value()
+                .and_then(|yf| Ok(yf.atan2(x.float_value()?)))
         }
     };
     match r {
@@ -1146,14 +1298,18 @@ fn rational_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
 fn rationalize_f64(x: f64) -> (BigInt, BigInt) {
     let (frac, expo, sign) = decode_f64(x);
     if frac == 0 || expo >= 0 {
-        return (BigInt::from(frac) * sign << expo.max(0) as usize, BigInt::one());
+        return (
+            (BigInt::from(frac) * sign) << expo.max(0) as usize,
+            BigInt::one(),
+        );
     }
     // The interval ((2f-1)/2^(1-e), (2f+1)/2^(1-e)) around x.
     let den = BigInt::one() << (1 - expo) as usize;
     let two_f = BigInt::from(frac) * 2u32;
     let mut a = (&two_f - 1u32, den.clone());
     let mut b = (two_f + 1u32, den);
-    let (mut p0, mut q0, mut p1, mut q1) = (BigInt::zero(), BigInt::one(), BigInt::one(), BigInt::zero());
+    let (mut p0, mut q0, mut p1, mut q1) =
+        (BigInt::zero(), BigInt::one(), BigInt::one(), BigInt::zero());
     loop {
         let c = a.0.div_ceil(&a.1);
         // c < b  <=>  c * b.den < b.num
@@ -1211,6 +1367,33 @@ fn integer_decode_float_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LRe
     };
     let frac = alloc::integer(ctx.mc, BigInt::from(frac));
     Ok(ctx.set_values(&[frac, Value::Fixnum(expo as i64), Value::Fixnum(sign as i64)]))
+}
+
+/// The significand in [0.5, 1), the exponent and the sign of a float.
+fn decode_float_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let x = float_arg(ctx, args[0])?;
+    let sign = alloc::float(ctx.mc, 1f64.copysign(x));
+    if x == 0.0 {
+        let zero = alloc::float(ctx.mc, 0.0);
+        return Ok(ctx.set_values(&[zero, Value::Fixnum(0), sign]));
+    }
+    let (frac, expo, _) = decode_f64(x);
+    // Normalize denormals so the significand keeps 53 bits' worth of scale.
+    let shift = frac.leading_zeros() as i32 - 11;
+    let significand = (frac << shift) as f64 / (1u64 << 53) as f64;
+    let exponent = expo - shift + 53;
+    let significand = alloc::float(ctx.mc, significand);
+    Ok(ctx.set_values(&[significand, Value::Fixnum(exponent as i64), sign]))
+}
+
+/// The number of significant bits: 53 for normal floats, fewer for denormals, 0 for zero.
+fn float_precision_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    let x = float_arg(ctx, args[0])?;
+    if x == 0.0 {
+        return Ok(Value::Fixnum(0));
+    }
+    let (frac, _, _) = decode_f64(x);
+    Ok(Value::Fixnum(64 - frac.leading_zeros() as i64))
 }
 
 fn scale_float_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
@@ -1287,7 +1470,10 @@ fn oddp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 fn numberp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(ctx.bool(matches!(args[0], Value::Fixnum(_) | Value::BigInt(_) | Value::Ratio(_) | Value::Float(_))))
+    Ok(ctx.bool(matches!(
+        args[0],
+        Value::Fixnum(_) | Value::BigInt(_) | Value::Ratio(_) | Value::Float(_)
+    )))
 }
 
 fn realp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
@@ -1295,7 +1481,10 @@ fn realp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 fn rationalp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(ctx.bool(matches!(args[0], Value::Fixnum(_) | Value::BigInt(_) | Value::Ratio(_))))
+    Ok(ctx.bool(matches!(
+        args[0],
+        Value::Fixnum(_) | Value::BigInt(_) | Value::Ratio(_)
+    )))
 }
 
 fn integerp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
@@ -1317,7 +1506,9 @@ fn signum_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
         // Zeros (including -0.0) are their own sign.
         Value::Float(f) if f.val == 0.0 => Ok(v),
         Value::Float(f) => Ok(alloc::float(ctx.mc, 1f64.copysign(f.val))),
-        _ => Ok(Value::Fixnum(sign_of(ctx, v).map_err(|_| ctx.type_error(v, "NUMBER"))? as i64)),
+        _ => Ok(Value::Fixnum(
+            sign_of(ctx, v).map_err(|_| ctx.type_error(v, "NUMBER"))? as i64,
+        )),
     }
 }
 
@@ -1373,7 +1564,14 @@ fn logeqv<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 /// The two-argument bit operations, as (not-first?, not-second?, op, not-result?).
-fn logical2<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, na: bool, nb: bool, and: bool, nr: bool) -> LResult<'gc> {
+fn logical2<'gc>(
+    ctx: &mut Ctx<'_, 'gc>,
+    args: A<'_, 'gc>,
+    na: bool,
+    nb: bool,
+    and: bool,
+    nr: bool,
+) -> LResult<'gc> {
     let (a, b) = (integer_arg(ctx, args[0])?, integer_arg(ctx, args[1])?);
     if let (Num::I(a), Num::I(b)) = (&a, &b) {
         let (a, b) = (if na { !a } else { *a }, if nb { !b } else { *b });
@@ -1534,7 +1732,9 @@ fn random_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
         Some(&s) => s,
         None => current_random_state(ctx),
     };
-    let Value::RandomState(st) = sv else { return Err(ctx.type_error(sv, "RANDOM-STATE")) };
+    let Value::RandomState(st) = sv else {
+        return Err(ctx.type_error(sv, "RANDOM-STATE"));
+    };
     let state = &st.state;
     match args[0] {
         Value::Fixnum(n) if n > 0 => {
@@ -1559,7 +1759,10 @@ fn random_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
                     *top >>= extra;
                 }
                 let r = BigInt::from(num_bigint::BigUint::new(
-                    digits.iter().flat_map(|d| [*d as u32, (*d >> 32) as u32]).collect(),
+                    digits
+                        .iter()
+                        .flat_map(|d| [*d as u32, (*d >> 32) as u32])
+                        .collect(),
                 ));
                 if &r < limit {
                     return Ok(alloc::integer(ctx.mc, r));
@@ -1574,16 +1777,30 @@ fn random_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
             }
         },
         other => {
-            let positive_float = alloc::list(ctx.mc, &[ctx.cl("DOUBLE-FLOAT"), alloc::list(ctx.mc, &[alloc::float(ctx.mc, 0.0)])]);
+            let positive_float = alloc::list(
+                ctx.mc,
+                &[
+                    ctx.cl("DOUBLE-FLOAT"),
+                    alloc::list(ctx.mc, &[alloc::float(ctx.mc, 0.0)]),
+                ],
+            );
             let positive_integer = alloc::list(ctx.mc, &[ctx.cl("INTEGER"), Value::Fixnum(1)]);
-            Err(compound_type_error(ctx, other, &[ctx.cl("OR"), positive_float, positive_integer]))
+            Err(compound_type_error(
+                ctx,
+                other,
+                &[ctx.cl("OR"), positive_float, positive_integer],
+            ))
         }
     }
 }
 
 fn make_random_state<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     let arg = args.first().copied().unwrap_or(Value::Nil);
-    let from = if arg.is_nil() { current_random_state(ctx) } else { arg };
+    let from = if arg.is_nil() {
+        current_random_state(ctx)
+    } else {
+        arg
+    };
     match from {
         Value::RandomState(s) => Ok(alloc::random_state(ctx.mc, s.state.get())),
         v if v.eq(ctx.t()) => {
@@ -1594,10 +1811,15 @@ fn make_random_state<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'
                 .map(|d| d.as_nanos() as u64)
                 .unwrap_or(0);
             let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let seed = nanos ^ (std::process::id() as u64) << 32 ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let seed =
+                nanos ^ ((std::process::id() as u64) << 32) ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
             Ok(alloc::random_state(ctx.mc, splitmix64(seed)))
         }
-        _ => Err(compound_type_error(ctx, arg, &[ctx.cl("OR"), ctx.cl("RANDOM-STATE"), ctx.cl("BOOLEAN")])),
+        _ => Err(compound_type_error(
+            ctx,
+            arg,
+            &[ctx.cl("OR"), ctx.cl("RANDOM-STATE"), ctx.cl("BOOLEAN")],
+        )),
     }
 }
 
@@ -1606,7 +1828,10 @@ fn make_random_state<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'
 fn seeded_random_state<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     let seed = match integer_arg(ctx, args[0])? {
         Num::I(i) => i as u64,
-        n => n.to_big().iter_u64_digits().fold(0u64, |acc, d| splitmix64(acc ^ d)),
+        n => n
+            .to_big()
+            .iter_u64_digits()
+            .fold(0u64, |acc, d| splitmix64(acc ^ d)),
     };
     Ok(alloc::random_state(ctx.mc, splitmix64(seed)))
 }
@@ -1629,7 +1854,11 @@ fn parse_error<'gc>(ctx: &Ctx<'_, 'gc>, control: &str, string: Value<'gc>) -> Ra
                 &[("FORMAT-CONTROL", control), ("FORMAT-ARGUMENTS", args)],
             ))
         }
-        None => Raise::Error { kind: ErrorKind::Simple, message: control.to_string(), irritants: vec![string] },
+        None => Raise::Error {
+            kind: ErrorKind::Simple,
+            message: control.to_string(),
+            irritants: vec![string],
+        },
     }
 }
 
@@ -1641,7 +1870,9 @@ fn is_parse_whitespace(c: char) -> bool {
 /// after its keywords are taken apart; two values.
 fn parse_integer<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     let sv = args[0];
-    let Value::String(s) = sv else { return Err(ctx.type_error(sv, "STRING")) };
+    let Value::String(s) = sv else {
+        return Err(ctx.type_error(sv, "STRING"));
+    };
     let chars: Vec<char> = s.borrow().to_rust_string().chars().collect();
     let len = chars.len();
     let start = match args[1] {
@@ -1666,7 +1897,11 @@ fn parse_integer<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> 
         if junk_allowed {
             return Ok(ctx.set_values(&[Value::Nil, Value::Fixnum(end as i64)]));
         }
-        return Err(parse_error(ctx, "no non-whitespace characters in string ~S.", sv));
+        return Err(parse_error(
+            ctx,
+            "no non-whitespace characters in string ~S.",
+            sv,
+        ));
     }
     let negative = chars[i] == '-';
     if matches!(chars[i], '+' | '-') {
@@ -1680,7 +1915,9 @@ fn parse_integer<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> 
             if junk_allowed {
                 break;
             }
-            if is_parse_whitespace(chars[i]) && chars[i..end].iter().all(|&c| is_parse_whitespace(c)) {
+            if is_parse_whitespace(chars[i])
+                && chars[i..end].iter().all(|&c| is_parse_whitespace(c))
+            {
                 i = end;
                 break;
             }
@@ -1689,7 +1926,10 @@ fn parse_integer<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> 
         any_digit = true;
         match &mut big {
             Some(b) => *b = &*b * radix + d,
-            None => match small.checked_mul(radix as i64).and_then(|v| v.checked_add(d as i64)) {
+            None => match small
+                .checked_mul(radix as i64)
+                .and_then(|v| v.checked_add(d as i64))
+            {
                 Some(v) => small = v,
                 None => big = Some(BigInt::from(small) * radix + d),
             },
@@ -1760,6 +2000,8 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("NUMERATOR", 1, 1, numerator_fn),
     cl("DENOMINATOR", 1, 1, denominator_fn),
     cl("INTEGER-DECODE-FLOAT", 1, 1, integer_decode_float_fn),
+    cl("DECODE-FLOAT", 1, 1, decode_float_fn),
+    cl("FLOAT-PRECISION", 1, 1, float_precision_fn),
     cl("SCALE-FLOAT", 2, 2, scale_float_fn),
     cl("FLOAT-DIGITS", 1, 1, float_digits_fn),
     cl("FLOAT-RADIX", 1, 1, float_radix_fn),
@@ -1808,11 +2050,17 @@ mod tests {
         let big = BigInt::from(10).pow(400u32);
         let r = ratio_to_f64(&big, &(&big * 3u32));
         assert_eq!(r, 1.0 / 3.0);
-        assert_eq!(ratio_to_f64(&BigInt::from(1), &BigInt::from(10).pow(400u32)), 0.0);
+        assert_eq!(
+            ratio_to_f64(&BigInt::from(1), &BigInt::from(10).pow(400u32)),
+            0.0
+        );
         assert_eq!(ratio_to_f64(&BigInt::from(-7), &BigInt::from(2)), -3.5);
         // 2^53 + 1 over 1 rounds to even.
         let n = (BigInt::one() << 53usize) + 1u32;
-        assert_eq!(ratio_to_f64(&(&n * 3u32), &BigInt::from(3)), 9007199254740992.0);
+        assert_eq!(
+            ratio_to_f64(&(&n * 3u32), &BigInt::from(3)),
+            9007199254740992.0
+        );
     }
 
     #[test]
@@ -1828,7 +2076,10 @@ mod tests {
     fn rationalize_finds_the_simplest_fraction() {
         assert_eq!(rationalize_f64(0.1), (BigInt::from(1), BigInt::from(10)));
         assert_eq!(rationalize_f64(-2.5), (BigInt::from(-5), BigInt::from(2)));
-        assert_eq!(rationalize_f64(0.333), (BigInt::from(333), BigInt::from(1000)));
+        assert_eq!(
+            rationalize_f64(0.333),
+            (BigInt::from(333), BigInt::from(1000))
+        );
     }
 
     #[test]
@@ -1838,7 +2089,10 @@ mod tests {
         let f = Num::F(9007199254740992.0);
         assert_eq!(compare(&f, &above), Ordering::Less);
         assert_eq!(compare(&f, &two53), Ordering::Equal);
-        assert_eq!(compare(&Num::F(0.5), &Num::R(BigInt::from(1), BigInt::from(2))), Ordering::Equal);
+        assert_eq!(
+            compare(&Num::F(0.5), &Num::R(BigInt::from(1), BigInt::from(2))),
+            Ordering::Equal
+        );
     }
 
     #[test]
@@ -1850,15 +2104,30 @@ mod tests {
         assert_eq!(fixnum_divide(Rnd::Truncate, i64::MIN, -1), None);
         assert_eq!(float_divide(Rnd::Round, 2.5, 1.0), Ok((2.0, 0.5)));
         assert_eq!(float_divide(Rnd::Floor, -0.5, 1.0), Ok((-1.0, 0.5)));
-        assert_eq!(float_divide(Rnd::Floor, 1e300, 1e-300), Err(ArithError::Overflow));
+        assert_eq!(
+            float_divide(Rnd::Floor, 1e300, 1e-300),
+            Err(ArithError::Overflow)
+        );
     }
 
     #[test]
     fn float_overflow_and_division_by_zero_are_errors() {
-        assert_eq!(arith(Op2::Mul, &Num::F(1e308), &Num::I(10)).err(), Some(ArithError::Overflow));
-        assert_eq!(arith(Op2::Div, &Num::I(1), &Num::F(0.0)).err(), Some(ArithError::DivisionByZero));
-        assert_eq!(arith(Op2::Div, &Num::F(0.0), &Num::F(0.0)).err(), Some(ArithError::Invalid));
+        assert_eq!(
+            arith(Op2::Mul, &Num::F(1e308), &Num::I(10)).err(),
+            Some(ArithError::Overflow)
+        );
+        assert_eq!(
+            arith(Op2::Div, &Num::I(1), &Num::F(0.0)).err(),
+            Some(ArithError::DivisionByZero)
+        );
+        assert_eq!(
+            arith(Op2::Div, &Num::F(0.0), &Num::F(0.0)).err(),
+            Some(ArithError::Invalid)
+        );
         let huge = Num::B(BigInt::from(10).pow(400u32));
-        assert_eq!(arith(Op2::Add, &huge, &Num::F(1.0)).err(), Some(ArithError::Overflow));
+        assert_eq!(
+            arith(Op2::Add, &huge, &Num::F(1.0)).err(),
+            Some(ArithError::Overflow)
+        );
     }
 }
