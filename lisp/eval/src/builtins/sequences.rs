@@ -36,7 +36,7 @@ pub fn proper_length<'gc>(ctx: &Ctx<'_, 'gc>, list: Value<'gc>) -> Result<usize,
             }
             _ => return Err(ctx.type_error(list, "LIST")),
         }
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             slow = alloc::cdr(slow);
             if slow.eq(fast) && fast.truthy() {
                 return Err(ctx.type_error(list, "LIST"));
@@ -528,24 +528,31 @@ fn count_limit<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<usize, Raise<'g
     }
 }
 
-/// (sys:%remove item sequence start end count from-end test-code destructive)
+/// Flag the elements in [start, end) equal to item under the test: at
+/// most `limit` of them, the last ones when from_end.
+fn flag_matches<'gc>(item: Value<'gc>, items: &[Value<'gc>], range: (usize, usize), limit: usize, from_end: bool, test: Test) -> Vec<bool> {
+    let mut flags = vec![false; items.len()];
+    let mut n = 0;
+    for i in order(range.0, range.1, from_end) {
+        if n >= limit {
+            break;
+        }
+        if test.test(item, items[i]) {
+            flags[i] = true;
+            n += 1;
+        }
+    }
+    flags
+}
+
+/// (sys:%seq-remove item sequence start end count from-end test-code destructive)
 fn remove<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let (item, seq) = (a[0], a[1]);
     let limit = count_limit(ctx, a[4])?;
     let test = Test::from_code(ctx, a[6])?;
     let items = seq_items(ctx, seq)?;
-    let (s, e) = bounds(ctx, items.len(), a[2], a[3])?;
-    let mut drop = vec![false; items.len()];
-    let mut n = 0;
-    for i in order(s, e, a[5].truthy()) {
-        if n >= limit {
-            break;
-        }
-        if test.test(item, items[i]) {
-            drop[i] = true;
-            n += 1;
-        }
-    }
+    let range = bounds(ctx, items.len(), a[2], a[3])?;
+    let drop = flag_matches(item, &items, range, limit, a[5].truthy(), test);
     rebuild(ctx, seq, &items, &drop, a[7].truthy())
 }
 
@@ -574,9 +581,30 @@ fn remove_at<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// elements at the listed positions by new. A non-destructive list result
 /// shares the tail after the last replaced element.
 fn substitute_at<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let (seq, new, destructive) = (a[0], a[1], a[3].truthy());
-    let items = seq_items(ctx, seq)?;
+    let items = seq_items(ctx, a[0])?;
     let flags = flags_of(ctx, a[2], items.len())?;
+    substitute_flagged(ctx, a[0], a[1], items, &flags, a[3].truthy())
+}
+
+/// (sys:%seq-substitute new old sequence start end count from-end test-code destructive)
+fn substitute<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let (new, old, seq) = (a[0], a[1], a[2]);
+    let limit = count_limit(ctx, a[5])?;
+    let test = Test::from_code(ctx, a[7])?;
+    let items = seq_items(ctx, seq)?;
+    let range = bounds(ctx, items.len(), a[3], a[4])?;
+    let flags = flag_matches(old, &items, range, limit, a[6].truthy(), test);
+    substitute_flagged(ctx, seq, new, items, &flags, a[8].truthy())
+}
+
+fn substitute_flagged<'gc>(
+    ctx: &Ctx<'_, 'gc>,
+    seq: Value<'gc>,
+    new: Value<'gc>,
+    items: Vec<Value<'gc>>,
+    flags: &[bool],
+    destructive: bool,
+) -> LResult<'gc> {
     let Some(last) = flags.iter().rposition(|f| *f) else {
         return match seq {
             Value::Nil | Value::Cons(_) => Ok(seq),
@@ -607,15 +635,53 @@ fn substitute_at<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
     match seq {
         Value::Nil | Value::Cons(_) => {
-            let head: Vec<Value<'gc>> = items[..=last].iter().zip(&flags).map(|(x, f)| if *f { new } else { *x }).collect();
+            let head: Vec<Value<'gc>> = items[..=last].iter().zip(flags).map(|(x, f)| if *f { new } else { *x }).collect();
             let tail = alloc::list_iter(seq).rest_after(last + 1);
             Ok(alloc::list_with_tail(ctx.mc, &head, tail))
         }
         _ => {
-            let out: Vec<Value<'gc>> = items.iter().zip(&flags).map(|(x, f)| if *f { new } else { *x }).collect();
+            let out: Vec<Value<'gc>> = items.iter().zip(flags).map(|(x, f)| if *f { new } else { *x }).collect();
             same_kind(ctx, seq, out)
         }
     }
+}
+
+/// (sys:%seq-search sequence1 sequence2 from-end test-code start1 end1 start2 end2)
+fn search<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let test = Test::from_code(ctx, a[3])?;
+    let pat = seq_items(ctx, a[0])?;
+    let text = seq_items(ctx, a[1])?;
+    let (s1, e1) = bounds(ctx, pat.len(), a[4], a[5])?;
+    let (s2, e2) = bounds(ctx, text.len(), a[6], a[7])?;
+    let pat = &pat[s1..e1];
+    if pat.len() > e2 - s2 {
+        return Ok(Value::Nil);
+    }
+    let at = |p: usize| pat.iter().zip(&text[p..]).all(|(x, y)| test.test(*x, *y));
+    let last = e2 - pat.len();
+    let found = if a[2].truthy() { (s2..=last).rev().find(|p| at(*p)) } else { (s2..=last).find(|p| at(*p)) };
+    Ok(found.map(|p| Value::Fixnum(p as i64)).unwrap_or(Value::Nil))
+}
+
+/// (sys:%seq-mismatch sequence1 sequence2 from-end test-code start1 end1 start2 end2)
+fn mismatch<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let test = Test::from_code(ctx, a[3])?;
+    let x = seq_items(ctx, a[0])?;
+    let y = seq_items(ctx, a[1])?;
+    let (s1, e1) = bounds(ctx, x.len(), a[4], a[5])?;
+    let (s2, e2) = bounds(ctx, y.len(), a[6], a[7])?;
+    let (x, y) = (&x[s1..e1], &y[s2..e2]);
+    let same = if a[2].truthy() {
+        x.iter().rev().zip(y.iter().rev()).take_while(|(p, q)| test.test(**p, **q)).count()
+    } else {
+        x.iter().zip(y).take_while(|(p, q)| test.test(**p, **q)).count()
+    };
+    if same == x.len() && same == y.len() {
+        return Ok(Value::Nil);
+    }
+    // From the end, the answer is one past the last mismatching position.
+    let at = if a[2].truthy() { s1 + x.len() - same } else { s1 + same };
+    Ok(Value::Fixnum(at as i64))
 }
 
 /// (sys:%seq-half n) -> floor(n/2), for the merge sorts.
@@ -707,6 +773,9 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%REMOVE-AT", 3, 3, remove_at),
     sys("%SUBSTITUTE-AT", 4, 4, substitute_at),
     sys("%SEQ-HALF", 1, 1, half),
+    sys("%SEQ-SUBSTITUTE", 9, 9, substitute),
+    sys("%SEQ-SEARCH", 8, 8, search),
+    sys("%SEQ-MISMATCH", 8, 8, mismatch),
     sys("%REMOVE-DUPLICATES", 6, 6, remove_duplicates),
     sys("%SEQ-KIND", 1, 1, seq_kind),
     sys("%SEQ-LIST", 3, 3, seq_list),

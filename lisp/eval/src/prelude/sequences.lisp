@@ -582,10 +582,13 @@ true (WANT-TRUE) or the first false one."
         (sys::%duplicates-general sequence from-end test test-not start end key t))))
 
 (defun substitute (newitem olditem sequence &key from-end test test-not start end count key)
-  (sys::%substitute-at sequence newitem
-                       (sys::%matching-indices (sys::%test-pred olditem test test-not key)
-                                               sequence start end from-end count)
-                       nil))
+  (let ((code (sys::%test-code test test-not key)))
+    (if code
+        (sys::%seq-substitute newitem olditem sequence start end count from-end code nil)
+        (sys::%substitute-at sequence newitem
+                             (sys::%matching-indices (sys::%test-pred olditem test test-not key)
+                                                     sequence start end from-end count)
+                             nil))))
 
 (defun substitute-if (newitem predicate sequence &key from-end start end count key)
   (sys::%substitute-at sequence newitem
@@ -598,10 +601,13 @@ true (WANT-TRUE) or the first false one."
                        nil))
 
 (defun nsubstitute (newitem olditem sequence &key from-end test test-not start end count key)
-  (sys::%substitute-at sequence newitem
-                       (sys::%matching-indices (sys::%test-pred olditem test test-not key)
-                                               sequence start end from-end count)
-                       t))
+  (let ((code (sys::%test-code test test-not key)))
+    (if code
+        (sys::%seq-substitute newitem olditem sequence start end count from-end code t)
+        (sys::%substitute-at sequence newitem
+                             (sys::%matching-indices (sys::%test-pred olditem test test-not key)
+                                                     sequence start end from-end count)
+                             t))))
 
 (defun nsubstitute-if (newitem predicate sequence &key from-end start end count key)
   (sys::%substitute-at sequence newitem
@@ -619,6 +625,10 @@ true (WANT-TRUE) or the first false one."
   (if (listp sequence) (sys::%seq-concatenate 1 sequence) sequence))
 
 (defun mismatch (sequence1 sequence2 &key from-end test test-not key (start1 0) end1 (start2 0) end2)
+  (let ((code (sys::%test-code test test-not key)))
+    (when code
+      (return-from mismatch
+        (sys::%seq-mismatch sequence1 sequence2 from-end code start1 end1 start2 end2))))
   (let* ((v1 (sys::%as-vector sequence1)) (v2 (sys::%as-vector sequence2))
          (end1 (sys::%seq-check-bounds v1 start1 end1))
          (end2 (sys::%seq-check-bounds v2 start2 end2))
@@ -645,6 +655,10 @@ true (WANT-TRUE) or the first false one."
             (if (and (= i end1) (= j end2)) nil i))))))
 
 (defun search (sequence1 sequence2 &key from-end test test-not key (start1 0) end1 (start2 0) end2)
+  (let ((code (sys::%test-code test test-not key)))
+    (when code
+      (return-from search
+        (sys::%seq-search sequence1 sequence2 from-end code start1 end1 start2 end2))))
   (let* ((v1 (sys::%as-vector sequence1)) (v2 (sys::%as-vector sequence2))
          (end1 (sys::%seq-check-bounds v1 start1 end1))
          (end2 (sys::%seq-check-bounds v2 start2 end2))
