@@ -263,7 +263,7 @@ pub fn keys<'gc, const N: usize>(
     args: A<'_, 'gc>,
     names: [&str; N],
 ) -> Result<[Option<Value<'gc>>; N], Raise<'gc>> {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(Raise::program(format!("odd number of keyword arguments to {fname}")));
     }
     let mut out = [None; N];
