@@ -53,3 +53,7 @@
 (print (defstruct returned-name a))
 (print (equalp (make-point :x 1) (make-point :x 1)))
 (print (equal (make-point :x 1) (make-point :x 1)))
+;; COPY-STRUCTURE copies any structure, shallowly.
+(let* ((n (make-node :value (list 1 2)))
+       (c (copy-structure n)))
+  (print (list c (eq n c) (eq (node-value n) (node-value c)) (node-p c))))

@@ -3,9 +3,9 @@
 ;;;; Structure types are the heap's StructType objects (shared with
 ;;;; conditions): a name, a precedence list (the type, then its :include
 ;;;; parent, grandparent...) and slot names. DEFSTRUCT also records a
-;;;; description on the name's plist (SYS::DEFSTRUCT-DESCRIPTION) at
-;;;; macroexpansion time, so a later :INCLUDE sees the parent's slots and
-;;;; defaults. Invariant: a keyword or BOA constructor allocates exactly one
+;;;; description (in the type's extra field; on the plist for list/vector
+;;;; structures) at macroexpansion time, so a later :INCLUDE sees the
+;;;; parent's slots and defaults. Invariant: a keyword or BOA constructor allocates exactly one
 ;;;; structure (one SYS:%MAKE-INSTANCE call, no argument lists) when its slot
 ;;;; defaults are constants; the memory profiler's counts depend on it.
 ;;;;
@@ -57,11 +57,19 @@
   value)
 
 (defun sys::%ds-description (name)
-  (or (get name 'sys::defstruct-description)
-      (error "~S is not a defined structure type" name)))
+  ;; Structure types keep their description in the type object's extra
+  ;; field (their names' plists stay empty, for TYPEP's fast path); typed
+  ;; (list/vector) ones, which are no types, on the plist.
+  (let* ((type (sys:%find-struct-type name))
+         (desc (if type (sys:%struct-type-extra type) (get name 'sys::defstruct-description))))
+    (if (and (consp desc) (eq (car desc) name))
+        desc
+        (error "~S is not a defined structure type" name))))
 
-;;; A description: (name kind tag-index size slots), kind STRUCTURE, LIST or
-;;; VECTOR; slots a list of (slot-name default-form read-only index).
+;;; A description: (name kind tags size slots), kind STRUCTURE, LIST or
+;;; VECTOR; tags, for named list/vector structures, a list of (index name):
+;;; each named ancestor keeps its own name cell, as in SBCL; slots a list of
+;;; (slot-name default-form read-only index).
 
 (defun sys::%ds-lambda-vars (lambda-list)
   ;; The variables a BOA lambda list binds.
@@ -92,10 +100,11 @@
   ;; The allocation of one instance from VALUES, a list of forms in slot order.
   (let ((kind (car (cdr desc))))
     (cond ((eq kind 'structure) `(sys:%make-instance ',type-object ,@values))
-          (t (let ((cells nil) (tag (car (cdr (cdr desc)))) (size (car (cdr (cdr (cdr desc))))))
+          (t (let ((cells nil) (tags (car (cdr (cdr desc)))) (size (car (cdr (cdr (cdr desc))))))
                (dotimes (i size) (push nil cells))
                (let ((layout (reverse-internal cells)))
-                 (when tag (setq layout (sys::%ds-replace-nth layout tag `',(car desc))))
+                 (dolist (tag tags)
+                   (setq layout (sys::%ds-replace-nth layout (car tag) `',(car (cdr tag)))))
                  (let ((slots (car (cdr (cdr (cdr (cdr desc)))))) (vals values))
                    (dolist (s slots)
                      (setq layout (sys::%ds-replace-nth layout (car (cdr (cdr (cdr s)))) (car vals)))
@@ -185,7 +194,8 @@
     (when (stringp (car slot-specs)) (setq slot-specs (cdr slot-specs)))
     (let* ((parent (and include (sys::%ds-description include)))
            (parent-slots (and parent (car (cdr (cdr (cdr (cdr parent)))))))
-           (tag (and parent (car (cdr (cdr parent)))))
+           (tags (and parent (car (cdr (cdr parent)))))
+           (tag nil)
            (start (if parent (car (cdr (cdr (cdr parent)))) 0))
            (slots nil))
       (when (and parent (not (eq (car (cdr parent)) kind)))
@@ -204,8 +214,9 @@
                     s)
                 slots)))
       (setq start (+ start offset))
-      (when (and (not (eq kind 'structure)) named (not tag))
-        (setq tag start start (+ start 1)))
+      (when (and (not (eq kind 'structure)) named)
+        (setq tag start start (+ start 1))
+        (setq tags (append tags (list (list tag name)))))
       (dolist (spec slot-specs)
         (let ((p (sys::%ds-parse-slot spec)))
           (push (list (car p) (car (cdr p)) (car (cdr (cdr p)))
@@ -214,18 +225,21 @@
           (setq start (+ start 1))))
       (setq slots (sys::%nreverse-list slots))
       (let* ((size (if (eq kind 'structure) (length slots) start))
-             (desc (list name kind tag size slots))
+             (desc (list name kind tags size slots))
              (slot-names (mapcar-internal #'car slots))
              (precedence (cons name (and include (eq kind 'structure) (sys:%type-precedence include))))
              ;; Created now as well as at load time, so the constructors can
              ;; refer to the type object itself rather than look up its name.
              (type-object (and (eq kind 'structure)
                                (sys:%make-struct-type name precedence slot-names nil))))
-        (sys::%putprop name 'sys::defstruct-description desc)
+        (if type-object
+            (sys:%struct-type-extra type-object desc)
+            (sys::%putprop name 'sys::defstruct-description desc))
         `(progn
-           (sys::%putprop ',name 'sys::defstruct-description ',desc)
-           ,@(if (eq kind 'structure)
-                 `((sys:%make-struct-type ',name ',precedence ',slot-names nil)))
+           ,@(if type-object
+                 `((sys:%make-struct-type ',name ',precedence ',slot-names nil)
+                   (sys:%struct-type-extra ',name ',desc))
+                 `((sys::%putprop ',name 'sys::defstruct-description ',desc)))
            ,@(sys::%ds-accessors desc conc-name)
            ,@(mapcar-internal (lambda (c) (sys::%ds-constructor desc type-object c))
                               (reverse-internal constructors))
@@ -287,8 +301,14 @@
 
 (defun typep (object type &optional environment)
   (declare (ignore environment))
-  (if (and (symbolp type) (null (get type 'sys::deftype-expander)))
-      (sys::%builtin-typep object type)
+  ;; Fast path: a symbol without properties cannot be a DEFTYPE name
+  ;; (standard type names have empty plists; a structure type's name has
+  ;; just its type object, under SYS:%TYPE).
+  (if (symbolp type)
+      (let ((plist (sys:%symbol-plist type)))
+        (if (or (null plist) (eq (car plist) 'sys:%type))
+            (sys::%builtin-typep object type)
+            (sys::%typep-slow object type)))
       (sys::%typep-slow object type)))
 
 (defun sys::%typep-star (object type)
