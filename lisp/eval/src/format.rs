@@ -1653,4 +1653,71 @@ mod tests {
         assert!(find_close(&tokenize("~{~a~]").unwrap_or_default(), 0, '}').is_err());
         assert!(find_close(&tokenize("~[a~;b").unwrap_or_default(), 0, ']').is_err());
     }
+
+    /// Every error message a user can get from the engine, with a few
+    /// successful outputs around them, in one reviewed snapshot.
+    #[test]
+    fn messages_and_outputs_snapshot() {
+        gc_arena::arena::rootless_mutate(|mc| {
+            let pk = mprof_heap::alloc::packages(mc);
+            let pctx = PrintContext { packages: &pk, current_package: pk.user, escape: false, condition_report: None };
+            let s = |t: &str| mprof_heap::alloc::string(mc, t);
+            let n = Value::Fixnum;
+            let cases: Vec<(&str, Vec<Value<'_>>)> = vec![
+                ("~a ~s ~5d|~:d", vec![s("x"), s("y"), n(42), n(1234567)]),
+                ("~{~a~^, ~}", vec![mprof_heap::alloc::list(mc, &[n(1), n(2), n(3)])]),
+                ("~r / ~:r / ~@r", vec![n(1234), n(42), n(1994)]),
+                ("~,2f ~e ~$", vec![n(3), n(5), n(7)]),
+                ("~a", vec![]),
+                ("~", vec![]),
+                ("~'", vec![]),
+                ("~::a", vec![n(1)]),
+                ("~:5a", vec![n(1)]),
+                ("~99999999999999999999a", vec![n(1)]),
+                ("~q", vec![]),
+                ("~{~a", vec![mprof_heap::alloc::list(mc, &[])]),
+                ("~a~}", vec![n(1)]),
+                ("~(~]", vec![]),
+                ("~;", vec![]),
+                ("~<~>", vec![]),
+                ("~:^", vec![]),
+                ("~c", vec![n(65)]),
+                ("~[a~]", vec![s("x")]),
+                ("~'x[a~]", vec![]),
+                ("~:[a~]", vec![n(1)]),
+                ("~@[a~;b~]", vec![n(1)]),
+                ("~:@[a~]", vec![n(1)]),
+                ("~{~a~}", vec![n(5)]),
+                ("~{~}", vec![n(5), mprof_heap::alloc::list(mc, &[])]),
+                ("~'x{~a~}", vec![mprof_heap::alloc::list(mc, &[])]),
+                ("~?", vec![n(1)]),
+                ("~:?", vec![s("a"), mprof_heap::alloc::list(mc, &[])]),
+                ("~a~5@*", vec![n(1)]),
+                ("~:@*", vec![]),
+                ("~:p", vec![]),
+                ("~r", vec![s("x")]),
+                ("~1r", vec![n(1)]),
+                ("~@r", vec![n(0)]),
+                ("~:@r", vec![n(5000)]),
+                ("~,,,,0:d", vec![n(5)]),
+                ("~5,0a", vec![n(1)]),
+                ("~'xd", vec![n(1)]),
+                ("~5'xd", vec![n(1)]),
+                ("~3,4,5,6,7a", vec![n(1)]),
+                ("~va", vec![s("x"), n(1)]),
+                ("~:f ~:e ~:g", vec![n(1)]),
+                ("~*", vec![]),
+            ];
+            let mut out = String::new();
+            for (control, args) in &cases {
+                let r = match format_to_string(&pctx, control, args) {
+                    Ok(t) => format!("ok    {t:?}"),
+                    Err(e) => format!("error {e}"),
+                };
+                out.push_str(&format!("{control:?} => {r}\n"));
+            }
+            insta::assert_snapshot!(out);
+        });
+    }
 }
+
