@@ -813,3 +813,81 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%READ-FILE", 1, 2, read_file),
     sys("%STRING-INPUT-POSITION", 1, 1, string_input_position),
 ];
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Cursor};
+
+    use crate::host::Options;
+    use crate::interp::Interpreter;
+
+    /// Evaluate `src` with `stdin` as standard input; the printed values of its last form.
+    fn run(stdin: Box<dyn BufRead>, src: &str) -> String {
+        let mut lisp = Interpreter::with_io(Box::new(std::io::sink()), Box::new(std::io::sink()), stdin, Options::default())
+            .expect("the interpreter starts");
+        match lisp.eval_source(src, None) {
+            Ok(values) => values.join(" "),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    fn stdin(text: &str) -> Box<dyn BufRead> {
+        Box::new(Cursor::new(text.as_bytes().to_vec()))
+    }
+
+    #[test]
+    fn read_line_from_standard_input_reports_the_missing_newline() {
+        let out = run(
+            stdin("first\nsecond\nlast"),
+            "(list (multiple-value-list (read-line)) (multiple-value-list (read-line *standard-input*))
+                   (multiple-value-list (read-line t)) (multiple-value-list (read-line nil nil :eof)))",
+        );
+        assert_eq!(out, r#"(("first" NIL) ("second" NIL) ("last" T) (:EOF T))"#);
+    }
+
+    #[test]
+    fn characters_from_standard_input_peek_and_unread() {
+        let out = run(
+            stdin("héllo wörld"),
+            "(list (read-char) (peek-char) (read-char) (let ((c (read-char))) (unread-char c) (read-char))
+                   (peek-char #\\w) (read-line) (read-char nil nil :end)
+                   (handler-case (read-char) (end-of-file () 'eof)))",
+        );
+        assert_eq!(out, r#"(#\h #\é #\é #\l #\w "wörld" :END EOF)"#);
+    }
+
+    #[test]
+    fn multibyte_characters_split_across_reads_are_decoded() {
+        // A one-byte buffer splits every multibyte character.
+        let reader = BufReader::with_capacity(1, Cursor::new("é€x".as_bytes().to_vec()));
+        let out = run(Box::new(reader), "(list (peek-char) (read-char) (peek-char) (read-char) (read-char) (read-char nil nil nil))");
+        assert_eq!(out, r#"(#\é #\é #\€ #\€ #\x NIL)"#);
+    }
+
+    #[test]
+    fn read_takes_forms_across_lines_and_gives_back_the_rest() {
+        let out = run(
+            stdin("(1 2)\n  foo 42\n\"s\" rest of line\n(a\n b\n c) 7"),
+            "(list (read) (read) (read) (read) (read-line) (read) (read) (read nil nil :eof))",
+        );
+        assert_eq!(out, r#"((1 2) FOO 42 "s" "rest of line" (A B C) 7 :EOF)"#);
+    }
+
+    #[test]
+    fn end_of_input_inside_a_form_is_end_of_file() {
+        let out = run(stdin("(1 2"), "(handler-case (read) (end-of-file (c) (streamp (stream-error-stream c))))");
+        assert_eq!(out, "T");
+        let out = run(stdin("   \n  "), "(read nil nil :nothing)");
+        assert_eq!(out, ":NOTHING");
+    }
+
+    #[test]
+    fn reading_a_long_text_stream_crosses_the_read_window() {
+        // More than one 4096-character window of forms, and one long string.
+        let src = "(let* ((text (format nil \"~{~a ~}\\\"~a\\\"\" (loop for i below 3000 collect i) (make-string 9000 :initial-element #\\z)))
+                          (s (make-string-input-stream text)) (sum 0))
+                     (dotimes (i 3000) (incf sum (read s)))
+                     (list sum (length (read s)) (read s nil :eof)))";
+        assert_eq!(run(stdin(""), src), "(4498500 9000 :EOF)");
+    }
+}
