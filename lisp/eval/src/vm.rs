@@ -694,7 +694,10 @@ impl<'gc> Vm<'gc> {
                                 _ => None,
                             },
                             // Double-float contagion: a fixnum meets a float.
-                            (x @ (Value::Float(_) | Value::Fixnum(_)), y @ (Value::Float(_) | Value::Fixnum(_))) => {
+                            // (Fixnums beyond 2^53 are not exact as doubles: the builtin compares exactly.)
+                            (x @ (Value::Float(_) | Value::Fixnum(_)), y @ (Value::Float(_) | Value::Fixnum(_)))
+                                if small_or_float(x) && small_or_float(y) =>
+                            {
                                 let f = |v: Value<'gc>| match v {
                                     Value::Float(p) => p.val,
                                     Value::Fixnum(i) => i as f64,
@@ -1572,5 +1575,13 @@ fn function_info<'gc>(p: &Proto<'gc>, world: &World<'gc>) -> mprof_profiler::mon
         line: if file.is_some() && p.info.line > 0 { Some(p.info.line) } else { None },
         file,
         module: None,
+    }
+}
+
+/// A float, or a fixnum a double represents exactly (|i| <= 2^53).
+fn small_or_float(v: Value<'_>) -> bool {
+    match v {
+        Value::Fixnum(i) => i.unsigned_abs() <= 1u64 << 53,
+        _ => true,
     }
 }
