@@ -107,3 +107,14 @@
                (string= "FOO-" (subseq (symbol-name b) 0 4))
                (not (eq a (gentemp))))))
 (print (symbol-package (gentemp "IN-A-" "TEST-PKG-A")))
+
+;; delete-package
+(defpackage :doomed (:use) (:export #:gone))
+(defvar *gone* (find-symbol "GONE" :doomed))
+(try (delete-package :doomed))
+(try (find-package :doomed))
+(try (symbol-package *gone*))
+(try (delete-package (make-package "DOOMED2")))
+(try (delete-package "NO-SUCH-PACKAGE-AT-ALL"))
+(try (progn (make-package "USED-PKG") (make-package "USER-PKG" :use '("USED-PKG")) (delete-package "USED-PKG")))
+(try (delete-package "COMMON-LISP"))

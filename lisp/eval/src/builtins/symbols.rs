@@ -108,7 +108,52 @@ fn find_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 
 fn package_name<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let p = package_arg(ctx, a[0])?;
+    // A deleted package has no name.
+    if !registered(ctx, p) {
+        return Ok(Value::Nil);
+    }
     Ok(alloc::string(ctx.mc, &p.name))
+}
+
+fn registered<'gc>(ctx: &Ctx<'_, 'gc>, p: Pkg<'gc>) -> bool {
+    ctx.world.packages.by_name.borrow().values().any(|q| Gc::ptr_eq(*q, p))
+}
+
+/// (delete-package package): unregister its names; its symbols lose their home.
+fn delete_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let p = package_arg(ctx, a[0])?;
+    if !registered(ctx, p) {
+        return Ok(Value::Nil);
+    }
+    let pk = &ctx.world.packages;
+    if [pk.common_lisp, pk.keyword, pk.user, pk.system, pk.mprof].iter().any(|q| Gc::ptr_eq(*q, p)) {
+        return Err(package_error(format!("The standard package {} cannot be deleted.", p.name)));
+    }
+    let users: Vec<String> = all_packages(ctx)
+        .into_iter()
+        .filter(|q| q.uses.borrow().iter().any(|u| Gc::ptr_eq(*u, p)))
+        .map(|q| q.name.to_string())
+        .collect();
+    if !users.is_empty() {
+        return Err(package_error(format!("The package {} is used by {}.", p.name, users.join(", "))));
+    }
+    {
+        let w = Gc::write(ctx.mc, ctx.world.packages);
+        let inner = gc_arena::barrier::field!(w, mprof_heap::Obj, val);
+        let mut map = gc_arena::barrier::unlock!(inner, mprof_heap::Packages, by_name).borrow_mut();
+        map.retain(|_, q| !Gc::ptr_eq(*q, p));
+    }
+    let homed: Vec<Ptr<'gc, Symbol<'gc>>> = p
+        .symbols
+        .borrow()
+        .values()
+        .filter(|e| e.0.package.get().is_some_and(|h| Gc::ptr_eq(h, p)))
+        .map(|e| e.0)
+        .collect();
+    for s in homed {
+        alloc::symbol_set_package(ctx.mc, s, None);
+    }
+    Ok(ctx.t())
 }
 
 fn package_nicknames<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -420,6 +465,7 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("USE-PACKAGE", 1, 2, use_package),
     cl("UNUSE-PACKAGE", 1, 2, unuse_package),
     cl("GENTEMP", 0, 2, gentemp),
+    cl("DELETE-PACKAGE", 1, 1, delete_package),
     sys("%PACKAGE-SYMBOLS", 2, 2, package_symbols),
     sys("%PACKAGE-ERROR", 1, 1, signal_package_error),
 ];
