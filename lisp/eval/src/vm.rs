@@ -705,10 +705,12 @@ impl<'gc> Vm<'gc> {
                                 };
                                 let (a, b) = (f(x), f(y));
                                 let t = env.world.t();
+                                // Overflow and NaN go to the builtin, which signals as SBCL does.
+                                let finite = |r: f64| if r.is_finite() { Some(alloc::float(mc, r)) } else { None };
                                 match op {
-                                    I::Add => Some(alloc::float(mc, a + b)),
-                                    I::Sub => Some(alloc::float(mc, a - b)),
-                                    I::Mul => Some(alloc::float(mc, a * b)),
+                                    I::Add => finite(a + b),
+                                    I::Sub => finite(a - b),
+                                    I::Mul => finite(a * b),
                                     I::Lt => Some(Value::bool(a < b, t)),
                                     I::Gt => Some(Value::bool(a > b, t)),
                                     I::Le => Some(Value::bool(a <= b, t)),
