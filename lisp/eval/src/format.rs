@@ -443,6 +443,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                     break;
                 }
             }
+            let before = iter_args.pos;
             let flow = if d.colon {
                 let sub = iter_args.next('{')?;
                 let mut sub_args = Args { items: list_items(sub, "~:{")?, pos: 0 };
@@ -459,6 +460,10 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             }
             if closed_with_colon && iter_args.remaining() == 0 {
                 break;
+            }
+            // A body that takes no arguments would loop forever (SBCL hangs); stop with an error.
+            if !d.colon && max_count.is_none() && iter_args.pos == before {
+                return Err("the body of ~{ consumes no arguments, so the iteration would never end".into());
             }
         }
         self.depth -= 1;
@@ -1707,6 +1712,7 @@ mod tests {
                 ("~va", vec![s("x"), n(1)]),
                 ("~:f ~:e ~:g", vec![n(1)]),
                 ("~*", vec![]),
+                ("~{x~}", vec![mprof_heap::alloc::list(mc, &[n(1)])]),
             ];
             let mut out = String::new();
             for (control, args) in &cases {
