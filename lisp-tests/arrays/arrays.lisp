@@ -47,6 +47,13 @@
   (print s)
   (print (aref s 2)))
 
+;; setf functions called directly
+(let ((a (make-array '(2 2) :initial-element 0)) (v (vector 1 2 3)))
+  (funcall #'(setf aref) 'x a 1 0)
+  (funcall #'(setf svref) 'y v 0)
+  (funcall #'(setf row-major-aref) 'z a 3)
+  (print (list a v)))
+
 ;; element types
 (print (mapcar #'array-element-type
                (list (make-array 1) (make-array 1 :element-type 'fixnum) (make-array 1 :element-type 'double-float)

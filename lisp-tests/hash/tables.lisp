@@ -116,6 +116,11 @@
 (print (every (lambda (x) (let ((h (sxhash x))) (and (typep h 'fixnum) (>= h 0))))
               (list 1 -1 "s" 'sym 1.5 (expt 10 30) #\a (list 1 2) (vector 1))))
 
+;; The setf function, called directly.
+(let ((h (make-hash-table)))
+  (funcall #'(setf gethash) 'v 'k h)
+  (print (gethash 'k h)))
+
 ;; Errors.
 (print (handler-case (gethash 1 'not-a-table) (type-error (c) (type-error-datum c))))
 (print (handler-case (hash-table-count 5) (type-error () 'type-error)))

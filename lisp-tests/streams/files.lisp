@@ -73,10 +73,11 @@
 
 ;; LOAD evaluates every form of a file and returns T.
 (with-open-file (out *path* :direction :output :if-exists :supersede)
-  (format out "(defvar *loaded* 0)~%(defun loaded-square (x) (* x x))~%(setq *loaded* (loaded-square 7))~%"))
+  (format out "(defvar *loaded* 0)~%(defun loaded-square (x) (* x x))~%(setq *loaded* (loaded-square 7))~%(defvar *was-loading* (list (not (null *load-pathname*)) (not (null *load-truename*))))~%"))
 (print (load *path*))
 (print *loaded*)
 (print (loaded-square 3))
+(print *was-loading*)
 (print (load *missing* :if-does-not-exist nil))
 (print (handler-case (load *missing*) (file-error () 'file-error)))
 

@@ -15,6 +15,16 @@
 (defsetf row-major-aref sys:%row-major-aset)
 (defsetf fill-pointer sys:%set-fill-pointer)
 
+;;; The same updates as setf functions, for #'(setf gethash) and friends.
+(defun (setf gethash) (value key hash-table &optional default)
+  (declare (ignore default))
+  (sys:%puthash key hash-table value))
+(defun (setf aref) (value array &rest subscripts)
+  (apply #'sys:%aset array (append subscripts (list value))))
+(defun (setf svref) (value vector index) (sys:%svset vector index value))
+(defun (setf row-major-aref) (value array index) (sys:%row-major-aset array index value))
+(defun (setf fill-pointer) (value vector) (sys:%set-fill-pointer vector value))
+
 (defun maphash (function hash-table)
   (let* ((snapshot (sys:%hash-table-snapshot hash-table))
          (n (length snapshot))

@@ -36,12 +36,17 @@
          (progn ,@body)
          (get-output-stream-string ,var))))
 
+(defvar *load-pathname* nil)
+(defvar *load-truename* nil)
+
 (defun load (filespec &key verbose print (if-does-not-exist t) external-format)
   (declare (ignore verbose print external-format))
   (let ((text (sys:%read-file filespec (null if-does-not-exist))))
     (when text
       ;; LOAD binds *PACKAGE*: an IN-PACKAGE in the file stays in the file.
-      (let ((*package* *package*))
+      (let ((*package* *package*)
+            (*load-pathname* filespec)
+            (*load-truename* (probe-file filespec)))
         (sys:%load-source text filespec))
       t)))
 
