@@ -4,7 +4,9 @@
 //! the text; the `format` builtin writes it to the destination. The control
 //! string is first split into tokens (literal text and directives); the
 //! interpreter then walks token slices, finding the matching close directive
-//! of `~[ ~{ ~( ~<` by nesting depth when it meets an opener.
+//! of `~[ ~{ ~( ~<` by nesting depth when it meets an opener. Not supported
+//! (errors, since they need a pretty printer or line length): `~<...~:>`
+//! logical blocks, `~:;` overflow text in justification, `~/fn/`.
 //!
 //! Invariants: every malformed control string or unsuitable argument is an
 //! `Err` naming the problem, never a panic; `~^` unwinds through [`Flow`]
@@ -334,12 +336,108 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                 }
                 ']' | '}' | ')' | '>' => return Err(format!("~{} without a matching open directive", d.ch)),
                 ';' => return Err("~; outside ~[...~]".into()),
-                '<' => return Err("~<...~> justification is not supported".into()),
+                '<' => {
+                    let (close, seps) = find_close(toks, i, '>')?;
+                    if matches!(&toks[close], Tok::Dir(c) if c.colon) {
+                        return Err("~<...~:> logical blocks are not supported (no pretty printer)".into());
+                    }
+                    let flow = self.justify(d, toks, i, close, &seps, args)?;
+                    if flow == Flow::UpUp {
+                        return Ok(flow);
+                    }
+                    i = close + 1;
+                    continue;
+                }
                 _ => self.simple(d, args)?,
             }
             i += 1;
         }
         Ok(Flow::Normal)
+    }
+
+    /// `~mincol,colinc,minpad,padchar<seg~;seg~>`: justify the segments in a
+    /// field, as SBCL's format-justification (`:` pads before, `@` after).
+    fn justify(
+        &mut self,
+        d: &Directive,
+        toks: &[Tok],
+        open: usize,
+        close: usize,
+        seps: &[usize],
+        args: &mut Args<'gc>,
+    ) -> Result<Flow, String> {
+        if seps.iter().any(|&s| matches!(&toks[s], Tok::Dir(x) if x.colon)) {
+            return Err("~:; in ~<...~> (line-overflow text) is not supported".into());
+        }
+        let ps = self.resolve(d, args)?;
+        let int = |k: usize, default: i64| -> Result<i64, String> {
+            match ps.get(k).copied().flatten() {
+                None => Ok(default),
+                Some(PVal::Int(n)) => Ok(n),
+                Some(PVal::Char(c)) => Err(format!("the parameter {c:?} of ~< should be an integer")),
+            }
+        };
+        let (mincol, colinc, minpad) = (int(0, 0)?, int(1, 1)?, int(2, 0)?);
+        let padchar = match ps.get(3).copied().flatten() {
+            None => ' ',
+            Some(PVal::Char(c)) => c,
+            Some(PVal::Int(n)) => return Err(format!("the parameter {n} of ~< should be a character")),
+        };
+        if colinc <= 0 || mincol < 0 {
+            return Err("~< needs a positive colinc and a non-negative mincol".into());
+        }
+        let mut bounds = vec![open];
+        bounds.extend_from_slice(seps);
+        bounds.push(close);
+        let mut strings: Vec<String> = Vec::new();
+        let saved = std::mem::take(&mut self.out);
+        let saved_base = self.base_col;
+        let mut flow = Flow::Normal;
+        for w in bounds.windows(2) {
+            self.base_col = 0;
+            let r = self.run(&toks[w[0] + 1..w[1]], args, None);
+            let seg = std::mem::take(&mut self.out);
+            match r {
+                Ok(Flow::Normal) => strings.push(seg),
+                // ~^ drops the segment it is in and the ones after it.
+                Ok(f) => {
+                    flow = f;
+                    break;
+                }
+                Err(e) => {
+                    self.out = saved;
+                    self.base_col = saved_base;
+                    return Err(e);
+                }
+            }
+        }
+        self.out = saved;
+        self.base_col = saved_base;
+        let (pad_left, pad_right) = (d.colon, d.at);
+        let mut num_gaps = strings.len() as i64 - 1 + pad_left as i64 + pad_right as i64;
+        let chars = num_gaps * minpad + strings.iter().map(|s| s.chars().count() as i64).sum::<i64>();
+        let length = if chars > mincol { mincol + (chars - mincol + colinc - 1).div_euclid(colinc) * colinc } else { mincol };
+        let mut padding = length - chars + num_gaps * minpad;
+        let mut do_padding = |out: &mut String| {
+            let pad_len = if num_gaps == 0 { padding } else { padding / num_gaps };
+            padding -= pad_len;
+            num_gaps -= 1;
+            out.extend(std::iter::repeat_n(padchar, pad_len.max(0) as usize));
+        };
+        if pad_left || (!pad_right && strings.len() <= 1) {
+            do_padding(&mut self.out);
+        }
+        if let Some((first, rest)) = strings.split_first() {
+            self.out.push_str(first);
+            for s in rest {
+                do_padding(&mut self.out);
+                self.out.push_str(s);
+            }
+        }
+        if pad_right {
+            do_padding(&mut self.out);
+        }
+        Ok(if flow == Flow::UpUp { Flow::UpUp } else { Flow::Normal })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1685,6 +1783,8 @@ mod tests {
                 ("~(~]", vec![]),
                 ("~;", vec![]),
                 ("~<~>", vec![]),
+                ("~<a~:>", vec![]),
+                ("~<a~:;b~>", vec![]),
                 ("~:^", vec![]),
                 ("~c", vec![n(65)]),
                 ("~[a~]", vec![s("x")]),
