@@ -121,8 +121,13 @@ pub fn set_mode(mode: Mode) {
             st.stack.clear();
         }
     });
+    // Objects allocated while profiling keep reporting their frees after
+    // recording stops (so a later report's "kept" is right): the hooks stay
+    // installed once anything was profiled, and on_alloc returns at once
+    // while the mode is Off.
+    let profiled_sites = with_state(|st| !st.sites.is_empty());
     mprof_heap::set_alloc_hooks(match mode {
-        Mode::Off => None,
+        Mode::Off if !profiled_sites => None,
         _ => Some(AllocHooks { on_alloc, on_free }),
     });
 }
@@ -243,6 +248,9 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
     PROF.with(|p| {
         let Ok(mut p) = p.try_borrow_mut() else { return 0 };
         let Some(st) = p.as_mut() else { return 0 };
+        if st.mode == Mode::Off {
+            return 0;
+        }
         let cat = e.category.index();
         let ci = cat as usize & 3;
         st.counts.allocated_objects[ci] += 1;

@@ -367,7 +367,10 @@ impl<'gc> Vm<'gc> {
     }
 
     fn prof_push_builtin(&mut self, id: u32) {
-        if self.primitives_to_caller {
+        // The system's internal helpers (structure constructors' %MAKE-INSTANCE...)
+        // are charged to the Lisp function calling them.
+        let internal = builtins::table().get(id as usize).is_some_and(|d| d.package == builtins::Pkg::Sys);
+        if self.primitives_to_caller || internal {
             crate::profile::push_transparent();
             return;
         }
