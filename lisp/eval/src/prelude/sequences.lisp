@@ -13,17 +13,19 @@
 
 ;;; Argument helpers
 
-(defun sys::%test-code (test test-not key)
+(defmacro sys::%test-code (test test-not key)
   "The fast-path code of a standard test (0 eq, 1 eql, 2 equal, 3 equalp), or
-NIL when the call needs the general path."
-  (if (or test-not (and key (not (eq key #'identity)) (not (eq key 'identity))))
-      nil
-      (cond ((null test) 1)
-            ((or (eq test #'eql) (eq test 'eql)) 1)
-            ((or (eq test #'eq) (eq test 'eq)) 0)
-            ((or (eq test #'equal) (eq test 'equal)) 2)
-            ((or (eq test #'equalp) (eq test 'equalp)) 3)
-            (t nil))))
+NIL when the call needs the general path. A macro: it runs on every call of
+member, assoc, find..., so it must not cost a function call. TEST, TEST-NOT
+and KEY are variables."
+  `(if (or ,test-not (and ,key (not (eq ,key #'identity)) (not (eq ,key 'identity))))
+       nil
+       (cond ((null ,test) 1)
+             ((or (eq ,test #'eql) (eq ,test 'eql)) 1)
+             ((or (eq ,test #'eq) (eq ,test 'eq)) 0)
+             ((or (eq ,test #'equal) (eq ,test 'equal)) 2)
+             ((or (eq ,test #'equalp) (eq ,test 'equalp)) 3)
+             (t nil))))
 
 (defun sys::%test-pred (item test test-not key)
   "A one-argument predicate on elements: whether the element's key passes
