@@ -400,11 +400,14 @@ fn set_errno(e: i32) {
 /// The node to charge an allocation to, with the guard set by the caller.
 #[inline]
 fn node_here(tls: &Tls, guarded: bool, fp: usize) -> (u32, Option<&'static mut ThreadState>) {
-    if guarded || !ENABLED.load(Ordering::Relaxed) {
+    if guarded {
         return (NO_NODE, None);
     }
     if DUMP_REQUESTED.load(Ordering::Relaxed) && DUMP_REQUESTED.swap(false, Ordering::AcqRel) {
         crate::dump::write_default_file();
+    }
+    if !ENABLED.load(Ordering::Relaxed) {
+        return (NO_NODE, None);
     }
     match thread_state(tls) {
         Some(ts) => (ts.current_node(fp), Some(ts)),
@@ -649,11 +652,22 @@ fn reallocate_active(tls: &Tls, guarded: bool, user: usize, size: usize, fp: usi
     count_free(tls, guarded, &old);
     let (node, ts) = node_here(tls, guarded, fp);
     let new_user = q + HEADER_SIZE;
-    if !publish(q, new_user, size, node, 4) {
-        set_errno(libc::ENOMEM);
-        return core::ptr::null_mut();
+    // SAFETY: the header lies inside the block glibc just returned.
+    unsafe {
+        Header {
+            size: size as u64,
+            node,
+            epoch: epoch(),
+            offset_shift: 4,
+            flags: 0,
+        }
+        .write(new_user)
+    };
+    if live::mark_live(new_user) {
+        count_alloc(ts, node, size as u64);
     }
-    count_alloc(ts, node, size as u64);
+    // Even if the address cannot be tracked, the old block is gone: hand the
+    // new one out (its free will be reported as invalid) rather than fail.
     new_user as *mut c_void
 }
 
