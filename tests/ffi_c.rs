@@ -573,3 +573,26 @@ fn the_shared_library_exports_exactly_the_allocator_and_the_api() {
         ]
     );
 }
+
+#[test]
+fn direct_self_recursion_folds_into_one_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "selfrec", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &["50"], &[], true);
+    assert_ok(&o);
+    let p = read_profile(&dir.path().join("mprof.out"));
+    let r = reduced(&p);
+    assert_eq!(kept(&r, &["main", "down"]), (50, 400));
+    let down = p
+        .functions
+        .iter()
+        .position(|f| f.name == "down")
+        .expect("down in the profile");
+    let nodes: Vec<_> = p
+        .nodes
+        .iter()
+        .filter(|n| n.func.0 as usize == down)
+        .collect();
+    assert_eq!(nodes.len(), 1, "one node for all 21 levels");
+    assert_eq!(nodes[0].recursion, 20);
+}
