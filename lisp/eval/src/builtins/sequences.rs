@@ -513,9 +513,57 @@ fn rebuild<'gc>(ctx: &Ctx<'_, 'gc>, seq: Value<'gc>, items: &[Value<'gc>], drop:
         }
         _ => {
             let kept: Vec<Value<'gc>> = items.iter().zip(drop).filter(|(_, d)| !**d).map(|(x, _)| *x).collect();
+            // DELETE on a vector with a fill pointer compacts it in place, as SBCL does.
+            if destructive {
+                match seq {
+                    Value::Vector(v) if v.borrow().fill_pointer.is_some() => {
+                        let mut v = alloc::borrow_mut(ctx.mc, v);
+                        v.items[..kept.len()].copy_from_slice(&kept);
+                        v.fill_pointer = Some(kept.len());
+                        return Ok(seq);
+                    }
+                    Value::String(st) if st.borrow().fill_pointer.is_some() => {
+                        let chars = kept.iter().map(|x| char_of(ctx, *x)).collect::<Result<Vec<char>, _>>()?;
+                        let mut st = alloc::borrow_mut(ctx.mc, st);
+                        st.chars[..chars.len()].copy_from_slice(&chars);
+                        st.fill_pointer = Some(chars.len());
+                        return Ok(seq);
+                    }
+                    _ => {}
+                }
+            }
             same_kind(ctx, seq, kept)
         }
     }
+}
+
+/// (sys:%seq-capacity sequence): how many elements MAP-INTO may store: the
+/// whole storage of a vector with a fill pointer, else the length.
+fn capacity<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let n = match a[0] {
+        Value::Vector(v) => v.borrow().items.len(),
+        Value::String(s) => s.borrow().chars.len(),
+        other => seq_length(ctx, other)?,
+    };
+    Ok(Value::Fixnum(n as i64))
+}
+
+/// (sys:%seq-set-fill sequence n): set the fill pointer, if there is one, to
+/// n (at most the capacity). Returns the sequence.
+fn set_fill<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let n = ctx.index_arg(a[1])?;
+    match a[0] {
+        Value::Vector(v) if v.borrow().fill_pointer.is_some() => {
+            let mut v = alloc::borrow_mut(ctx.mc, v);
+            v.fill_pointer = Some(n.min(v.items.len()));
+        }
+        Value::String(s) if s.borrow().fill_pointer.is_some() => {
+            let mut s = alloc::borrow_mut(ctx.mc, s);
+            s.fill_pointer = Some(n.min(s.chars.len()));
+        }
+        _ => {}
+    }
+    Ok(a[0])
 }
 
 fn count_limit<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<usize, Raise<'gc>> {
@@ -773,6 +821,8 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%REMOVE-AT", 3, 3, remove_at),
     sys("%SUBSTITUTE-AT", 4, 4, substitute_at),
     sys("%SEQ-HALF", 1, 1, half),
+    sys("%SEQ-CAPACITY", 1, 1, capacity),
+    sys("%SEQ-SET-FILL", 2, 2, set_fill),
     sys("%SEQ-SUBSTITUTE", 9, 9, substitute),
     sys("%SEQ-SEARCH", 8, 8, search),
     sys("%SEQ-MISMATCH", 8, 8, mismatch),

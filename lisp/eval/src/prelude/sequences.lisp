@@ -396,11 +396,13 @@ them (the last ones when FROM-END)."
           out))))
 
 (defun map-into (result-sequence function &rest sequences)
-  ;; A vector with a fill pointer is filled up to its fill pointer.
-  (let* ((n (length result-sequence))
+  ;; A vector with a fill pointer is filled up to its whole size, and its
+  ;; fill pointer set to the number of elements stored.
+  (let* ((n (sys::%seq-capacity result-sequence))
          (n (if sequences (let ((m (sys::%min-length sequences))) (if (< m n) m n)) n))
          (states (sys::%map-states sequences))
          (tail result-sequence))
+    (sys::%seq-set-fill result-sequence n)
     (dotimes (i n)
       (let ((v (apply function (sys::%map-args states sequences i))))
         (if (listp result-sequence)

@@ -1,0 +1,18 @@
+;; Vectors and strings with fill pointers: every sequence function sees only
+;; the active part, and destructive ones change only it.
+(defmacro err (form)
+  `(handler-case (progn ,form :no-error) (type-error () :type-error) (error () :error)))
+(let ((v (make-array 6 :fill-pointer 3 :initial-contents (list 5 1 4 9 9 9))))
+  (print (list v (length v) (reverse v) (find 9 v) (position 9 v) (count 9 v) (remove 1 v) (subseq v 1)
+               (copy-seq v) (map 'list #'1+ v) (coerce v 'list) (concatenate 'list v '(0)) (search '(4) v)
+               (remove-duplicates v) (every #'numberp v) (reduce #'+ v) (mismatch v '(5 1 4 9))
+               (substitute 0 5 v) (position-if (lambda (x) (> x 4)) v :from-end t)))
+  (print (list (sort v #'<) (nreverse v) (fill v 7 :start 2) (replace v '(a b c d e)) (err (fill v 0 :end 4))))
+  (setf (elt v 0) 'z)
+  (print (list v (map-into v #'identity '(1 2 3 4 5)) (delete 2 v) (nsubstitute 0 3 v)))
+  (vector-push-extend 8 v)
+  (print (list v (stable-sort v #'>) (length v))))
+(let ((s (make-array 5 :element-type 'character :fill-pointer 2 :initial-contents "abcde")))
+  (print (list s (length s) (reverse s) (position #\c s) (find #\b s) (remove #\a s) (count #\c s)
+               (concatenate 'string s "!") (search "b" s) (substitute #\x #\a s)))
+  (print (list (sort s #'char>) (nreverse s) (fill s #\q :start 1) (replace s "xyz") s)))
