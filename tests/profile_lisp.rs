@@ -1,0 +1,121 @@
+//! End-to-end tests of Lisp memory profiling: the mprof tables for known
+//! programs (insta snapshots), and exact allocation and kept counts.
+//!
+//! Each test runs its own interpreter; profiling state is per thread, and the
+//! test harness runs each test on its own thread.
+
+use std::path::Path;
+
+use mprof_lisp::{Interpreter, Options};
+use mprof_profiler::monitor::MonitorOptions;
+use mprof_profiler::report::ReportOptions;
+
+fn interpreter() -> Interpreter {
+    match Interpreter::with_io(
+        Box::new(std::io::sink()),
+        Box::new(std::io::sink()),
+        Box::new(std::io::empty()),
+        Options::default(),
+    ) {
+        Ok(l) => l,
+        Err(e) => panic!("the interpreter did not start: {e}"),
+    }
+}
+
+fn eval(lisp: &mut Interpreter, src: &str) -> Vec<String> {
+    match lisp.eval_source(src, Some("test")) {
+        Ok(v) => v,
+        Err(e) => panic!("evaluation failed: {e} (backtrace {:?})", e.backtrace),
+    }
+}
+
+/// Run `setup` unprofiled, then `profiled` under a fresh profile; return the report.
+fn report(setup: &str, profiled: &str, options: &ReportOptions) -> String {
+    let mut lisp = interpreter();
+    eval(&mut lisp, setup);
+    // Configure a fresh monitor, then record only inside WITH-PROFILING so the
+    // compilation of the test's own top-level forms is not in the profile.
+    lisp.profile_start(Some(MonitorOptions::default()), false);
+    lisp.profile_stop();
+    eval(&mut lisp, &format!("(mprof:reset) (mprof:with-profiling () {profiled})"));
+    let text = lisp.profile_report(options);
+    // The time series line carries wall-clock times; it is not reproducible.
+    text.lines().filter(|l| !l.starts_with("memory over time")).collect::<Vec<_>>().join("\n")
+}
+
+fn widgets_source() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/widgets.lisp");
+    let src = std::fs::read_to_string(&path).unwrap_or_default();
+    // The example ends by running 10000 widgets; the test runs them itself.
+    src.replace("(run 10000)", "")
+}
+
+#[test]
+fn widgets_tables() {
+    let text = report(&widgets_source(), "(run 10000)", &ReportOptions::default());
+    // 4917 of 10000 widgets are red with this generator (checked below by the program itself).
+    assert!(text.contains("4917"), "{text}");
+    insta::assert_snapshot!("widgets", text);
+}
+
+#[test]
+fn widgets_kept_are_exactly_the_red_widgets() {
+    let mut lisp = interpreter();
+    eval(&mut lisp, &widgets_source());
+    lisp.profile_start(Some(MonitorOptions::default()), false);
+    eval(&mut lisp, "(run 10000)");
+    lisp.profile_stop();
+    let red = eval(&mut lisp, "(length *red-widgets*)");
+    let _ = lisp.profile_report(&ReportOptions::default());
+    let profile = mprof_lisp::profile::profile();
+    let widget_type = profile.types.iter().position(|t| t == "WIDGET").expect("a WIDGET bin");
+    let row = profile
+        .bins
+        .iter()
+        .find(|b| matches!(b.key, mprof_profiler::profile::BinKey::Type(t) if t.0 as usize == widget_type))
+        .expect("the WIDGET row");
+    assert_eq!(row.counters.allocs, 10000, "one structure per constructor call");
+    assert_eq!(red, vec!["4917".to_string()]);
+    assert_eq!(row.counters.allocs - row.counters.frees, 4917, "kept widgets = red widgets still referenced");
+}
+
+#[test]
+fn make_list_records_exactly_its_conses() {
+    let mut lisp = interpreter();
+    eval(&mut lisp, "(defvar *l* nil)");
+    lisp.profile_start(Some(MonitorOptions::default()), false);
+    lisp.profile_stop();
+    eval(&mut lisp, "(mprof:reset) (mprof:with-profiling () (setq *l* (make-list 1000)))");
+    let _ = lisp.profile_report(&ReportOptions::default());
+    let totals = mprof_lisp::profile::with_state(|st| st.monitor.totals());
+    let cons = &totals.per_category[0];
+    assert_eq!(cons.allocs, 1000, "exactly 1000 conses");
+    assert_eq!(cons.frees, 0, "all still referenced by *l*");
+    assert_eq!(totals.per_category[1].allocs + totals.per_category[2].allocs + totals.per_category[3].allocs, 0);
+}
+
+#[test]
+fn mutual_recursion_is_credited_once() {
+    // The paper's Figure 7 shape: MAIN calls F, F and G call each other, and
+    // both allocate; each edge is credited once per path.
+    let setup = "(defvar *keep* nil)
+      (defun f (n) (push (make-array 1) *keep*) (if (> n 0) (g (1- n)) nil))
+      (defun g (n) (push (make-array 3) *keep*) (if (> n 0) (f (1- n)) nil))
+      (defun main () (f 9))";
+    let text = report(setup, "(main)", &ReportOptions::default());
+    insta::assert_snapshot!("figure7", text);
+}
+
+#[test]
+fn every_category_is_counted() {
+    let setup = "(defstruct pt x y) (defvar *all* nil)
+      (defun conses () (list 1 2 3))
+      (defun floats () (* 1.5 (float 2)))
+      (defun structures () (make-pt :x 1 :y 2))
+      (defun vectors () (make-array 4))
+      (defun strings () (make-string 10 :initial-element #\\a))
+      (defun symbols () (make-symbol \"FRESH\"))
+      (defun all () (dotimes (i 10) (push (list (conses) (floats) (structures) (vectors) (strings) (symbols)) *all*)))";
+    let text = report(setup, "(all)", &ReportOptions::default());
+    insta::assert_snapshot!("categories", text);
+}
