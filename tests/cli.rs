@@ -1,0 +1,316 @@
+//! End-to-end tests of the `mprof-lisp` command line: what it prints, where
+//! (program output on standard output, diagnostics on standard error), its
+//! exit status, the piped REPL, and that no input makes it panic.
+//!
+//! Every message a user reads is pinned by an insta snapshot. The binary is
+//! (re)built by `cargo build -p mprof-lisp --bin mprof-lisp` into the target
+//! directory this test runs from, so the test never runs a stale binary.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The binary under test, built once per test process.
+fn binary() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test executable path");
+        // <target>/<profile>/deps/cli-<hash>
+        let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf();
+        let target = profile_dir.parent().expect("target dir").to_path_buf();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "-p", "mprof-lisp", "--bin", "mprof-lisp"]).env("CARGO_TARGET_DIR", &target);
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        let out = cmd.output().expect("run cargo build");
+        assert!(out.status.success(), "cargo build -p mprof-lisp failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        profile_dir.join(format!("mprof-lisp{}", std::env::consts::EXE_SUFFIX))
+    })
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    /// The whole outcome as one text, for snapshots.
+    fn transcript(&self) -> String {
+        let mut stdout = self.stdout.clone();
+        if !stdout.is_empty() && !stdout.ends_with('\n') {
+            stdout.push_str("\n[no newline at the end]\n");
+        }
+        format!("exit status: {}\n--- stdout\n{stdout}--- stderr\n{}", self.code, self.stderr)
+    }
+}
+
+/// Run the binary in `dir` with `args`, feeding `stdin`. A run that takes
+/// longer than a minute is killed and reported as a hang (status -1).
+fn run_in(dir: &Path, args: &[&str], stdin: &str) -> Run {
+    let mut child = Command::new(binary())
+        .args(args)
+        .current_dir(dir)
+        .env("MPROF_LISP_HISTORY", "")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mprof-lisp");
+    let mut input = child.stdin.take().expect("stdin pipe");
+    let text = stdin.to_string();
+    let writer = std::thread::spawn(move || {
+        // The program may exit without reading everything: ignore EPIPE.
+        let _ = input.write_all(text.as_bytes());
+    });
+    let stdout = child.stdout.take().expect("stdout pipe");
+    let stderr = child.stderr.take().expect("stderr pipe");
+    let out_reader = std::thread::spawn(move || read_all(stdout));
+    let err_reader = std::thread::spawn(move || read_all(stderr));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let code = loop {
+        match child.try_wait().expect("wait for mprof-lisp") {
+            Some(status) => break status.code().unwrap_or(-2),
+            None if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break -1;
+            }
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    let _ = writer.join();
+    Run {
+        code,
+        stdout: out_reader.join().unwrap_or_default(),
+        stderr: err_reader.join().unwrap_or_default(),
+    }
+}
+
+fn read_all(mut r: impl std::io::Read) -> String {
+    let mut buf = Vec::new();
+    let _ = r.read_to_end(&mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+fn run(args: &[&str], stdin: &str) -> Run {
+    run_in(&std::env::temp_dir(), args, stdin)
+}
+
+/// Write `files` into a fresh directory and run there (so paths in
+/// messages are the short relative names).
+fn run_with_files(files: &[(&str, &str)], args: &[&str]) -> Run {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).expect("write test file");
+    }
+    run_in(dir.path(), args, "")
+}
+
+#[test]
+fn eval_options_run_in_order_and_print_to_stdout() {
+    let r = run(&["-e", "(defvar *x* 20)", "-e", "(print (+ *x* 1))", "-e", "(format t \"~a~%\" \"done\")"], "");
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "\n21 done\n", ""));
+}
+
+#[test]
+fn eval_option_does_not_start_the_repl() {
+    // With -e and no FILE, standard input is never read as forms.
+    let r = run(&["-e", "(princ 1)"], "(princ 2)\n");
+    assert_eq!((r.code, r.stdout.as_str()), (0, "1"));
+}
+
+#[test]
+fn a_file_runs_with_its_output_on_stdout() {
+    let prog = "(defun fact (n) (if (< n 2) 1 (* n (fact (1- n)))))\n\
+                (format t \"~a~%\" (fact 20))\n\
+                (format *error-output* \"to stderr~%\")\n";
+    let r = run_with_files(&[("fact.lisp", prog)], &["fact.lisp", "extra", "--flag"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "2432902008176640000\n");
+    assert_eq!(r.stderr, "to stderr\n");
+}
+
+#[test]
+fn a_program_can_come_from_standard_input_as_dash() {
+    let r = run(&["-"], "(print (list 1 2))");
+    assert_eq!((r.code, r.stdout.as_str()), (0, "\n(1 2) "));
+}
+
+#[test]
+fn eval_runs_before_the_file() {
+    let r = run_with_files(&[("p.lisp", "(print *x*)")], &["-e", "(defvar *x* 'from-e)", "p.lisp"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "\nFROM-E "));
+}
+
+#[test]
+fn help_and_version_succeed_on_stdout() {
+    let r = run(&["--version"], "");
+    assert_eq!((r.code, r.stdout.trim()), (0, concat!("mprof-lisp ", env!("CARGO_PKG_VERSION"))));
+    let r = run(&["--help"], "");
+    assert_eq!(r.code, 0);
+    for option in ["--eval", "--max-depth", "--profile", "[FILE]"] {
+        assert!(r.stdout.contains(option), "--help does not mention {option}:\n{}", r.stdout);
+    }
+}
+
+/// Each case: a name, the files to write, the arguments. All are errors a
+/// user reads; the snapshots pin the exact wording and exit status.
+const ERROR_CASES: &[(&str, &[(&str, &str)], &[&str])] = &[
+    ("unbound_variable", &[], &["-e", "(defun f () foo) (defun g () (f)) (g)"]),
+    ("undefined_function", &[], &["-e", "(defun g (x) (no-such-function x)) (g 1)"]),
+    ("type_error", &[], &["-e", "(defun add (x) (+ x \"a\")) (add 1)"]),
+    ("wrong_argument_count", &[], &["-e", "(defun two (a b) (list a b)) (two 1)"]),
+    ("too_many_arguments_to_builtin", &[], &["-e", "(car '(1) '(2))"]),
+    ("user_error", &[], &["-e", "(error \"disk ~a is full\" 3)"]),
+    ("division_by_zero", &[], &["-e", "(/ 1 0)"]),
+    ("stack_exhausted", &[], &["--max-depth", "1000", "-e", "(defun r (n) (+ 1 (r n))) (r 0)"]),
+    ("reader_error_in_file", &[("bad.lisp", "(print 1)\n(defun f (x)\n  (+ x 1)\n\n(f 2\n")], &["bad.lisp"]),
+    ("unmatched_close_paren", &[("close.lisp", "(print 1)\n  )\n")], &["close.lisp"]),
+    ("unterminated_string", &[("str.lisp", "(print \"abc\n")], &["str.lisp"]),
+    ("bad_dot", &[], &["-e", "(1 . )"]),
+    ("unknown_character_name", &[], &["-e", "(print #\\nosuchname)"]),
+    ("error_in_second_file_form", &[("two.lisp", "(print 'first)\n(car 5)\n(print 'never)\n")], &["two.lisp"]),
+    ("missing_file", &[], &["no-such-file.lisp"]),
+    ("unknown_option", &[], &["--frobnicate"]),
+    ("bad_max_depth", &[], &["--max-depth", "lots", "-e", "1"]),
+    ("zero_max_depth", &[], &["--max-depth", "0", "-e", "1"]),
+];
+
+#[test]
+fn error_messages() {
+    for (name, files, args) in ERROR_CASES {
+        let r = run_with_files(files, args);
+        assert!(!r.stderr.contains("panicked"), "{name} panicked:\n{}", r.stderr);
+        insta::assert_snapshot!(*name, r.transcript());
+    }
+}
+
+#[test]
+fn lisp_errors_exit_1_and_usage_errors_exit_2() {
+    assert_eq!(run(&["-e", "(error \"x\")"], "").code, 1);
+    assert_eq!(run(&["-e", "(", "-e", "(print 1)"], "").code, 1);
+    assert_eq!(run(&["--frobnicate"], "").code, 2);
+    // The expressions before the failing one ran; the ones after did not.
+    let r = run(&["-e", "(princ 'a)", "-e", "(car 1)", "-e", "(princ 'b)"], "");
+    assert_eq!((r.code, r.stdout.as_str()), (1, "A"));
+}
+
+#[test]
+fn runaway_recursion_is_a_clean_error_at_the_frame_limit() {
+    let r = run(&["--max-depth", "1000", "-e", "(defun down (n) (1+ (down (1+ n)))) (down 0)"], "");
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.starts_with("mprof-lisp: error: Control stack exhausted"), "{}", r.stderr);
+    // Handled inside the program (as in SBCL, it is a storage-condition,
+    // not an error), the exhaustion lets the program go on.
+    let prog = "(defun down (n) (1+ (down (1+ n))))\n\
+                (print (handler-case (down 0) (storage-condition () :caught)))";
+    let r = run(&["--max-depth", "1000", "-e", prog], "");
+    assert_eq!((r.code, r.stdout.as_str()), (0, "\n:CAUGHT "), "{}", r.stderr);
+}
+
+#[test]
+fn piped_forms_are_evaluated_one_by_one_with_all_values_printed() {
+    let input = "(+ 1 2)\n(defun sq (x)\n  \"a ) in a string\" ; and ( in a comment\n  (* x x))\n\
+                 (sq 5) (values 1 2)\n(values)\n(princ \"no newline\")\n(list * ** ***)\n";
+    let r = run(&[], input);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "3\nSQ\n25\n1\n2\nno newline\n\"no newline\"\n(\"no newline\" NIL 1)\n");
+    assert_eq!(r.stderr, "");
+}
+
+#[test]
+fn the_piped_repl_keeps_definitions_after_an_error() {
+    let input = "(defvar *n* 41)\n(car *n*)\n(1+ *n*)\n(";
+    let r = run(&[], input);
+    insta::assert_snapshot!("piped_repl_errors", r.transcript());
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("42\n"));
+}
+
+#[test]
+fn a_program_in_the_piped_repl_reads_the_lines_after_its_form() {
+    let r = run(&[], "(read-line)\nhello there\n(+ 1 1)\n");
+    // READ-LINE may not exist yet in every build of the library; when it
+    // does, it must see the next line, not the REPL.
+    if !r.stderr.contains("READ-LINE is undefined") {
+        assert_eq!(r.stdout, "\"hello there\"\nNIL\n2\n");
+    } else {
+        assert!(r.stdout.ends_with("2\n"));
+    }
+}
+
+/// A tiny linear congruential generator: deterministic garbage.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[(self.next() as usize) % items.len()]
+    }
+}
+
+/// Tokens for garbage programs: syntax, numbers of every kind, and
+/// operators that terminate quickly whatever their arguments (no loops,
+/// no allocation sized by an argument).
+const TOKENS: &[&str] = &[
+    "(", "(", "(", ")", ")", ")", "'", "`", ",", ",@", "#'", "\"", "#(", "#\\a", "#\\", "#|", "|#", ";", "\n",
+    " ", ".", "1", "-2.5", "1/0", "3/4", "1e308", "99999999999999999999999", "#x1F", "#b102", "x", "y", "nil",
+    "t", ":k", "&rest", "&optional", "&key", "car", "cdr", "cons", "list", "+", "-", "*", "/", "mod", "floor",
+    "defun", "f", "let", "let*", "lambda", "setq", "progn", "funcall", "apply", "if", "quote", "function",
+    "block", "return-from", "catch", "throw", "unwind-protect", "handler-case", "error", "format", "print",
+    "string", "char", "aref", "vector", "length", "reverse", "append", "nth", "assoc", "eq", "equal", "#+",
+    "#-", "#.", "|a b|", "pkg::", "cl:car", "keyword:", "#:g", "#1=", "#1#", "sort", "mapcar", "gethash",
+    "make-hash-table", "char-code", "code-char", "intern", "symbol-name", "values", "multiple-value-list",
+];
+
+fn garbage(rng: &mut Lcg) -> String {
+    let len = 1 + (rng.next() % 40) as usize;
+    let mut s = String::new();
+    for _ in 0..len {
+        s.push_str(rng.pick(TOKENS));
+        if rng.next() % 3 != 0 {
+            s.push(' ');
+        }
+    }
+    s
+}
+
+#[test]
+fn no_garbage_program_makes_the_process_panic() {
+    const PROGRAMS: usize = 300;
+    let mut rng = Lcg(0x5eed_1234);
+    let programs: Vec<String> = (0..PROGRAMS).map(|_| garbage(&mut rng)).collect();
+    // Two workers: the machine is shared.
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let halves: Vec<_> = programs
+            .chunks(PROGRAMS / 2)
+            .map(|chunk| {
+                s.spawn(move || {
+                    let mut bad = Vec::new();
+                    for (i, prog) in chunk.iter().enumerate() {
+                        // Alternate between -e and the piped REPL: two readers of the input.
+                        let r = if i % 2 == 0 {
+                            run(&["--max-depth", "2000", "-e", prog], "")
+                        } else {
+                            run(&["--max-depth", "2000"], prog)
+                        };
+                        if !(r.code == 0 || r.code == 1) || r.stderr.contains("panicked") {
+                            bad.push(format!("status {} for {prog:?}:\n{}", r.code, r.stderr));
+                        }
+                    }
+                    bad
+                })
+            })
+            .collect();
+        halves.into_iter().flat_map(|h| h.join().unwrap_or_else(|_| vec!["worker died".into()])).collect()
+    });
+    assert!(failures.is_empty(), "{} of {PROGRAMS} programs failed:\n{}", failures.len(), failures.join("\n"));
+}

@@ -1,0 +1,228 @@
+//! The embedding API of `mprof_lisp::Interpreter` as a host program uses it:
+//! evaluating strings, calling Lisp functions with host values, loading
+//! files, the frame limit and slice size from `Options`, interrupting a run,
+//! and the two properties a host relies on: garbage is collected while a
+//! program runs (memory stays bounded in a long allocating loop), and deep
+//! non-tail recursion works without touching the Rust stack.
+//!
+//! Native function registration is not part of the API yet, so it is not
+//! tested here.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+
+use mprof_lisp::{HostValue, Interpreter, Options};
+
+/// Standard output captured into a shared buffer.
+#[derive(Clone, Default)]
+struct Capture(Rc<RefCell<Vec<u8>>>);
+
+impl Capture {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.borrow()).into_owned()
+    }
+}
+
+impl Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn lisp_with(options: Options) -> (Interpreter, Capture) {
+    let out = Capture::default();
+    let lisp = Interpreter::with_io(Box::new(out.clone()), Box::new(std::io::sink()), Box::new(std::io::empty()), options)
+        .expect("interpreter starts");
+    (lisp, out)
+}
+
+fn lisp() -> (Interpreter, Capture) {
+    lisp_with(Options::default())
+}
+
+/// Conses allocated by the bounded-memory test. A debug build interprets
+/// about a million loop iterations in 1.3 s of CPU on the development
+/// machine, so it runs 20 million (about 26 s); a release build runs the
+/// full 50 million.
+const CONSES: u64 = if cfg!(debug_assertions) { 20_000_000 } else { 50_000_000 };
+
+#[test]
+fn memory_stays_bounded_while_a_loop_allocates_tens_of_millions_of_conses() {
+    let (mut lisp, _) = lisp();
+    let before = lisp.peak_live_objects();
+    let result = lisp.eval(&format!("(let ((last nil)) (dotimes (i {CONSES}) (setq last (cons i i))) (car last))"));
+    assert_eq!(result, Ok(HostValue::Integer(CONSES as i64 - 1)));
+    let peak = lisp.peak_live_objects();
+    // Collection keeps the heap to the live data plus garbage allocated
+    // since the last cycle: far below one object per iteration.
+    assert!(peak < 1_000_000, "peak live objects {peak} after {CONSES} conses (before the loop: {before})");
+    assert!(peak as u64 * 10 < CONSES, "peak {peak} is not far below {CONSES}");
+}
+
+#[test]
+fn live_objects_fall_back_after_garbage_is_dropped() {
+    let (mut lisp, _) = lisp();
+    lisp.eval("(defvar *big* nil) (dotimes (i 200000) (setq *big* (cons i *big*)))").expect("make a big list");
+    lisp.full_collection();
+    let with_list = lisp.live_objects();
+    lisp.eval("(setq *big* nil)").expect("drop it");
+    lisp.full_collection();
+    let without = lisp.live_objects();
+    assert!(with_list >= without + 200_000, "live objects {with_list} with the list, {without} without");
+}
+
+#[test]
+fn a_hundred_thousand_deep_non_tail_recursion_returns_its_result() {
+    let (mut lisp, _) = lisp();
+    lisp.eval("(defun depth (n) (if (= n 0) 0 (+ 1 (depth (- n 1)))))").expect("define");
+    assert_eq!(lisp.call("depth", &[HostValue::Integer(100_000)]), Ok(HostValue::Integer(100_000)));
+    // The list built on the way back up is as long as the recursion was deep.
+    lisp.eval("(defun build (n) (if (= n 0) nil (cons n (build (- n 1)))))").expect("define");
+    assert_eq!(lisp.eval("(length (build 100000))"), Ok(HostValue::Integer(100_000)));
+}
+
+#[test]
+fn eval_converts_results_to_host_values() {
+    let (mut lisp, _) = lisp();
+    let cases: &[(&str, HostValue)] = &[
+        ("nil", HostValue::Nil),
+        ("t", HostValue::T),
+        ("(* 6 7)", HostValue::Integer(42)),
+        ("(* 1099511627776 1073741824)", HostValue::BigInteger("1180591620717411303424".into())),
+        ("(/ 1.0 4)", HostValue::Float(0.25)),
+        ("#\\x", HostValue::Char('x')),
+        ("(format nil \"~a-~a\" \"ab\" 1)", HostValue::String("ab-1".into())),
+        ("'foo", HostValue::Symbol("FOO".into())),
+        ("'(1 (2 \"b\") :k)", HostValue::List(vec![
+            HostValue::Integer(1),
+            HostValue::List(vec![HostValue::Integer(2), HostValue::String("b".into())]),
+            HostValue::Symbol(":K".into()),
+        ])),
+        ("#(1 2)", HostValue::Other("#(1 2)".into())),
+    ];
+    for (src, expected) in cases {
+        assert_eq!(lisp.eval(src).as_ref(), Ok(expected), "evaluating {src}");
+    }
+}
+
+#[test]
+fn call_passes_host_values_to_lisp_functions() {
+    let (mut lisp, _) = lisp();
+    lisp.eval("(defun total (xs) (let ((sum 0)) (dolist (x xs sum) (setq sum (+ sum x)))))").expect("define");
+    assert_eq!(
+        lisp.call("total", &[HostValue::List(vec![HostValue::Integer(1), HostValue::Float(2.5), HostValue::Integer(3)])]),
+        Ok(HostValue::Float(6.5))
+    );
+    lisp.eval("(defun shout (s) (format nil \"~a!\" s))").expect("define");
+    assert_eq!(lisp.call("shout", &[HostValue::String("hi".into())]), Ok(HostValue::String("hi!".into())));
+    lisp.eval("(defun kind (x) (cond ((null x) :none) ((eq x t) :true) ((symbolp x) :symbol) ((typep x (quote character)) :char) (t :other)))")
+        .expect("define");
+    assert_eq!(lisp.call("kind", &[HostValue::Nil]), Ok(HostValue::Symbol(":NONE".into())));
+    assert_eq!(lisp.call("kind", &[HostValue::T]), Ok(HostValue::Symbol(":TRUE".into())));
+    assert_eq!(lisp.call("kind", &[HostValue::Symbol("some-symbol".into())]), Ok(HostValue::Symbol(":SYMBOL".into())));
+    assert_eq!(lisp.call("kind", &[HostValue::Char('z')]), Ok(HostValue::Symbol(":CHAR".into())));
+    lisp.eval("(defun inc (x) (1+ x))").expect("define");
+    assert_eq!(
+        lisp.call("inc", &[HostValue::BigInteger("99999999999999999999".into())]),
+        Ok(HostValue::BigInteger("100000000000000000000".into()))
+    );
+}
+
+#[test]
+fn calling_an_undefined_function_is_an_error_value() {
+    let (mut lisp, _) = lisp();
+    let e = lisp.call("no-such-function", &[]).expect_err("undefined");
+    assert_eq!(e.condition_type, "UNDEFINED-FUNCTION");
+    let e = lisp.call("(unreadable", &[]).expect_err("not a name");
+    assert_eq!(e.condition_type, "UNDEFINED-FUNCTION");
+}
+
+#[test]
+fn errors_carry_type_report_and_backtrace_and_the_interpreter_goes_on() {
+    let (mut lisp, _) = lisp();
+    lisp.eval("(defun inner (x) (car x)) (defun outer (x) (list (inner x)))").expect("define");
+    let e = lisp.call("outer", &[HostValue::Integer(5)]).expect_err("car of 5");
+    assert_eq!(e.condition_type, "TYPE-ERROR");
+    assert!(e.message.contains('5') && e.message.contains("LIST"), "{}", e.message);
+    // Innermost first; builtins such as CAR do not get a frame.
+    let names: Vec<&str> = e.backtrace.iter().map(String::as_str).filter(|f| *f != "CAR").collect();
+    assert_eq!(names, ["INNER", "OUTER"]);
+    assert_eq!(lisp.call("outer", &[HostValue::List(vec![HostValue::Integer(7)])]), Ok(HostValue::List(vec![HostValue::Integer(7)])));
+}
+
+#[test]
+fn output_goes_to_the_host_writer_and_eval_source_prints_every_value() {
+    let (mut lisp, out) = lisp();
+    let values = lisp.eval_source("(format t \"hello ~a~%\" 1) (values 1 \"two\" 'three)", Some("inline")).expect("eval");
+    assert_eq!(values, vec!["1", "\"two\"", "THREE"]);
+    assert_eq!(out.text(), "hello 1\n");
+}
+
+#[test]
+fn load_file_evaluates_definitions_for_later_calls() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("lib.lisp");
+    std::fs::write(&path, "(defun area (w h) (* w h))\n(defparameter *unit* \"m2\")\n").expect("write");
+    let (mut lisp, _) = lisp();
+    lisp.load_file(path.to_str().expect("utf-8 path")).expect("load");
+    assert_eq!(lisp.call("area", &[HostValue::Integer(3), HostValue::Integer(4)]), Ok(HostValue::Integer(12)));
+    assert_eq!(lisp.eval("*unit*"), Ok(HostValue::String("m2".into())));
+    let e = lisp.load_file(dir.path().join("missing.lisp").to_str().expect("utf-8")).expect_err("missing file");
+    assert_eq!(e.condition_type, "FILE-ERROR");
+}
+
+#[test]
+fn the_frame_limit_from_options_bounds_recursion() {
+    let (mut lisp, _) = lisp_with(Options { max_frames: 500, ..Options::default() });
+    lisp.eval("(defun depth (n) (if (= n 0) 0 (+ 1 (depth (- n 1)))))").expect("define");
+    assert_eq!(lisp.call("depth", &[HostValue::Integer(100)]), Ok(HostValue::Integer(100)));
+    let e = lisp.call("depth", &[HostValue::Integer(10_000)]).expect_err("too deep");
+    assert!(e.condition_type.ends_with("STACK-EXHAUSTED"), "{e}");
+    // The limit is a recoverable error: the same interpreter keeps working.
+    assert_eq!(lisp.call("depth", &[HostValue::Integer(10)]), Ok(HostValue::Integer(10)));
+}
+
+#[test]
+fn tiny_slices_give_the_same_results() {
+    // (A slice of one instruction never finishes a call in this VM; two is the
+    // smallest working size, reported to the VM owner.)
+    let (mut lisp, _) = lisp_with(Options { slice_fuel: 2, ..Options::default() });
+    lisp.eval("(defun fib (n) (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2)))))").expect("define");
+    assert_eq!(lisp.call("fib", &[HostValue::Integer(15)]), Ok(HostValue::Integer(610)));
+}
+
+#[test]
+fn the_interrupt_flag_stops_a_run_and_keeps_definitions() {
+    let (mut lisp, _) = lisp();
+    lisp.eval("(defun spin () (tagbody top (go top))) (defvar *kept* 'yes)").expect("define");
+    // Set before the run, the flag is seen after the first slice: the
+    // endless loop ends with an interactive-interrupt condition.
+    lisp.host().interrupt.store(true, Ordering::SeqCst);
+    let e = lisp.call("spin", &[]).expect_err("interrupted");
+    assert!(e.condition_type.ends_with("INTERACTIVE-INTERRUPT"), "{e}");
+    assert_eq!(lisp.eval("*kept*"), Ok(HostValue::Symbol("YES".into())));
+}
+
+#[test]
+fn repl_history_variables_and_symbol_names() {
+    let (mut lisp, _) = lisp();
+    lisp.eval_source("(defun my-unique-function () 1)", None).expect("define");
+    for src in ["10", "20", "30"] {
+        lisp.eval_source(src, None).expect("eval");
+        lisp.record_repl_values();
+    }
+    assert_eq!(
+        lisp.eval("(list * ** ***)"),
+        Ok(HostValue::List(vec![HostValue::Integer(30), HostValue::Integer(20), HostValue::Integer(10)]))
+    );
+    let names = lisp.symbol_names();
+    assert!(names.iter().any(|n| n == "my-unique-function"));
+    assert!(names.iter().any(|n| n == "car"));
+    assert!(names.iter().any(|n| n.starts_with("mprof:")), "no mprof: names");
+}
