@@ -832,3 +832,46 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%FILL-FROM-LIST", 3, 3, fill_from_list),
     sys("%CHAR-SEQ-P", 1, 1, char_seq_p),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fix(xs: &[i64]) -> Vec<Value<'static>> {
+        xs.iter().map(|x| Value::Fixnum(*x)).collect()
+    }
+
+    #[test]
+    fn flag_matches_honours_range_count_and_direction() {
+        let items = fix(&[1, 2, 1, 3, 1, 1]);
+        let one = Value::Fixnum(1);
+        let all = flag_matches(one, &items, (0, 6), usize::MAX, false, Test::Eql);
+        assert_eq!(all, [true, false, true, false, true, true]);
+        let first_two = flag_matches(one, &items, (0, 6), 2, false, Test::Eql);
+        assert_eq!(first_two, [true, false, true, false, false, false]);
+        let last_two = flag_matches(one, &items, (0, 6), 2, true, Test::Eql);
+        assert_eq!(last_two, [false, false, false, false, true, true]);
+        let inner = flag_matches(one, &items, (1, 4), usize::MAX, false, Test::Eql);
+        assert_eq!(inner, [false, false, true, false, false, false]);
+        let none = flag_matches(one, &items, (0, 6), 0, false, Test::Eql);
+        assert!(none.iter().all(|f| !f));
+    }
+
+    #[test]
+    fn order_visits_the_range_in_the_asked_direction() {
+        assert_eq!(order(2, 5, false).collect::<Vec<_>>(), [2, 3, 4]);
+        assert_eq!(order(2, 5, true).collect::<Vec<_>>(), [4, 3, 2]);
+        assert_eq!(order(3, 3, true).count(), 0);
+    }
+
+    #[test]
+    fn standard_tests_compare_as_their_predicates() {
+        let (a, b) = (Value::Fixnum(7), Value::Fixnum(7));
+        for t in [Test::Eq, Test::Eql, Test::Equal, Test::Equalp] {
+            assert!(t.test(a, b));
+            assert!(!t.test(a, Value::Fixnum(8)));
+        }
+        assert!(Test::Equalp.test(Value::Char('a'), Value::Char('A')));
+        assert!(!Test::Eql.test(Value::Char('a'), Value::Char('A')));
+    }
+}
