@@ -42,6 +42,9 @@ pub fn format_with_column<'gc>(
 /// control string that includes itself would otherwise recurse forever).
 const MAX_DEPTH: usize = 200;
 
+/// The largest numeric directive parameter accepted.
+const MAX_PARAM: u64 = 1 << 24;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Param {
     Int(i64),
@@ -84,8 +87,7 @@ fn tokenize(control: &str) -> Result<Vec<Tok>, String> {
         let mut params: Vec<Option<Param>> = Vec::new();
         let mut colon = false;
         let mut at = false;
-        loop {
-            let Some(&c) = chars.get(i) else { break };
+        while let Some(&c) = chars.get(i) {
             let param = if c.is_ascii_digit() || c == '-' || c == '+' {
                 let start = i;
                 i += 1;
@@ -248,7 +250,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
     fn resolve(&self, d: &Directive, args: &mut Args<'gc>) -> Result<Vec<Option<PVal>>, String> {
         let mut out = Vec::with_capacity(d.params.len());
         for p in &d.params {
-            out.push(match p {
+            let v = match p {
                 None => None,
                 Some(Param::Int(n)) => Some(PVal::Int(*n)),
                 Some(Param::Char(c)) => Some(PVal::Char(*c)),
@@ -259,7 +261,14 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                     Value::Char(c) => Some(PVal::Char(c)),
                     other => return Err(format!("the V parameter {} is neither an integer nor a character", self.print(other, true))),
                 },
-            });
+            };
+            // Parameters size padding and digit counts; past this they would only exhaust memory.
+            if let Some(PVal::Int(n)) = v
+                && n.unsigned_abs() > MAX_PARAM
+            {
+                return Err(format!("the parameter {n} of ~{} is too large", d.ch));
+            }
+            out.push(v);
         }
         Ok(out)
     }
@@ -929,7 +938,7 @@ fn capitalize_words(s: &str, first_only: bool) -> String {
     let mut seen_word = false;
     for c in s.chars() {
         if c.is_alphanumeric() {
-            if !in_word && !(first_only && seen_word) {
+            if !in_word && (!first_only || !seen_word) {
                 out.extend(c.to_uppercase());
             } else {
                 out.extend(c.to_lowercase());
@@ -986,7 +995,7 @@ fn group_digits(s: &str, comma: char, interval: usize) -> String {
     let chars: Vec<char> = s.chars().collect();
     let mut out = String::new();
     for (i, c) in chars.iter().enumerate() {
-        if i > 0 && (chars.len() - i) % interval == 0 {
+        if i > 0 && (chars.len() - i).is_multiple_of(interval) {
             out.push(comma);
         }
         out.push(*c);
@@ -1328,7 +1337,7 @@ fn flonum_to_digits(v: Flo, position: Option<i64>, relativep: bool) -> (i64, Str
         k += 1;
     }
     loop {
-        if !(r > mm) {
+        if r <= mm {
             break;
         }
         let x = (&r + &mp) * 10;
@@ -1353,15 +1362,9 @@ fn flonum_to_digits(v: Flo, position: Option<i64>, relativep: bool) -> (i64, Str
         let rmp = &r + &mp;
         let tc2 = rmp > s || (high_ok && rmp == s);
         if tc1 || tc2 {
-            let d = if !tc1 && tc2 {
-                d + 1
-            } else if tc1 && !tc2 {
-                d
-            } else if &r * 2 < s {
-                d
-            } else {
-                d + 1
-            };
+            // Round up when only the high end terminates, or on a tie-break past half.
+            let up = if tc1 != tc2 { tc2 } else { &r * 2 >= s };
+            let d = if up { d + 1 } else { d };
             digits.push(d);
             break;
         }
@@ -1733,8 +1736,8 @@ mod tests {
         assert_eq!(fixed(2.5, None, Some(0)), "3.");
         assert_eq!(fixed(1e20, None, None), "100000000000000000000.0");
         assert_eq!(fixed(1e-5, None, None), "0.00001");
-        assert_eq!(fixed(3.14159, Some(8), None), " 3.14159");
-        assert_eq!(fixed(3.14159, Some(3), None), "3.1");
+        assert_eq!(fixed(5.43216, Some(8), None), " 5.43216");
+        assert_eq!(fixed(5.43216, Some(3), None), "5.4");
         assert_eq!(fixed(0.0, None, Some(2)), "0.00");
     }
 
@@ -1812,6 +1815,7 @@ mod tests {
                 ("~va", vec![s("x"), n(1)]),
                 ("~:f ~:e ~:g", vec![n(1)]),
                 ("~*", vec![]),
+                ("~100000000%", vec![]),
                 ("~{x~}", vec![mprof_heap::alloc::list(mc, &[n(1)])]),
             ];
             let mut out = String::new();

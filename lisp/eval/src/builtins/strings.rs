@@ -22,7 +22,7 @@ type A<'a, 'gc> = &'a [Value<'gc>];
 /// colon), the first occurrence wins; unknown keywords are an error unless
 /// `:allow-other-keys t` is given.
 pub(crate) fn keyword_args<'gc>(ctx: &Ctx<'_, 'gc>, a: A<'_, 'gc>, allowed: &[&str]) -> Result<Vec<Option<Value<'gc>>>, Raise<'gc>> {
-    if a.len() % 2 != 0 {
+    if !a.len().is_multiple_of(2) {
         return Err(Raise::program("odd number of keyword arguments"));
     }
     let mut out = vec![None; allowed.len()];
@@ -295,7 +295,7 @@ fn make_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Some(Value::Char(c)) => c,
         Some(other) => return Err(ctx.type_error(other, "CHARACTER")),
     };
-    if n > (1 << 32) {
+    if n > (1 << 26) {
         return Err(Raise::error(format!("cannot make a string of {n} characters")));
     }
     Ok(new_string(ctx, vec![c; n]))
@@ -360,7 +360,7 @@ fn read_from_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> 
             let v = mprof_heap::datum::datum_to_value(ctx.mc, &ctx.world.packages, pkg, &datum)
                 .map_err(|e| Raise::simple(crate::raise::ErrorKind::Package, e.error.to_string()))?;
             // CL's index is just past the datum and one following whitespace character.
-            let mut index = text[..byte_end.min(text.len())].chars().count();
+            let mut index = text.get(..byte_end).map(|t| t.chars().count()).unwrap_or(end);
             if index < end && chars[index].is_whitespace() && !k[2].is_some_and(|v| v.truthy()) {
                 index += 1;
             }
