@@ -30,11 +30,20 @@ use crate::host::Host;
 use crate::raise::{ErrorKind, HostRequest, Raise};
 use crate::world::World;
 
+/// What a frame is: a Lisp function's, or a native continuation (boxed, so
+/// frames stay small: a deep recursion holds one frame per call).
 #[derive(Collect)]
 #[collect(no_drop)]
 pub enum Cont<'gc> {
     /// A Lisp function's frame.
     Lisp,
+    Native(Box<Native<'gc>>),
+}
+
+/// A native continuation: Rust code resumed when a value is returned into it.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub enum Native<'gc> {
     /// The bottom of a run: a value returned into it ends the run.
     Toplevel,
     /// A macro expander is running for `key` while compiling `form`.
@@ -273,8 +282,8 @@ impl<'gc> Vm<'gc> {
     /// is the last form's value (with its values in the register).
     pub fn start_source(&mut self, mc: &Mutation<'gc>, text: &str, file: Option<&str>) {
         self.reset(mc);
-        self.push_native(Cont::Toplevel);
-        self.push_native(Cont::LoadSource {
+        self.push_native(Native::Toplevel);
+        self.push_native(Native::LoadSource {
             text: Rc::from(text),
             offset: 0,
             file: file.map(Rc::from),
@@ -288,7 +297,7 @@ impl<'gc> Vm<'gc> {
     /// Start calling a function with arguments (embedding API).
     pub fn start_call(&mut self, mc: &Mutation<'gc>, f: Value<'gc>, args: &[Value<'gc>]) {
         self.reset(mc);
-        self.push_native(Cont::Toplevel);
+        self.push_native(Native::Toplevel);
         self.stack.push(f);
         self.stack.extend_from_slice(args);
         self.kick = Kick::Call(args.len() as u32);
@@ -306,8 +315,9 @@ impl<'gc> Vm<'gc> {
         }
     }
 
-    fn push_native(&mut self, cont: Cont<'gc>) {
+    fn push_native(&mut self, native: Native<'gc>) {
         let h = self.stack.len() as u32;
+        let cont = Cont::Native(Box::new(native));
         self.frames.push(Frame { func: Value::Nil, proto: None, pc: 0, base: h, ret: h, node: 0, cont });
         if self.profiling {
             crate::profile::push_transparent();
@@ -1191,7 +1201,7 @@ impl<'gc> Vm<'gc> {
                 let pkg_sym = env.world.syms.package;
                 let dyn_mark = self.dyn_stack.len() as u32;
                 self.dyn_stack.push(DynEntry::Special { sym: pkg_sym, old: pkg_sym.value.get() });
-                self.push_native(Cont::LoadSource {
+                self.push_native(Native::LoadSource {
                     text: Rc::from(text.as_str()),
                     offset: 0,
                     file: file.as_deref().map(Rc::from),
@@ -1220,7 +1230,7 @@ impl<'gc> Vm<'gc> {
                 };
                 match expander {
                     Some(e) => {
-                        self.push_native(Cont::Macroexpand);
+                        self.push_native(Native::Macroexpand);
                         let b = self.stack.len();
                         self.stack.push(form);
                         self.stack.push(Value::Nil);
@@ -1262,15 +1272,18 @@ impl<'gc> Vm<'gc> {
                 self.finished = Some(Step::Done);
                 return Ok(());
             };
-            match &top.cont {
+            let native = match &top.cont {
                 Cont::Lisp => return Ok(()),
-                Cont::Toplevel => {
+                Cont::Native(n) => &**n,
+            };
+            match native {
+                Native::Toplevel => {
                     self.result = self.stack.pop().unwrap_or(Value::Nil);
                     self.pop_frame();
                     self.finished = Some(Step::Done);
                     return Ok(());
                 }
-                Cont::Expansion { key, form, mark } => {
+                Native::Expansion { key, form, mark } => {
                     let (key, form, mark) = (*key, *form, *mark);
                     let exp = self.stack.pop().unwrap_or(Value::Nil);
                     let ret = top.ret as usize;
@@ -1279,7 +1292,7 @@ impl<'gc> Vm<'gc> {
                     self.expansions.push((key, exp));
                     return self.compile_start(env, form, mark);
                 }
-                Cont::MacroFunction { key, form, mark } => {
+                Native::MacroFunction { key, form, mark } => {
                     let (key, form, mark) = (*key, *form, *mark);
                     let f = self.stack.pop().unwrap_or(Value::Nil);
                     let ret = top.ret as usize;
@@ -1288,15 +1301,17 @@ impl<'gc> Vm<'gc> {
                     self.expansions.push((key, f));
                     return self.compile_start(env, form, mark);
                 }
-                Cont::LoadSource { .. } => {
+                Native::LoadSource { .. } => {
                     let v = self.stack.pop().unwrap_or(Value::Nil);
                     let n = self.frames.len() - 1;
-                    if let Cont::LoadSource { last, .. } = &mut self.frames[n].cont {
+                    if let Cont::Native(b) = &mut self.frames[n].cont
+                        && let Native::LoadSource { last, .. } = &mut **b
+                    {
                         *last = v;
                     }
                     return self.load_step(env);
                 }
-                Cont::Macroexpand => {
+                Native::Macroexpand => {
                     let exp = self.stack.pop().unwrap_or(Value::Nil);
                     let ret = top.ret as usize;
                     self.pop_frame();
@@ -1328,7 +1343,7 @@ impl<'gc> Vm<'gc> {
                 Ok(())
             }
             Err(CompileError::NeedExpansion { expander, form: call }) => {
-                self.push_native(Cont::Expansion { key: call, form, mark });
+                self.push_native(Native::Expansion { key: call, form, mark });
                 let b = self.stack.len();
                 self.stack.push(call);
                 self.stack.push(Value::Nil);
@@ -1336,7 +1351,7 @@ impl<'gc> Vm<'gc> {
                 Ok(())
             }
             Err(CompileError::NeedMacroFunction { key, lambda }) => {
-                self.push_native(Cont::MacroFunction { key, form, mark });
+                self.push_native(Native::MacroFunction { key, form, mark });
                 let fform = alloc::list(env.mc, &[Value::Symbol(env.world.syms.function), lambda]);
                 let inner_mark = self.expansions.len() as u32;
                 self.compile_start(env, fform, inner_mark)
@@ -1355,7 +1370,10 @@ impl<'gc> Vm<'gc> {
     fn load_step(&mut self, env: &mut Env<'_, 'gc>) -> VResult<'gc> {
         loop {
             let n = self.frames.len() - 1;
-            let Cont::LoadSource { text, offset, file, queued, last, dyn_mark } = &mut self.frames[n].cont else {
+            let Cont::Native(b) = &mut self.frames[n].cont else {
+                return Err(Raise::error("internal error: load step without a source"));
+            };
+            let Native::LoadSource { text, offset, file, queued, last, dyn_mark } = &mut **b else {
                 return Err(Raise::error("internal error: load step without a source"));
             };
             let form = if let Value::Cons(c) = *queued {
@@ -1410,7 +1428,9 @@ impl<'gc> Vm<'gc> {
                 let body = c.cdr.get();
                 let items = alloc::list_to_vec(body).unwrap_or_default();
                 let n = self.frames.len() - 1;
-                if let Cont::LoadSource { queued, .. } = &mut self.frames[n].cont {
+                if let Cont::Native(b) = &mut self.frames[n].cont
+                    && let Native::LoadSource { queued, .. } = &mut **b
+                {
                     *queued = alloc::list_with_tail(env.mc, &items, *queued);
                 }
                 continue;
