@@ -23,4 +23,5 @@
 (report "remove-duplicates (list, hashed vs n^2 on 300)"
         (timed (remove-duplicates (subseq *list* 0 300)))
         (timed (remove-duplicates (subseq *list* 0 300) :test (lambda (a b) (eql a b)))))
-(report "sort list vs vector" (timed (sort (copy-list *list*) #'<)) (timed (sort (copy-seq *vector*) #'<)))
+(let ((l (timed (sort (copy-list *list*) #'<))) (v (timed (sort (copy-seq *vector*) #'<))))
+  (format t "sort 20000 fixnums x5: list ~d us, vector ~d us, vector/list ~d%~%" l v (round-ratio v l)))
