@@ -43,3 +43,10 @@
   (let ((i 0) (v (copy-seq #(nil nil))))
     (setf (getf (elt v (incf i)) :x) 'y)
     (print (list i v))))
+;; SUBST tests every tail of a spine, including the final NIL, and long lists.
+(print (list (subst 'x nil '(1 2)) (subst 'x '(2 3) '(1 2 3) :test #'equal) (subst 'x '(3) '(1 (2 3)) :test #'equal)
+             (subst 'x 3 '(1 2 . 3))))
+(let ((long nil))
+  (dotimes (i 120000) (push i long))
+  (let ((r (subst 'zero 0 long)))
+    (print (list (length r) (car (last r)) (first r) (length (copy-tree long)) (length (sublis '((5 . five)) (subseq long 0 100)))))))

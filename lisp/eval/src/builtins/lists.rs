@@ -750,18 +750,54 @@ fn subst<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     subst_depth(ctx, a[0], a[1], a[2], test, 0)
 }
 
+/// Substitute in a tree: every subtree (each car and each tail of the
+/// spine) the test matches against `old` becomes `new`. Spines are walked
+/// iteratively; unchanged suffixes of a spine are shared, as in SBCL.
 fn subst_depth<'gc>(ctx: &Ctx<'_, 'gc>, new: Value<'gc>, old: Value<'gc>, tree: Value<'gc>, test: Test, depth: usize) -> LResult<'gc> {
     if test.test(old, tree) {
         return Ok(new);
     }
-    let Value::Cons(c) = tree else { return Ok(tree) };
+    let Value::Cons(_) = tree else { return Ok(tree) };
     if depth > MAX_TREE_DEPTH {
-        return Err(Raise::error("SUBST: the tree is nested too deeply"));
+        return Err(Raise::error("SUBST: the tree is nested too deeply (more than 100000 levels of cars)"));
     }
-    let car = subst_depth(ctx, new, old, c.car.get(), test, depth + 1)?;
-    let cdr = subst_depth(ctx, new, old, c.cdr.get(), test, depth + 1)?;
-    // Share unchanged subtrees, as SBCL does.
-    if car.eq(c.car.get()) && cdr.eq(c.cdr.get()) { Ok(tree) } else { Ok(alloc::cons(ctx.mc, car, cdr)) }
+    let mut cars = Vec::new();
+    // Index of the last car that changed, if any.
+    let mut last_changed: Option<usize> = None;
+    let mut cur = tree;
+    let tail_replaced = loop {
+        match cur {
+            Value::Cons(c) => {
+                if !cars.is_empty() && test.test(old, cur) {
+                    break true;
+                }
+                let car = c.car.get();
+                let a = subst_depth(ctx, new, old, car, test, depth + 1)?;
+                if !a.eq(car) {
+                    last_changed = Some(cars.len());
+                }
+                cars.push(a);
+                cur = c.cdr.get();
+            }
+            atom => break test.test(old, atom),
+        }
+    };
+    if tail_replaced {
+        return Ok(alloc::list_with_tail(ctx.mc, &cars, new));
+    }
+    match last_changed {
+        None => Ok(tree),
+        Some(i) => {
+            let shared = {
+                let mut it = alloc::list_iter(tree);
+                for _ in 0..=i {
+                    it.next();
+                }
+                it.rest()
+            };
+            Ok(alloc::list_with_tail(ctx.mc, &cars[..=i], shared))
+        }
+    }
 }
 
 pub const BUILTINS: &[BuiltinDef] = &[
