@@ -444,18 +444,17 @@ true (WANT-TRUE) or the first false one."
   (not (apply #'every predicate sequence more-sequences)))
 
 (defun reduce (function sequence &key key from-end start end (initial-value nil init-p))
-  (let ((elems (if (and (listp sequence) (null start) (null end) (not from-end))
-                   sequence
-                   (let ((l (sys::%seq-list sequence (or start 0) end)))
-                     (if from-end (sys::%nreverse-list l) l)))))
-    (flet ((k (x) (if key (funcall key x) x)))
-      (cond ((null elems) (if init-p initial-value (funcall function)))
-            ((and (null (cdr elems)) (not init-p)) (k (car elems)))
-            (t (let ((acc (if init-p initial-value (k (car elems))))
-                     (rest (if init-p elems (cdr elems))))
-                 (if from-end
-                     (dolist (x rest acc) (setq acc (funcall function (k x) acc)))
-                     (dolist (x rest acc) (setq acc (funcall function acc (k x)))))))))))
+  ;; Walks the sequence in place (vectors cons nothing; a list from the end
+  ;; is walked through a reversed copy of its range, as in SBCL).
+  (let ((acc initial-value) (have init-p))
+    (if from-end
+        (sys::%do-seq (x i sequence start end t)
+          (let ((k (if key (funcall key x) x)))
+            (if have (setq acc (funcall function k acc)) (setq acc k have t))))
+        (sys::%do-seq (x i sequence start end nil)
+          (let ((k (if key (funcall key x) x)))
+            (if have (setq acc (funcall function acc k)) (setq acc k have t)))))
+    (if have acc (funcall function))))
 
 ;;; Sequences: searching and counting
 
