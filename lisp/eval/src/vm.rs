@@ -1595,9 +1595,11 @@ fn function_info<'gc>(p: &Proto<'gc>, world: &World<'gc>) -> mprof_profiler::mon
         }
     };
     let file = p.info.file.clone().filter(|f| !f.starts_with("prelude/"));
+    // All top-level forms share one "(top level)" entry (no line).
+    let line = if file.is_some() && p.info.line > 0 && !p.info.toplevel { Some(p.info.line) } else { None };
     mprof_profiler::monitor::FunctionInfo {
         name,
-        line: if file.is_some() && p.info.line > 0 { Some(p.info.line) } else { None },
+        line,
         file,
         module: None,
     }
