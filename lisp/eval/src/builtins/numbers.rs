@@ -90,6 +90,15 @@ impl Num {
         }
     }
 
+    /// As a fraction of machine integers, when both parts fit.
+    fn small_frac(&self) -> Option<(i64, i64)> {
+        match self {
+            Num::I(i) => Some((*i, 1)),
+            Num::R(n, d) => Some((n.to_i64()?, d.to_i64()?)),
+            _ => None,
+        }
+    }
+
     pub fn is_zero(&self) -> bool {
         match self {
             Num::I(i) => *i == 0,
@@ -228,6 +237,45 @@ fn norm_big(b: BigInt) -> Num {
     }
 }
 
+/// Binary GCD on machine words.
+fn gcd_u128(mut a: u128, mut b: u128) -> u128 {
+    if a == 0 {
+        return b;
+    }
+    if b == 0 {
+        return a;
+    }
+    let shift = (a | b).trailing_zeros();
+    a >>= a.trailing_zeros();
+    loop {
+        b >>= b.trailing_zeros();
+        if a > b {
+            std::mem::swap(&mut a, &mut b);
+        }
+        b -= a;
+        if b == 0 {
+            return a << shift;
+        }
+    }
+}
+
+/// n/d in lowest terms from 128-bit parts (d != 0), staying off bignums
+/// when the result fits in machine words.
+fn norm_frac_i128(n: i128, d: i128) -> Num {
+    let (n, d) = if d < 0 {
+        (n.wrapping_neg(), d.wrapping_neg())
+    } else {
+        (n, d)
+    };
+    let g = gcd_u128(n.unsigned_abs(), d.unsigned_abs()) as i128;
+    let (n, d) = if g > 1 { (n / g, d / g) } else { (n, d) };
+    match (i64::try_from(n), i64::try_from(d)) {
+        (Ok(n), Ok(1)) => Num::I(n),
+        (Ok(n), Ok(d)) if d > 0 => Num::R(BigInt::from(n), BigInt::from(d)),
+        _ => norm_frac(BigInt::from(n), BigInt::from(d)),
+    }
+}
+
 fn norm_frac(n: BigInt, d: BigInt) -> Num {
     let (mut n, mut d) = (n, d);
     if d.is_negative() {
@@ -327,6 +375,21 @@ pub fn arith(op: Op2, a: &Num, b: &Num) -> Result<Num, ArithError> {
                     (Some(0), Some(q)) => I(q),
                     _ => norm_frac(BigInt::from(x), BigInt::from(y)),
                 }
+            }
+        });
+    }
+    // Small ratios: 128-bit arithmetic cannot overflow on 64-bit parts.
+    if let (Some((an, ad)), Some((bn, bd))) = (a.small_frac(), b.small_frac()) {
+        let (an, ad, bn, bd) = (an as i128, ad as i128, bn as i128, bd as i128);
+        return Ok(match op {
+            Op2::Add => norm_frac_i128(an * bd + bn * ad, ad * bd),
+            Op2::Sub => norm_frac_i128(an * bd - bn * ad, ad * bd),
+            Op2::Mul => norm_frac_i128(an * bn, ad * bd),
+            Op2::Div => {
+                if bn == 0 {
+                    return Err(ArithError::DivisionByZero);
+                }
+                norm_frac_i128(an * bd, ad * bn)
             }
         });
     }
@@ -609,11 +672,18 @@ fn compare_chain<'gc>(
     if let [Value::Fixnum(a), Value::Fixnum(b)] = args {
         return Ok(ctx.bool(ok(a.cmp(b))));
     }
-    let nums: Vec<Num> = args
-        .iter()
-        .map(|&a| real_arg(ctx, a))
-        .collect::<Result<_, _>>()?;
-    Ok(ctx.bool(nums.windows(2).all(|w| ok(compare(&w[0], &w[1])))))
+    // Pairwise, without collecting; every argument is type-checked even after
+    // the answer is known.
+    let mut result = true;
+    let mut prev = real_arg(ctx, args[0])?;
+    for &v in &args[1..] {
+        let n = real_arg(ctx, v)?;
+        if result && !ok(compare(&prev, &n)) {
+            result = false;
+        }
+        prev = n;
+    }
+    Ok(ctx.bool(result))
 }
 
 fn num_eq<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
@@ -960,7 +1030,7 @@ fn lcm_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 /// Exponents whose result would take more bits than this are refused.
-const MAX_RESULT_BITS: u64 = 1 << 32;
+const MAX_RESULT_BITS: u64 = 1 << 28;
 
 /// base^power for an integer base and a non-negative power.
 fn int_pow(base: &Num, power: u64) -> Result<Num, ArithError> {
@@ -1157,9 +1227,8 @@ fn sqrt_num(x: &Num) -> Result<f64, ArithError> {
     {
         // Beyond the double range, but its root is not: halve the exponent first.
         let k = (b.bits() - 1000) / 2;
-        return Ok(
-            (b >> (2 * k) as usize).to_f64().unwrap_or(f64::NAN).sqrt() * 2f64.powi(k as i32)
-        );
+        let root = (b >> (2 * k) as usize).to_f64().unwrap_or(f64::NAN).sqrt();
+        return check_float(scale_f64(root, k as i64));
     }
     Ok(x.float_value()?.sqrt())
 }
@@ -2129,5 +2198,42 @@ mod tests {
             arith(Op2::Add, &huge, &Num::F(1.0)).err(),
             Some(ArithError::Overflow)
         );
+    }
+
+    #[test]
+    fn exact_powers_and_their_limits() {
+        let r = expt_num(&Num::R(BigInt::from(2), BigInt::from(3)), &Num::I(-3)).ok();
+        assert!(matches!(r, Some(Num::R(n, d)) if n == BigInt::from(27) && d == BigInt::from(8)));
+        assert!(matches!(
+            expt_num(&Num::I(-1), &Num::B(BigInt::one() << 70usize)),
+            Ok(Num::I(1))
+        ));
+        assert_eq!(
+            expt_num(&Num::I(2), &Num::B(BigInt::one() << 70usize)).err(),
+            Some(ArithError::TooLarge)
+        );
+        assert_eq!(
+            expt_num(&Num::I(0), &Num::I(-1)).err(),
+            Some(ArithError::DivisionByZero)
+        );
+        assert_eq!(
+            expt_num(&Num::F(-8.0), &Num::F(0.5)).err(),
+            Some(ArithError::Complex)
+        );
+        assert!(matches!(expt_num(&Num::I(3), &Num::I(40)), Ok(Num::B(_))));
+    }
+
+    #[test]
+    fn denormals_decode_like_sbcl() {
+        assert_eq!(decode_f64(1.5), (6755399441055744, -52, 1));
+        assert_eq!(decode_f64(-5e-324), (1, -1074, -1));
+    }
+
+    #[test]
+    fn xorshift_state_never_sticks_at_zero() {
+        assert_ne!(splitmix64(0), 0);
+        let st = std::cell::Cell::new(splitmix64(0));
+        let draws: Vec<u64> = (0..4).map(|_| next_u64(&st)).collect();
+        assert!(draws.windows(2).all(|w| w[0] != w[1]));
     }
 }
