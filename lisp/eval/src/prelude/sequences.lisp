@@ -680,8 +680,8 @@ true (WANT-TRUE) or the first false one."
           (unless from-end (return p)))))))
 
 ;;; Sequences: sorting and merging. Stable merge sorts: lists are relinked
-;;; in place (no consing); vectors and strings are sorted through two
-;;; scratch vectors, bottom-up, then copied back.
+;;; in place (no consing); vectors and strings are merged bottom-up between
+;;; themselves and one scratch vector.
 
 (defun sys::%merge-lists (a b predicate key head)
   "Merge two sorted lists destructively, after the scratch cons HEAD. An
@@ -711,8 +711,10 @@ element of B goes first only when strictly before A's, which keeps it stable."
             (values (sys::%merge-lists a b predicate key head) rest2))))))
 
 (defun sys::%sort-vector (vector predicate key)
+  ;; The vector itself is one of the two buffers the passes alternate
+  ;; between (a string only ever receives its own characters back).
   (let* ((n (length vector))
-         (src (sys::%seq-concatenate 1 vector))
+         (src vector)
          (dst (sys::%seq-make-vector n nil))
          (width 1))
     (tagbody
@@ -753,7 +755,7 @@ element of B goes first only when strictly before A's, which keeps it stable."
          (let ((tmp src)) (setq src dst dst tmp))
          (setq width (+ width width))
          (go pass)))
-    (replace vector src)))
+    (if (eq src vector) vector (replace vector src))))
 
 (defun stable-sort (sequence predicate &key key)
   (if (listp sequence)
