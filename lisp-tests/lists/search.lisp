@@ -50,3 +50,5 @@
   (dotimes (i 120000) (push i long))
   (let ((r (subst 'zero 0 long)))
     (print (list (length r) (car (last r)) (first r) (length (copy-tree long)) (length (sublis '((5 . five)) (subseq long 0 100)))))))
+(print (list (nsubst 'x 'a (list 'a 'b (list 'a))) (nsublis '((a . 1)) (list 'a (list 'b 'a)))
+             (nsubst 0 "s" (list "s" 1) :test #'equal) (nsubst-if 0 #'numberp (list 'a 1)) (nsubst-if-not 0 #'listp (list 'a))))

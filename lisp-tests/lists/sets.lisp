@@ -27,3 +27,6 @@
   (print (list (length (union big1 big2)) (length (intersection big1 big2)) (length (set-difference big1 big2))
                (length (set-exclusive-or big1 big2)) (subsetp big2 big1) (subsetp (subseq big2 10) big1))))
 (print (list (err (union 1 '(2))) (err (intersection '(1) 2))))
+;; The destructive variants (their orders are unspecified: sorted here).
+(print (list (sort (nunion (list 1 2 3) (list 3 4)) #'<) (sort (nintersection (list 1 2 3) (list 3 2 7)) #'<)
+             (sort (nset-difference (list 1 2 3 4) (list 2)) #'<) (sort (nset-exclusive-or (list 1 2) (list 2 3)) #'<)))

@@ -214,6 +214,12 @@ them (the last ones when FROM-END)."
 (defun nsubst (new old tree &key key test test-not)
   (subst new old tree :key key :test test :test-not test-not))
 
+(defun nsubst-if (new predicate tree &key key)
+  (subst-if new predicate tree :key key))
+
+(defun nsubst-if-not (new predicate tree &key key)
+  (subst-if-not new predicate tree :key key))
+
 (defun sublis (alist tree &key key test test-not)
   (labels ((walk (tree)
              (let ((pair (assoc (if key (funcall key tree) tree) alist :test test :test-not test-not)))
