@@ -847,9 +847,13 @@ fn rational_divide(mode: Rnd, x: &Num, y: &Num) -> Result<(Num, Num), ArithError
     Ok((norm_big(q), r))
 }
 
-/// Float quotient (integral) and remainder, as SBCL computes them: the
-/// remainder is x - q*y in doubles.
-fn float_divide(mode: Rnd, x: f64, y: f64) -> Result<(f64, f64), ArithError> {
+/// Float division as SBCL does it: the truncated quotient `t` (an integral
+/// double), the remainder x - t*y in doubles, and the step (-1, 0 or 1) the
+/// rounding mode applies to the quotient (the remainder then moves by -step*y).
+/// The step is applied by the caller so that an integer quotient beyond 2^53
+/// still changes by exactly one. `x_sign` is the sign of the dividend as given
+/// (SBCL decides FLOOR and CEILING from it, not from the remainder).
+fn float_divide(mode: Rnd, x: f64, x_sign: i32, y: f64) -> Result<(f64, f64, i8), ArithError> {
     if y == 0.0 {
         return Err(if x == 0.0 {
             ArithError::Invalid
@@ -861,25 +865,38 @@ fn float_divide(mode: Rnd, x: f64, y: f64) -> Result<(f64, f64), ArithError> {
     let t = f.trunc();
     let r = x - t * y;
     if r == 0.0 {
-        return Ok((t, r));
+        return Ok((t, r, 0));
     }
-    let negative = (r < 0.0) != (y < 0.0);
-    let away = match mode {
-        Rnd::Truncate => false,
-        Rnd::Floor => negative,
-        Rnd::Ceiling => !negative,
+    let step = match mode {
+        Rnd::Truncate => 0,
+        Rnd::Floor => {
+            if (y < 0.0 && x_sign > 0) || (y > 0.0 && x_sign < 0) {
+                -1
+            } else {
+                0
+            }
+        }
+        Rnd::Ceiling => {
+            if (y < 0.0 && x_sign < 0) || (y > 0.0 && x_sign > 0) {
+                1
+            } else {
+                0
+            }
+        }
         Rnd::Round => {
             let half = y.abs() / 2.0;
-            r.abs() > half || (r.abs() == half && t % 2.0 != 0.0)
+            let odd = t % 2.0 != 0.0;
+            let toward_y = if y < 0.0 { -1 } else { 1 };
+            if r > half || (r == half && odd) {
+                toward_y
+            } else if r < -half || (r == -half && odd) {
+                -toward_y
+            } else {
+                0
+            }
         }
     };
-    Ok(if !away {
-        (t, r)
-    } else if negative {
-        (t - 1.0, r + y)
-    } else {
-        (t + 1.0, r - y)
-    })
+    Ok((t, r - step as f64 * y, step))
 }
 
 /// FLOOR, CEILING, TRUNCATE, ROUND and their F- variants: two values.
@@ -910,12 +927,13 @@ fn divide_values<'gc>(
     let (q, r) = if x.is_float() || y.is_float() {
         let xf = x.float_value().map_err(|e| fail(ctx, e))?;
         let yf = y.float_value().map_err(|e| fail(ctx, e))?;
-        let (qf, rf) = float_divide(mode, xf, yf).map_err(|e| fail(ctx, e))?;
+        let (t, rf, step) = float_divide(mode, xf, x.signum(), yf).map_err(|e| fail(ctx, e))?;
         // FROUND goes through the integer quotient (so never gives -0.0), as in SBCL.
         let q = if float_q && mode != Rnd::Round {
-            Num::F(qf)
+            Num::F(if step == 0 { t } else { t + step as f64 })
         } else {
-            let qi = norm_big(BigInt::from_f64(qf).unwrap_or_default());
+            let qi = BigInt::from_f64(t).unwrap_or_default() + step;
+            let qi = norm_big(qi);
             if float_q { Num::F(qi.to_f64()) } else { qi }
         };
         (q, Num::F(rf))

@@ -1,0 +1,36 @@
+;; Differential check against SBCL: pseudo-random pairs drawn from every kind
+;; of real (small and large integers, ratios, floats of many magnitudes) put
+;; through arithmetic, comparison, the rounding family, bit operations, exact
+;; powers and float decoding. The generator is integer arithmetic only, so
+;; both implementations see the same numbers.
+(defvar *seed* 12345)
+(defun next () (setq *seed* (mod (+ (* *seed* 6364136223846793005) 1442695040888963407) 18446744073709551616)) *seed*)
+(defun pick ()
+  (let ((k (mod (next) 9)) (x (next)))
+    (case k
+      (0 (- (mod x 200) 100))
+      (1 (- (mod x 2000000) 1000000))
+      (2 (- x 9223372036854775808))
+      (3 (* (- x 9223372036854775808) (next)))
+      (4 (/ (- (mod x 2000) 1000) (1+ (mod (next) 97))))
+      (5 (/ (- x 9223372036854775808) (1+ (next))))
+      (6 (/ (- (mod x 2000000) 1000000) 1024.0))
+      (7 (* (- (mod x 2000000) 1000000) 1d-7))
+      (t (let ((e (- (mod x 40) 20))) (* (/ (- (mod (next) 2000) 1000) 7.0) (expt 10.0 e)))))))
+(defmacro try (form)
+  `(handler-case (multiple-value-list ,form)
+     (division-by-zero () 'dz) (floating-point-overflow () 'ov) (type-error () 'te) (arithmetic-error () 'ae)))
+(dotimes (i 300)
+  (let ((a (pick)) (b (pick)))
+    (print (list a b (try (+ a b)) (try (- a b)) (try (* a b)) (try (/ a b))
+                 (try (floor a b)) (try (ceiling a b)) (try (truncate a b)) (try (round a b))
+                 (try (mod a b)) (try (rem a b)) (try (< a b)) (try (= a b)) (try (max a b)) (try (min a b))
+                 (if (or (floatp a) (floatp b)) (list (try (ffloor a b)) (try (ftruncate a b)) (try (fceiling a b)) (try (fround a b))) 'skip) (try (abs a)) (try (signum a))))
+    (when (and (integerp a) (integerp b))
+      (print (list (gcd a b) (lcm a b) (logand a b) (logior a b) (logxor a b) (lognot a) (logcount a) (integer-length a)
+                   (ash a (mod b 70)) (ash a (- (mod b 70))) (logbitp (mod b 100) a) (isqrt (abs a)) (expt a (mod b 5)))))
+    (when (and (rationalp a) (not (zerop a)))
+      (print (list (expt a (- (mod (next) 4))) (numerator a) (denominator a))))
+    (when (floatp a)
+      (print (list (rational a) (rationalize a) (multiple-value-list (integer-decode-float a)) (multiple-value-list (decode-float a)))))))
+(terpri)
