@@ -6,6 +6,7 @@
   a b c r k)
 (defstruct (child (:include point)) w)
 (deftype small () '(integer 0 9))
+(deftype consing-type () (list 'integer 0 100))
 (defvar *p* (make-point :x 1))
 #+mprof-lisp
 (progn
@@ -36,6 +37,7 @@
   (expect 0 (typep *p* 'point))
   (expect 0 (typep 3 'fixnum))
   (expect 0 (typep 3 'small))
+  (expect 0 (typep 3 'consing-type))
   (expect 0 (typep 3 '(or string (satisfies integerp))))
   (expect 0 (loop for x in '(1 2 3) sum x))
   (expect 0 (loop for i from 0 below 10 count (= i 3)))

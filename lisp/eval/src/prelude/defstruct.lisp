@@ -283,21 +283,37 @@
             (t (push p out))))
     (sys::%nreverse-list out)))
 
+(defvar sys::*deftype-generation* 0
+  "Bumped by every DEFTYPE: cached expansions of older generations are stale.")
+
 (defmacro deftype (name lambda-list &body body)
   (when (stringp (car body))
     (when (cdr body) (setq body (cdr body))))
   `(progn
      (sys::%putprop ',name 'sys::deftype-expander
                     (lambda ,(sys::%deftype-lambda-list lambda-list) (block ,name ,@body)))
+     (setq sys::*deftype-generation* (+ sys::*deftype-generation* 1))
      ',name))
 
-(defun sys::%expand-type (type)
-  "TYPE with DEFTYPE names at its head expanded until none is left."
+(defun sys::%expand-type-1 (type)
   (let* ((head (if (consp type) (car type) type))
          (expander (and (symbolp head) (get head 'sys::deftype-expander))))
     (if expander
         (sys::%expand-type (apply expander (if (consp type) (cdr type) nil)))
         type)))
+
+(defun sys::%expand-type (type)
+  "TYPE with DEFTYPE names at its head expanded until none is left."
+  (if (and (symbolp type) (get type 'sys::deftype-expander))
+      ;; A DEFTYPE name without arguments: its full expansion is cached
+      ;; (one cons per name and generation), as TYPECASE tests it often.
+      (let ((cache (get type 'sys::deftype-cache)))
+        (if (and cache (eq (car cache) sys::*deftype-generation*))
+            (cdr cache)
+            (let ((expansion (sys::%expand-type-1 type)))
+              (sys::%putprop type 'sys::deftype-cache (cons sys::*deftype-generation* expansion))
+              expansion)))
+      (sys::%expand-type-1 type)))
 
 (defun typep (object type &optional environment)
   (declare (ignore environment))
