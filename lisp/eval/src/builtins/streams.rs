@@ -433,7 +433,8 @@ fn read_from_text<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, preserve: bool
         StreamKind::StringInput { text, pos } => (text.len().saturating_sub(*pos), *pos),
         _ => (0, 0),
     };
-    let mut window = 4096usize;
+    // Most forms are short: start small, grow fast.
+    let mut window = 256usize;
     loop {
         let all = window >= remaining;
         let text: String = match &s.borrow().kind {
@@ -883,7 +884,7 @@ mod tests {
 
     #[test]
     fn reading_a_long_text_stream_crosses_the_read_window() {
-        // More than one 4096-character window of forms, and one long string.
+        // Many read windows of forms, and one string longer than several windows.
         let src = "(let* ((text (format nil \"~{~a ~}\\\"~a\\\"\" (loop for i below 3000 collect i) (make-string 9000 :initial-element #\\z)))
                           (s (make-string-input-stream text)) (sum 0))
                      (dotimes (i 3000) (incf sum (read s)))

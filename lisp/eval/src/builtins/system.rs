@@ -164,7 +164,7 @@ fn encode_universal_time<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<
 /// (sleep seconds)
 fn sleep<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let secs = crate::builtins::numbers::to_f64(a[0]).ok_or_else(|| ctx.type_error(a[0], "(REAL 0)"))?;
-    if !(secs >= 0.0) || !secs.is_finite() {
+    if secs.is_nan() || secs < 0.0 || secs.is_infinite() {
         return Err(ctx.type_error(a[0], "(REAL 0)"));
     }
     std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(1e9)));
