@@ -1329,50 +1329,16 @@ fn flonum_to_digits(v: Flo, position: Option<i64>, relativep: bool) -> (i64, Str
             high_ok = true;
         }
     }
-    // scale
-    let mut k: i64 = 0;
-    let rmp = &r + &mp;
-    while rmp > s || (high_ok && rmp == s) {
-        s *= 10;
-        k += 1;
-    }
-    loop {
-        if r <= mm {
-            break;
-        }
-        let x = (&r + &mp) * 10;
-        if x < s || (!high_ok && x == s) {
-            k -= 1;
-            r *= 10;
-            mp *= 10;
-            mm *= 10;
-        } else {
-            break;
-        }
-    }
-    // generate
-    let mut digits: Vec<u8> = Vec::new();
-    loop {
-        let rr = &r * 10;
-        let d: u8 = ToPrimitive::to_u8(&(&rr / &s)).unwrap_or(0);
-        r = rr % &s;
-        mp *= 10;
-        mm *= 10;
-        let tc1 = r < mm || (low_ok && r == mm);
-        let rmp = &r + &mp;
-        let tc2 = rmp > s || (high_ok && rmp == s);
-        if tc1 || tc2 {
-            // Round up when only the high end terminates, or on a tie-break past half.
-            let up = if tc1 != tc2 { tc2 } else { &r * 2 >= s };
-            let d = if up { d + 1 } else { d };
-            digits.push(d);
-            break;
-        }
-        digits.push(d);
-        if digits.len() > 5000 {
-            break;
-        }
-    }
+    // The digit loops only multiply by 10 and compare: when the inputs are
+    // below 2^100 every intermediate value stays below 2^114, so u128
+    // arithmetic (no allocation) gives the same digits as bignums.
+    let limit = BigInt::one() << 100u32;
+    let small = [&r, &s, &mp, &mm].iter().all(|v| **v < limit);
+    let (k, mut digits) = match (small, r.to_u128(), s.to_u128(), mp.to_u128(), mm.to_u128()) {
+        (true, Some(r), Some(s), Some(mp), Some(mm)) => scale_and_generate(r, s, mp, mm, high_ok, low_ok),
+        _ => scale_and_generate(r, s, mp, mm, high_ok, low_ok),
+    };
+    let mut k = k;
     // A final digit of 10 carries into the digits before it.
     let mut i = digits.len();
     while i > 0 && digits[i - 1] >= 10 {
@@ -1388,6 +1354,93 @@ fn flonum_to_digits(v: Flo, position: Option<i64>, relativep: bool) -> (i64, Str
     }
     let s: String = digits.iter().map(|d| (b'0' + d) as char).collect();
     (k, s)
+}
+
+/// The integer operations the digit loops need, for bignums and for u128.
+trait DigitArith: Ord + Sized {
+    fn plus(&self, other: &Self) -> Self;
+    fn times10(&mut self);
+    fn twice(&self) -> Self;
+    /// (self * 10) divided by `s`: the digit, and the remainder into self.
+    fn next_digit(&mut self, s: &Self) -> u8;
+}
+
+impl DigitArith for BigInt {
+    fn plus(&self, other: &Self) -> Self {
+        self + other
+    }
+    fn times10(&mut self) {
+        *self *= 10u32;
+    }
+    fn twice(&self) -> Self {
+        self * 2u32
+    }
+    fn next_digit(&mut self, s: &Self) -> u8 {
+        *self *= 10u32;
+        let (q, r) = num_integer::Integer::div_rem(&*self, s);
+        *self = r;
+        q.to_u8().unwrap_or(0)
+    }
+}
+
+impl DigitArith for u128 {
+    fn plus(&self, other: &Self) -> Self {
+        self.saturating_add(*other)
+    }
+    fn times10(&mut self) {
+        *self = self.saturating_mul(10);
+    }
+    fn twice(&self) -> Self {
+        self.saturating_mul(2)
+    }
+    fn next_digit(&mut self, s: &Self) -> u8 {
+        let x = self.saturating_mul(10);
+        let s = (*s).max(1);
+        *self = x % s;
+        (x / s).min(255) as u8
+    }
+}
+
+/// FLONUM-TO-DIGITS' `scale` and `generate`: the decimal exponent and the digits.
+fn scale_and_generate<N: DigitArith>(mut r: N, mut s: N, mut mp: N, mut mm: N, high_ok: bool, low_ok: bool) -> (i64, Vec<u8>) {
+    let mut k: i64 = 0;
+    let rmp = r.plus(&mp);
+    while rmp > s || (high_ok && rmp == s) {
+        s.times10();
+        k += 1;
+    }
+    while r > mm {
+        let mut x = r.plus(&mp);
+        x.times10();
+        if x < s || (!high_ok && x == s) {
+            k -= 1;
+            r.times10();
+            mp.times10();
+            mm.times10();
+        } else {
+            break;
+        }
+    }
+    let mut digits: Vec<u8> = Vec::new();
+    loop {
+        let d = r.next_digit(&s);
+        mp.times10();
+        mm.times10();
+        let tc1 = r < mm || (low_ok && r == mm);
+        let rmp = r.plus(&mp);
+        let tc2 = rmp > s || (high_ok && rmp == s);
+        if tc1 || tc2 {
+            // Round up when only the high end terminates, or on a tie-break past half.
+            let up = if tc1 != tc2 { tc2 } else { r.twice() >= s };
+            digits.push(if up { d + 1 } else { d });
+            break;
+        }
+        digits.push(d);
+        if digits.len() > 5000 {
+            break;
+        }
+    }
+    (k, digits)
 }
 
 /// SBCL's FLONUM-TO-STRING: (string, length, leading point?, trailing point?, point position).
