@@ -8,6 +8,8 @@
 (print (loop for x on '(1 2 3 4) by #'cddr collect (car x)))
 (print (loop for (a b) on '(1 2 3 4) collect (list a b)))
 (print (loop for x in nil collect x))
+(print (handler-case (loop for x in '(1 2 . 3) collect x) (type-error () 'type-error)))
+(print (loop for x on '(1 2 . 3) collect x))
 ;; Arithmetic
 (print (loop for i from 1 to 5 collect i))
 (print (loop for i from 0 below 5 collect i))

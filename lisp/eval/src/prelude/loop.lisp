@@ -9,7 +9,10 @@
 ;;;; written before any body clause) contribute their first-iteration code
 ;;;; to BEFORE-LOOP and their stepping code to AFTER-BODY, both in clause
 ;;;; order, so a FOR clause is never stepped once an earlier one has ended.
-;;;; Loop keywords are recognised by name, in any package.
+;;;; Loop keywords are recognised by name, in any package. FOR-IN ends
+;;;; with ENDP (a dotted list is a type error, as in SBCL), FOR-ON with ATOM.
+;;;; Hash-table iteration walks SYS:%HASH-TABLE-SNAPSHOT's vector (hash.lisp),
+;;;; taken when the loop starts, so the body may remove entries.
 ;;;;
 ;;;; The parser's state lives in special variables bound by SYS::%LOOP-EXPAND
 ;;;; (macroexpansion is not reentrant: an inner LOOP expands later, when the
@@ -195,7 +198,7 @@
                                 (symbolp (car (cdr by))))
                            `(funcall (function ,(car (cdr by))) ,tail))
                           (t `(funcall ,(sys::%loop-once by) ,tail))))
-           (test (sys::%loop-end-test `(atom ,tail)))
+           (test (sys::%loop-end-test (if on `(atom ,tail) `(endp ,tail))))
            (assigner (if simple-on nil (sys::%loop-pattern-assigner var)))
            (set (if simple-on nil (funcall (cdr assigner) (if on tail `(car ,tail))))))
       (when assigner (sys::%loop-bind 'let (car assigner)))
