@@ -338,7 +338,7 @@ struct ArrayKeys<'gc> {
 }
 
 fn parse_keys<'gc>(ctx: &Ctx<'_, 'gc>, who: &str, a: A<'_, 'gc>) -> Result<ArrayKeys<'gc>, Raise<'gc>> {
-    if a.len() % 2 != 0 {
+    if !a.len().is_multiple_of(2) {
         return Err(Raise::program(format!("odd number of &KEY arguments to {who}")));
     }
     let mut keys = ArrayKeys::default();

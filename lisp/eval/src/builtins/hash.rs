@@ -74,7 +74,7 @@ fn is_keyword(v: Value<'_>, name: &str) -> bool {
 
 /// (make-hash-table &key test size rehash-size rehash-threshold weakness synchronized)
 fn make_hash_table<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    if a.len() % 2 != 0 {
+    if !a.len().is_multiple_of(2) {
         return Err(Raise::program("odd number of &KEY arguments to MAKE-HASH-TABLE"));
     }
     let mut test = None;

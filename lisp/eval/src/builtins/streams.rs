@@ -564,7 +564,7 @@ fn string_input_position<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<
 fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let path = path_arg(ctx, a[0])?;
     let keys = &a[1..];
-    if keys.len() % 2 != 0 {
+    if !keys.len().is_multiple_of(2) {
         return Err(Raise::program("odd number of &KEY arguments to OPEN"));
     }
     let (mut direction, mut if_exists, mut if_does_not_exist) = (None, None, None);

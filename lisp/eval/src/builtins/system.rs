@@ -188,7 +188,7 @@ fn exit<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         [] => None,
         [single] => Some(*single),
         _ => {
-            if a.len() % 2 != 0 {
+            if !a.len().is_multiple_of(2) {
                 return Err(Raise::program("odd number of &KEY arguments to EXIT"));
             }
             a.chunks(2)
