@@ -44,3 +44,8 @@
 ;; Redefinition with the same slots keeps working.
 (defstruct kw a b c)
 (print (make-kw :a 'again))
+;; Malformed definitions are errors when the DEFSTRUCT is expanded.
+(print (handler-case (macroexpand '(defstruct (bad) (1 2))) (error () 'error)))
+(print (handler-case (macroexpand '(defstruct "name" a)) (error () 'error)))
+(print (handler-case (macroexpand '(defstruct (opts (:frobnicate t)) a)) (error () 'error)))
+(print (handler-case (macroexpand '(defstruct (orphan (:include no-such-structure)) a)) (error () 'error)))

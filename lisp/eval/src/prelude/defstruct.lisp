@@ -46,6 +46,9 @@
 
 (defun sys::%ds-parse-slot (spec)
   ;; -> (name default read-only), default NIL when absent.
+  (let ((name (if (consp spec) (car spec) spec)))
+    (unless (and name (symbolp name))
+      (error "DEFSTRUCT: the slot description ~S does not start with a slot name (a symbol)" spec)))
   (if (consp spec)
       (list (car spec) (car (cdr spec))
             (sys::%ds-plist-get (cdr (cdr spec)) :read-only nil))
@@ -160,6 +163,9 @@
     (sys::%nreverse-list out)))
 
 (defun sys::%defstruct-expand (name-and-options slot-specs)
+  (unless (and (car (if (consp name-and-options) name-and-options (list name-and-options)))
+               (symbolp (car (if (consp name-and-options) name-and-options (list name-and-options)))))
+    (error "DEFSTRUCT needs a structure name (a symbol), not ~S" name-and-options))
   (let* ((name (if (consp name-and-options) (car name-and-options) name-and-options))
          (options (if (consp name-and-options) (cdr name-and-options) nil))
          (conc-name (sys::%ds-intern name "-"))
