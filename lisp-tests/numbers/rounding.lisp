@@ -48,4 +48,11 @@
 (print (handler-case (floor 1d300 (id 1d-300)) (floating-point-overflow () 'floating-point-overflow)))
 (print (handler-case (floor (id 'x)) (type-error () 'type-error)))
 (print (handler-case (mod 1 (id "2")) (type-error () 'type-error)))
+;; Signed zeros: integer quotients leave the remainder's sign, F- quotients keep their own.
+(print (list (multiple-value-list (floor (id -0.0))) (multiple-value-list (truncate (id -0.0))) (mod (id -0.0) 1)
+             (multiple-value-list (ftruncate (id -0.0))) (multiple-value-list (floor (id -0.0) 2.0))
+             (multiple-value-list (round (id -0.0))) (multiple-value-list (fround (id -0.0)))
+             (multiple-value-list (ffloor (id -0.0))) (multiple-value-list (floor (id 0.0) -2.0))
+             (multiple-value-list (truncate (id 6.0) -3)) (multiple-value-list (ftruncate (id 6.0) -3))
+             (multiple-value-list (fceiling (id -6.0) 3)) (rem (id -6.0) 3) (mod (id 6.0) -3)))
 (terpri)

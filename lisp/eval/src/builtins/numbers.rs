@@ -764,12 +764,16 @@ fn rational_divide(mode: Rnd, x: &Num, y: &Num) -> Result<(Num, Num), ArithError
 /// The step is applied by the caller so that an integer quotient beyond 2^53
 /// still changes by exactly one. `x_sign` is the sign of the dividend as given
 /// (SBCL decides FLOOR and CEILING from it, not from the remainder).
-fn float_divide(mode: Rnd, x: f64, x_sign: i32, y: f64) -> Result<(f64, f64, i8), ArithError> {
+///
+/// With `integer_quotient` the quotient is taken as the integer it will become
+/// (so a -0.0 quotient is 0 and (floor -0.0) leaves the remainder -0.0, as in SBCL).
+fn float_divide(mode: Rnd, x: f64, x_sign: i32, y: f64, integer_quotient: bool) -> Result<(f64, f64, i8), ArithError> {
     if y == 0.0 {
         return Err(if x == 0.0 { ArithError::Invalid } else { ArithError::DivisionByZero });
     }
     let f = check_float(x / y)?;
     let t = f.trunc();
+    let t = if integer_quotient && t == 0.0 { 0.0 } else { t };
     let r = x - t * y;
     if r == 0.0 {
         return Ok((t, r, 0));
@@ -828,7 +832,8 @@ fn divide_values<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, mode: Rnd, float
     let (q, r) = if x.is_float() || y.is_float() {
         let xf = x.float_value().map_err(|e| fail(ctx, e))?;
         let yf = y.float_value().map_err(|e| fail(ctx, e))?;
-        let (t, rf, step) = float_divide(mode, xf, x.signum(), yf).map_err(|e| fail(ctx, e))?;
+        let (t, rf, step) =
+            float_divide(mode, xf, x.signum(), yf, !float_q || mode == Rnd::Round).map_err(|e| fail(ctx, e))?;
         // FROUND goes through the integer quotient (so never gives -0.0), as in SBCL.
         let q = if float_q && mode != Rnd::Round {
             Num::F(if step == 0 { t } else { t + step as f64 })
@@ -1972,12 +1977,12 @@ mod tests {
         assert_eq!(fixnum_divide(Rnd::Round, 5, 2), Some((2, 1)));
         assert_eq!(fixnum_divide(Rnd::Round, 7, 2), Some((4, -1)));
         assert_eq!(fixnum_divide(Rnd::Truncate, i64::MIN, -1), None);
-        assert_eq!(float_divide(Rnd::Round, 2.5, 1, 1.0), Ok((2.0, 0.5, 0)));
-        assert_eq!(float_divide(Rnd::Floor, -0.5, -1, 1.0), Ok((-0.0, 0.5, -1)));
-        assert_eq!(float_divide(Rnd::Floor, 1e300, 1, 1e-300), Err(ArithError::Overflow));
+        assert_eq!(float_divide(Rnd::Round, 2.5, 1, 1.0, true), Ok((2.0, 0.5, 0)));
+        assert_eq!(float_divide(Rnd::Floor, -0.5, -1, 1.0, false), Ok((-0.0, 0.5, -1)));
+        assert_eq!(float_divide(Rnd::Floor, 1e300, 1, 1e-300, true), Err(ArithError::Overflow));
         // Beyond 2^53 the step must still reach the quotient: SBCL's FLOOR of
         // 948.5732421875 by -5.142857142857144e-14 is -18444479709201385.
-        let r = float_divide(Rnd::Floor, 948.5732421875, 1, -5.142857142857144e-14);
+        let r = float_divide(Rnd::Floor, 948.5732421875, 1, -5.142857142857144e-14, true);
         assert_eq!(r.map(|(t, _, step)| (t, step)), Ok((-18444479709201384.0, -1)));
     }
 
