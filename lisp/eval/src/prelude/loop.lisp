@@ -42,13 +42,14 @@
     (write-string a s) (write-string b s)
     (get-output-stream-string s)))
 
+;;; STRING= compares a symbol's name without consing a string (SYMBOL-NAME
+;;; would, and expansion-time allocation shows in profiles).
 (defun sys::%loop-kw-p (x name)
-  (and (symbolp x) x (equal (symbol-name x) name)))
+  (and (symbolp x) x (string= x name)))
 
 (defun sys::%loop-kw-in (x names)
   (and (symbolp x) x
-       (let ((n (symbol-name x)))
-         (dolist (k names nil) (when (equal n k) (return t))))))
+       (dolist (k names nil) (when (string= x k) (return t)))))
 
 (defun sys::%loop-peek () (car sys::*loop-tokens*))
 
