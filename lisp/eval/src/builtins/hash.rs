@@ -11,8 +11,9 @@
 //!   order after a removal is unspecified, as it is in CL.
 //! - `gethash` and `sys:%puthash` never allocate Lisp objects: the hot paths
 //!   of table-heavy programs must not show up in memory profiles.
-//! - Iterators work on a snapshot (one simple vector of keys and values), so
-//!   the mapped function may remove or change the current entry, as CL allows.
+//! - Iteration (`sys:%hash-table-next`) is by position and conses nothing;
+//!   it tolerates the removal or update of the entry just returned, as CL
+//!   allows. LOOP uses a snapshot vector instead (`sys:%hash-table-snapshot`).
 
 use mprof_heap::value::{HashTable, HashTest, Ptr};
 use mprof_heap::{Value, alloc};
@@ -229,6 +230,54 @@ fn hash_table_snapshot<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'g
     Ok(alloc::vector(ctx.mc, items))
 }
 
+/// Bits of an iteration position that hold the index within a bucket.
+const POSITION_BITS: u32 = 20;
+
+/// (sys:%hash-table-next table position previous-key) => next-position key
+/// value, or NIL at the end. Position -1 starts; otherwise it is where
+/// `previous-key` was returned. If that entry is gone (the caller removed
+/// it), whatever took its place comes next, so MAPHASH may REMHASH the
+/// current entry without skipping another, and no snapshot is consed.
+fn hash_table_next<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let h = table_arg(ctx, a[0])?;
+    let pos = match a[1] {
+        Value::Fixnum(p) => p,
+        other => return Err(ctx.type_error(other, "FIXNUM")),
+    };
+    let found = {
+        let t = h.borrow();
+        let (mut i, mut j) = if pos < 0 {
+            (0usize, 0usize)
+        } else {
+            ((pos >> POSITION_BITS) as usize, (pos & ((1 << POSITION_BITS) - 1)) as usize)
+        };
+        if pos >= 0 {
+            let still_there = t.buckets.get_index(i).and_then(|(_, b)| b.get(j)).is_some_and(|(k, _)| k.eq(a[2]));
+            if still_there {
+                j += 1;
+            }
+        }
+        loop {
+            match t.buckets.get_index(i) {
+                None => break None,
+                Some((_, bucket)) if j < bucket.len() => {
+                    let (k, v) = bucket[j];
+                    break Some(((i as i64) << POSITION_BITS | j as i64, k, v));
+                }
+                Some(_) => {
+                    i += 1;
+                    j = 0;
+                }
+            }
+        }
+    };
+    match found {
+        // Entries of one bucket share a full 64-bit hash: never near 2^20 of them.
+        Some((p, k, v)) => Ok(ctx.set_values(&[Value::Fixnum(p), k, v])),
+        None => Ok(Value::Nil),
+    }
+}
+
 /// (sys:%hash-table-keys table) and (sys:%hash-table-values table): fresh lists,
 /// for LOOP's `being the hash-keys/hash-values of`.
 fn hash_table_keys<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -262,6 +311,7 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("SXHASH", 1, 1, sxhash),
     sys("%PUTHASH", 3, 4, puthash),
     sys("%HASH-TABLE-SNAPSHOT", 1, 1, hash_table_snapshot),
+    sys("%HASH-TABLE-NEXT", 3, 3, hash_table_next),
     sys("%HASH-TABLE-KEYS", 1, 1, hash_table_keys),
     sys("%HASH-TABLE-VALUES", 1, 1, hash_table_values),
 ];

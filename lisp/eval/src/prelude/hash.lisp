@@ -1,8 +1,6 @@
-;;;; The prelude: hash tables and arrays. Lookup and update are builtins (they never
-;;;; cons); what calls Lisp functions is here: MAPHASH and
-;;;; WITH-HASH-TABLE-ITERATOR walk a snapshot vector #(k0 v0 k1 v1 ...) made
-;;;; by SYS:%HASH-TABLE-SNAPSHOT, so the function may REMHASH or (SETF
-;;;; GETHASH) the entry it is given, as CL allows.
+;;;; The prelude: hash tables and arrays. Lookup and update are builtins (they
+;;;; never cons); what calls Lisp functions is here (MAPHASH and
+;;;; WITH-HASH-TABLE-ITERATOR), and the SETF places of both.
 
 (defsetf gethash sys:%puthash)
 
@@ -25,26 +23,26 @@
 (defun (setf row-major-aref) (value array index) (sys:%row-major-aset array index value))
 (defun (setf fill-pointer) (value vector) (sys:%set-fill-pointer vector value))
 
+;;; Both walk the table by position with SYS:%HASH-TABLE-NEXT, which skips
+;;; nothing when the function removes the entry it was given.
 (defun maphash (function hash-table)
-  (let* ((snapshot (sys:%hash-table-snapshot hash-table))
-         (n (length snapshot))
-         (i 0))
+  (let ((position -1) (key nil))
     (tagbody
      next
-       (when (< i n)
-         (funcall function (svref snapshot i) (svref snapshot (+ i 1)))
-         (setq i (+ i 2))
-         (go next)))
+       (multiple-value-bind (p k v) (sys:%hash-table-next hash-table position key)
+         (when p
+           (setq position p key k)
+           (funcall function k v)
+           (go next))))
     nil))
 
 (defmacro with-hash-table-iterator ((name hash-table) &body body)
-  (let ((snapshot (gensym "SNAPSHOT")) (i (gensym "I")) (next (gensym "NEXT")))
-    `(let ((,snapshot (sys:%hash-table-snapshot ,hash-table)) (,i 0))
+  (let ((table (gensym "TABLE")) (position (gensym "POSITION")) (key (gensym "KEY")) (next (gensym "NEXT")))
+    `(let ((,table ,hash-table) (,position -1) (,key nil))
        (flet ((,next ()
-                (if (< ,i (length ,snapshot))
-                    (let ((k (svref ,snapshot ,i)) (v (svref ,snapshot (+ ,i 1))))
-                      (setq ,i (+ ,i 2))
-                      (values t k v))
-                    nil)))
+                (multiple-value-bind (p k v) (sys:%hash-table-next ,table ,position ,key)
+                  (if p
+                      (progn (setq ,position p ,key k) (values t k v))
+                      nil))))
          (macrolet ((,name () '(,next)))
            ,@body)))))
