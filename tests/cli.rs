@@ -201,6 +201,16 @@ fn lisp_errors_exit_1_and_usage_errors_exit_2() {
 }
 
 #[test]
+fn exit_sets_the_status_after_flushing_output() {
+    let r = run(&["-e", "(princ \"bye\")", "-e", "(exit :code 3)", "-e", "(princ \"never\")"], "");
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (3, "bye", ""));
+    let r = run_with_files(&[("quit.lisp", "(print 1)\n(exit)\n(print 2)\n")], &["quit.lisp"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "\n1 "));
+    let r = run(&[], "(+ 1 1)\n(exit 4)\n(+ 2 2)\n");
+    assert_eq!((r.code, r.stdout.as_str()), (4, "2\n"));
+}
+
+#[test]
 fn runaway_recursion_is_a_clean_error_at_the_frame_limit() {
     let r = run(&["--max-depth", "1000", "-e", "(defun down (n) (1+ (down (1+ n)))) (down 0)"], "");
     assert_eq!(r.code, 1);

@@ -94,7 +94,7 @@ fn one_line(text: &str) -> String {
 /// `(LAMBDA)`; it is the outermost entry unless the backtrace was cut at
 /// the VM's limit.
 pub fn format_backtrace(frames: &[String]) -> Option<String> {
-    if frames.is_empty() || frames == ["(LAMBDA)"] {
+    if frames.is_empty() || frames == ["(LAMBDA)"] || frames == ["(top level)"] {
         return None;
     }
     let cut = frames.len() >= BACKTRACE_LIMIT;
