@@ -31,7 +31,7 @@ pub fn format_with_column<'gc>(
     args: &[Value<'gc>],
     column: usize,
 ) -> Result<String, String> {
-    let toks = tokenize(control)?;
+    let toks = tokenize_cached(control)?;
     let mut f = Fmt { pctx: ctx, out: String::new(), base_col: column, depth: 0 };
     let mut a = Args { items: args.to_vec(), pos: 0 };
     f.run(&toks, &mut a, None)?;
@@ -67,6 +67,32 @@ struct Directive {
 enum Tok {
     Text(String),
     Dir(Directive),
+}
+
+thread_local! {
+    /// Parsed control strings: programs format with a few literal strings
+    /// over and over, so parsing each once saves most of the engine's allocations.
+    static PARSED: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Vec<Tok>>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Entries kept in [`PARSED`] before it is emptied (a bound, not an LRU:
+/// programs that build control strings at run time just parse each time).
+const PARSED_LIMIT: usize = 256;
+
+fn tokenize_cached(control: &str) -> Result<std::rc::Rc<Vec<Tok>>, String> {
+    if let Some(t) = PARSED.with(|c| c.borrow().get(control).cloned()) {
+        return Ok(t);
+    }
+    let toks = std::rc::Rc::new(tokenize(control)?);
+    PARSED.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= PARSED_LIMIT {
+            c.clear();
+        }
+        c.insert(control.to_string(), toks.clone());
+    });
+    Ok(toks)
 }
 
 fn tokenize(control: &str) -> Result<Vec<Tok>, String> {
@@ -219,6 +245,10 @@ fn list_items<'gc>(v: Value<'gc>, what: &str) -> Result<Vec<Value<'gc>>, String>
         match cur {
             Value::Nil => return Ok(items),
             Value::Cons(c) => {
+                // A circular list would otherwise grow this vector until memory runs out.
+                if items.len() as u64 >= MAX_PARAM {
+                    return Err(format!("the argument of {what} is too long or circular"));
+                }
                 items.push(c.car.get());
                 cur = c.cdr.get();
             }
@@ -523,8 +553,8 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
         let body: &[Tok] = if body.is_empty() {
             let v = args.next('{')?;
             let s = string_of(v).ok_or_else(|| format!("~{{~}} needs a control string argument, got {}", self.print(v, true)))?;
-            indirect = tokenize(&s)?;
-            &indirect
+            indirect = tokenize_cached(&s)?;
+            &indirect[..]
         } else {
             body
         };
@@ -831,7 +861,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                 }
                 let c = args.next('?')?;
                 let s = string_of(c).ok_or_else(|| format!("~? needs a control string, got {}", self.print(c, true)))?;
-                let toks = tokenize(&s)?;
+                let toks = tokenize_cached(&s)?;
                 self.depth += 1;
                 if self.depth > MAX_DEPTH {
                     return Err("format directives nest too deeply".into());
