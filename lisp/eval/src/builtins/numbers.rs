@@ -527,6 +527,13 @@ fn fold<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, op: Op2, name: &str, unit
             return Ok(Value::Fixnum(r));
         }
     }
+    // Two integers, at least one a bignum: work on the stored digits without copying them.
+    if let [a, b] = args
+        && op != Op2::Div
+        && let Some(r) = bignum_binop(op, *a, *b)
+    {
+        return Ok(alloc::integer(ctx.mc, r));
+    }
     let mut acc = match args.first() {
         None => return Ok(Value::Fixnum(unit)),
         Some(&a) if args.len() == 1 && matches!(op, Op2::Sub | Op2::Div) => {
@@ -551,6 +558,29 @@ fn fold<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, op: Op2, name: &str, unit
         };
     }
     Ok(acc.into_value(ctx))
+}
+
+/// `+`, `-` or `*` of two integers of which at least one is a bignum, from
+/// borrowed digits; None for any other pair.
+fn bignum_binop(op: Op2, a: Value<'_>, b: Value<'_>) -> Option<BigInt> {
+    Some(match (a, b) {
+        (Value::BigInt(x), Value::BigInt(y)) => match op {
+            Op2::Add => &x.0 + &y.0,
+            Op2::Sub => &x.0 - &y.0,
+            _ => &x.0 * &y.0,
+        },
+        (Value::BigInt(x), Value::Fixnum(y)) => match op {
+            Op2::Add => &x.0 + y,
+            Op2::Sub => &x.0 - y,
+            _ => &x.0 * y,
+        },
+        (Value::Fixnum(x), Value::BigInt(y)) => match op {
+            Op2::Add => x + &y.0,
+            Op2::Sub => x - &y.0,
+            _ => x * &y.0,
+        },
+        _ => return None,
+    })
 }
 
 fn add<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
@@ -726,14 +756,17 @@ fn rational_divide(mode: Rnd, x: &Num, y: &Num) -> Result<(Num, Num), ArithError
             return Ok((Num::I(q), Num::I(r)));
         }
     }
-    let ((an, ad), (bn, bd)) = (x.to_frac(), y.to_frac());
-    if bn.is_zero() {
+    // x/y = n/m; the remainder is x - q*y = (n - q*m) / den, with den = 1 for integers.
+    let (n, m, den) = if x.is_integer() && y.is_integer() {
+        (x.to_big(), y.to_big(), None)
+    } else {
+        let ((an, ad), (bn, bd)) = (x.to_frac(), y.to_frac());
+        (&an * &bd, &ad * &bn, Some(ad * bd))
+    };
+    if m.is_zero() {
         return Err(ArithError::DivisionByZero);
     }
-    // x/y = n/m; the remainder is x - q*y = (n - q*m) / (ad*bd).
-    let n = &an * &bd;
-    let m = &ad * &bn;
-    let (mut q, rem) = n.div_rem(&m);
+    let (mut q, mut rem) = n.div_rem(&m);
     if !rem.is_zero() {
         let negative = rem.is_negative() != m.is_negative();
         let away = match mode {
@@ -746,15 +779,21 @@ fn rational_divide(mode: Rnd, x: &Num, y: &Num) -> Result<(Num, Num), ArithError
                 Ordering::Less => false,
             },
         };
+        // Moving q one step away from zero moves n - q*m by m the other way.
         if away {
             if negative {
                 q -= 1;
+                rem += &m;
             } else {
                 q += 1;
+                rem -= &m;
             }
         }
     }
-    let r = norm_frac(&n - &q * &m, ad * bd);
+    let r = match den {
+        None => norm_big(rem),
+        Some(d) => norm_frac(rem, d),
+    };
     Ok((norm_big(q), r))
 }
 
