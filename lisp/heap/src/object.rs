@@ -126,6 +126,19 @@ impl<T> std::ops::Deref for Obj<T> {
     }
 }
 
+/// gc-arena paces collection by counting objects, not bytes. Memory an
+/// object owns out of line (a vector's items, a hash table's buckets) is
+/// charged to the pacing as if it were objects of this many bytes, so a few
+/// large objects still bring the next collection closer.
+const BYTES_PER_DEBT_UNIT: f64 = 64.0;
+
+/// Tell the collector that `bytes` of memory were just acquired out of line
+/// by a heap object (at allocation, or when a vector or hash table grows).
+#[inline]
+pub fn note_external_bytes(mc: &Mutation<'_>, bytes: usize) {
+    mc.metrics().adjust_debt(bytes as f64 / BYTES_PER_DEBT_UNIT);
+}
+
 /// Allocate one heap object. `extra_bytes` is the size of any out-of-line
 /// buffer the value owns (a vector's items, a string's characters, a bignum's
 /// digits), so that the recorded size is the real one.
@@ -151,6 +164,9 @@ pub fn alloc_object<'gc, T: Collect<'gc> + 'gc>(
         let _ = (category, type_name);
         0
     };
+    if extra_bytes >= 256 {
+        note_external_bytes(mc, extra_bytes);
+    }
     let bytes32 = u32::try_from(bytes).unwrap_or(u32::MAX);
     Gc::new(mc, Obj { tag: SiteTag { site, bytes: bytes32 }, val })
 }

@@ -119,6 +119,9 @@ fn gethash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
 }
 
+/// Approximate memory one hash table entry takes (bucket key, vector, pair).
+const HASH_ENTRY_BYTES: usize = 80;
+
 /// (sys:%puthash key table [default] value): the update function of
 /// `(setf gethash)`; the value is always the last argument.
 fn puthash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -133,6 +136,8 @@ fn puthash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     } else {
         bucket.push((key, value));
         t.count += 1;
+        // The table grows out of line; let the collector's pacing know.
+        mprof_heap::note_external_bytes(ctx.mc, HASH_ENTRY_BYTES);
     }
     Ok(value)
 }
