@@ -70,7 +70,6 @@ pub fn name_char_of(name: &str) -> Option<char> {
         "LINEFEED" | "LF" => return Some('\n'),
         "NULL" => return Some('\0'),
         "ESCAPE" => return Some('\u{1b}'),
-        "BELL" => return Some('\u{7}'),
         _ => {}
     }
     for code in 33u8..127 {
