@@ -310,15 +310,20 @@
 
 (defun sys::%expand-type (type)
   "TYPE with DEFTYPE names at its head expanded until none is left."
-  (if (and (symbolp type) (get type 'sys::deftype-expander))
+  (if (symbolp type)
       ;; A DEFTYPE name without arguments: its full expansion is cached
       ;; (one cons per name and generation), as TYPECASE tests it often.
-      (let ((cache (get type 'sys::deftype-cache)))
-        (if (and cache (eq (car cache) sys::*deftype-generation*))
-            (cdr cache)
-            (let ((expansion (sys::%expand-type-1 type)))
-              (sys::%putprop type 'sys::deftype-cache (cons sys::*deftype-generation* expansion))
-              expansion)))
+      ;; The cache property is added after the expander, so it is first on
+      ;; the plist: the hit path reads it without a GET walk.
+      (let ((plist (sys:%symbol-plist type)))
+        (if (and (eq (car plist) 'sys::deftype-cache)
+                 (eq (car (car (cdr plist))) sys::*deftype-generation*))
+            (cdr (car (cdr plist)))
+            (if (get type 'sys::deftype-expander)
+                (let ((expansion (sys::%expand-type-1 type)))
+                  (sys::%putprop type 'sys::deftype-cache (cons sys::*deftype-generation* expansion))
+                  expansion)
+                type)))
       (sys::%expand-type-1 type)))
 
 (defun typep (object type &optional environment)
