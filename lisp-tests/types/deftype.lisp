@@ -52,3 +52,12 @@
 (print (list (st 'simple-error 'error) (st 'error 'condition) (st 'error 'warning) (st 'type-error 'error)))
 (print (st 'integer 'integer))
 (print (list (st '(mod 10) 'fixnum) (st '(unsigned-byte 8) '(integer 0 255)) (st '(signed-byte 8) '(integer -128 127)) (st 'bit '(integer 0 1)) (st '(integer 0 1) 'bit) (st 'fixnum '(integer 0 *))))
+;; Redefining a type changes what TYPEP answers (no stale expansion).
+(deftype flexible () '(integer 0 9))
+(print (list (typep 3 'flexible) (typep "x" 'flexible)))
+(deftype flexible () 'string)
+(print (list (typep 3 'flexible) (typep "x" 'flexible)))
+(deftype outer () 'flexible)
+(print (typep "x" 'outer))
+(deftype flexible () 'symbol)
+(print (list (typep "x" 'outer) (typep 'x 'outer)))
