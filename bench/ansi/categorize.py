@@ -7,6 +7,7 @@ cause is inferred from the failure text the harness recorded:
 
   reader feature       the test text could not be read (#C, #*, #., #P ...)
   missing operator     undefined function of the CL package
+  missing setf place   (SETF X) undefined for a CL accessor X
   missing variable     unbound variable of the CL package
   missing type         unknown type specifier in TYPEP/COERCE/...
   unsupported feature  an explicit "not supported" error (displaced arrays,
@@ -69,6 +70,12 @@ def classify(name, reason):
         return "define-time error", r[7:90]
     if r.startswith("TIMEOUT") or r.startswith("CRASH"):
         return "hang / crash", f"{r.split()[0]} in {op}"
+    m = re.search(r"The function \(SETF (\S+?)\) is undefined", r)
+    if m:
+        place = m.group(1)
+        if is_cl(place):
+            return "missing setf place", place
+        return "setf of a user-defined place", f"{op} ((setf {place}) via macro/expander)"
     m = re.search(r"The function (\S+) is undefined", r)
     if m:
         fn = m.group(1)
@@ -80,6 +87,9 @@ def classify(name, reason):
     m = re.search(r"The variable (\S+) is unbound", r)
     if m:
         v = m.group(1)
+        if v.startswith("#:") or (not is_cl(v) and not v[0] in "*+"):
+            # A local variable of the test itself: the binding form is wrong.
+            return "wrong result", f"{op} (local variable {'gensym' if v.startswith('#:') else v} unbound)"
         if not is_cl(v):
             return "aux dependency", f"variable {v} unbound"
         return "missing variable", v
@@ -123,6 +133,8 @@ def main():
         try:
             s = json.load(open(os.path.join(rdir, f"sbcl-{ch}.json")))["results"]
             m = json.load(open(os.path.join(rdir, f"mprof-{ch}.json")))
+            s = {k.replace("|", ""): v for k, v in s.items()}
+            m["results"] = {k.replace("|", ""): v for k, v in m["results"].items()}
         except FileNotFoundError:
             continue
         for e in m["loaderrs"]:

@@ -221,11 +221,19 @@ def run_chapter(impl, chapter, suite, args):
           f"({out['seconds']} s, {restarts} restarts, {len(loaderrs)} load errors)")
 
 
-def load_results(impl, chapter):
-    path = os.path.join(results_dir(), f"{impl}-{chapter}.json")
+def norm(name):
+    """Test names as printed by either Lisp: SBCL escapes potential numbers
+    (|1+.1|), mprof-lisp may not."""
+    return name.replace("|", "")
+
+
+def load_results(impl, chapter, rdir=None):
+    path = os.path.join(rdir or results_dir(), f"{impl}-{chapter}.json")
     if not os.path.exists(path):
         return None
-    return json.load(open(path))
+    data = json.load(open(path))
+    data["results"] = {norm(k): v for k, v in data["results"].items()}
+    return data
 
 
 def report(args):

@@ -157,7 +157,8 @@ def main():
                 same = f"NO ({k} differs: sbcl {str(s.get(k))[:50]!r} / ours {str(m.get(k))[:50]!r})"
         sper = float(s["seconds"]) / ns * 1000 if s.get("seconds") else None
         mper = float(m["seconds"]) / n * 1000 if m.get("seconds") else None
-        ratio = f"{mper / sper:.0f}" if sper and mper and sper > 0 else ""
+        ratio = (f"{mper / sper:.1f}" if mper / sper < 10 else f"{mper / sper:.0f}") \
+            if sper and mper and sper > 0 else ""
         fmt = lambda x: f"{x:.2f}" if x is not None else ""
         print(f"| {name} | {ns} | {n} | {fmt(sper) or s.get('status', '')} | {fmt(mper)} | {ratio} | "
               f"{m.get('status', '')} | {same} |", flush=True)
