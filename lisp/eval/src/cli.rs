@@ -120,9 +120,22 @@ pub fn format_backtrace(frames: &[String]) -> Option<String> {
     Some(parts.join(" < "))
 }
 
+/// Write to standard error. A closed or full stream is ignored: the print
+/// macros would panic, and there is nowhere left to report the failure.
+pub fn write_stderr(text: &str) {
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+/// Write to standard output and flush, ignoring a closed pipe (see `write_stderr`).
+pub fn write_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
 /// Report an unhandled Lisp error on standard error.
 pub fn report_error(e: &LispError) {
-    eprint!("{}", format_error(e, "mprof-lisp: ", ""));
+    write_stderr(&format_error(e, "mprof-lisp: ", ""));
 }
 
 /// Standard output, remembering whether the last byte written was a newline
@@ -170,7 +183,7 @@ pub fn main() -> i32 {
     let status = run(&mut lisp, &args, at_line_start);
     // The profile covers the run whether it ended well or not.
     if let Err(message) = crate::profile_cli::finish(&mut lisp, &args.profiling) {
-        eprintln!("mprof-lisp: error: {message}");
+        write_stderr(&format!("mprof-lisp: error: {message}\n"));
         return if status == 0 { 1 } else { status };
     }
     status
@@ -222,7 +235,7 @@ fn usage_error(e: clap::Error) -> i32 {
             let text = e.render().to_string();
             let first = text.lines().next().unwrap_or("invalid arguments");
             let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("mprof-lisp: usage error: {first} (try 'mprof-lisp --help')");
+            write_stderr(&format!("mprof-lisp: usage error: {first} (try 'mprof-lisp --help')\n"));
             2
         }
     }

@@ -20,7 +20,7 @@
 //! on with every definition made so far kept.
 
 use std::cell::{Cell, RefCell};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
@@ -32,6 +32,7 @@ use rustyline::history::DefaultHistory;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Config, Context, Editor, Helper, Highlighter, Hinter};
 
+use crate::cli::{write_stderr, write_stdout};
 use crate::host::STDIN;
 use crate::{Interpreter, LispError};
 
@@ -113,27 +114,28 @@ fn eval_text(lisp: &mut Interpreter, text: &str, session: &mut Session) -> Outco
 }
 
 fn print_values(values: &[String], session: &Session) {
-    let mut out = std::io::stdout().lock();
-    if !session.at_line_start.get() && !values.is_empty() {
-        let _ = writeln!(out);
+    if values.is_empty() {
+        return;
+    }
+    let mut text = String::new();
+    if !session.at_line_start.get() {
+        text.push('\n');
     }
     for v in values {
-        let _ = writeln!(out, "{v}");
+        text.push_str(v);
+        text.push('\n');
     }
-    let _ = out.flush();
-    if !values.is_empty() {
-        session.at_line_start.set(true);
-    }
+    write_stdout(&text);
+    session.at_line_start.set(true);
 }
 
 fn print_error(e: &LispError, session: &mut Session) {
     session.failed = true;
     if !session.at_line_start.get() {
-        println!();
         session.at_line_start.set(true);
+        write_stdout("\n");
     }
-    let _ = std::io::stdout().flush();
-    eprint!("{}", crate::cli::format_error(e, ";; ", ";; "));
+    write_stderr(&crate::cli::format_error(e, ";; ", ";; "));
 }
 
 /// Forms from a pipe or file on standard input: no prompts, no echo.
@@ -144,7 +146,7 @@ fn batch(lisp: &mut Interpreter, session: &mut Session) -> i32 {
             Ok(Some(line)) => line,
             Ok(None) => break,
             Err(message) => {
-                eprintln!(";; error: cannot read standard input: {message}");
+                write_stderr(&format!(";; error: cannot read standard input: {message}\n"));
                 return 1;
             }
         };
@@ -248,7 +250,7 @@ fn interactive(lisp: &mut Interpreter, session: &mut Session) -> i32 {
         Ok(e) => e,
         Err(e) => {
             // No usable terminal after all: fall back to plain reading.
-            eprintln!(";; line editing unavailable ({e}); reading plain lines");
+            write_stderr(&format!(";; line editing unavailable ({e}); reading plain lines\n"));
             return batch(lisp, session);
         }
     };
@@ -263,7 +265,7 @@ fn interactive(lisp: &mut Interpreter, session: &mut Session) -> i32 {
     // driver polls; rustyline takes SIGINT over only while reading a line.
     let flag = lisp.host().interrupt.clone();
     if let Err(e) = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)) {
-        eprintln!(";; Ctrl-C will not interrupt evaluations: {e}");
+        write_stderr(&format!(";; Ctrl-C will not interrupt evaluations: {e}\n"));
     }
     let code = loop {
         let prompt = if session.at_line_start.get() { PROMPT.to_string() } else { format!("\n{PROMPT}") };
@@ -277,11 +279,11 @@ fn interactive(lisp: &mut Interpreter, session: &mut Session) -> i32 {
             }
             Err(ReadlineError::Interrupted) => continue,
             Err(ReadlineError::Eof) => {
-                println!();
+                write_stdout("\n");
                 break 0;
             }
             Err(e) => {
-                eprintln!(";; error reading input: {e}");
+                write_stderr(&format!(";; error reading input: {e}\n"));
                 break 1;
             }
         }
@@ -289,7 +291,7 @@ fn interactive(lisp: &mut Interpreter, session: &mut Session) -> i32 {
     if let Some(path) = &history
         && let Err(e) = editor.save_history(path)
     {
-        eprintln!(";; could not save history to {}: {e}", path.display());
+        write_stderr(&format!(";; could not save history to {}: {e}\n", path.display()));
     }
     code
 }
