@@ -685,6 +685,11 @@ impl<'gc> Vm<'gc> {
                             _ => None,
                         },
                         I::Not => Some(if self.stack[n - 1].is_nil() { env.world.t() } else { Value::Nil }),
+                        I::Neg => match self.stack[n - 1] {
+                            Value::Fixnum(x) => x.checked_neg().map(Value::Fixnum),
+                            Value::Float(p) => Some(alloc::float(mc, -p.val)),
+                            _ => None,
+                        },
                         I::Inc => match self.stack[n - 1] {
                             Value::Fixnum(x) => x.checked_add(1).map(Value::Fixnum),
                             _ => None,

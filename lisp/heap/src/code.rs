@@ -123,6 +123,7 @@ pub enum InlineOp {
     Add,
     Sub,
     Mul,
+    Neg,
     Inc,
     Dec,
     Lt,
@@ -136,7 +137,7 @@ impl InlineOp {
     /// How many arguments the inlined form takes.
     pub fn arity(self) -> u32 {
         match self {
-            InlineOp::Car | InlineOp::Cdr | InlineOp::Not | InlineOp::Inc | InlineOp::Dec => 1,
+            InlineOp::Car | InlineOp::Cdr | InlineOp::Not | InlineOp::Neg | InlineOp::Inc | InlineOp::Dec => 1,
             _ => 2,
         }
     }

@@ -119,8 +119,9 @@ fn gethash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
 }
 
-/// Approximate memory one hash table entry takes (bucket key, vector, pair).
-const HASH_ENTRY_BYTES: usize = 80;
+/// Approximate memory one hash table entry takes: index slot, entry, and the
+/// bucket vector holding the pair (with allocator overhead).
+const HASH_ENTRY_BYTES: usize = 160;
 
 /// (sys:%puthash key table [default] value): the update function of
 /// `(setf gethash)`; the value is always the last argument.

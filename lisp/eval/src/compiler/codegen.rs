@@ -464,16 +464,30 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
             }
             Ir::Call(callee, args) => match callee {
                 Callee::Global(name) => {
-                    for a in args {
-                        self.expr(a, false);
-                    }
                     let k = self.constant(*name);
-                    match self.inline_op(*name, args.len()) {
-                        Some(op) => {
+                    // (+ a b c ...) and (* a b c ...) are chained two at a time,
+                    // left to right, as CL defines them.
+                    if args.len() > 2
+                        && let Some(op @ (mprof_heap::code::InlineOp::Add | mprof_heap::code::InlineOp::Mul)) =
+                            self.inline_op(*name, 2)
+                    {
+                        self.expr(&args[0], false);
+                        for a in &args[1..] {
+                            self.expr(a, false);
                             self.emit(Op::Inline { op, sym: k });
                         }
-                        None => {
-                            self.emit(Op::CallGlobal { sym: k, nargs: args.len() as u32 });
+                    } else {
+                        for a in args {
+                            self.expr(a, false);
+                        }
+                        let op = self.inline_op(*name, args.len());
+                        match op {
+                            Some(op) => {
+                                self.emit(Op::Inline { op, sym: k });
+                            }
+                            None => {
+                                self.emit(Op::CallGlobal { sym: k, nargs: args.len() as u32 });
+                            }
                         }
                     }
                 }
@@ -643,6 +657,8 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
             return None;
         }
         let op = mprof_heap::code::InlineOp::from_name(&s.name)?;
+        // (- x) negates.
+        let op = if op == mprof_heap::code::InlineOp::Sub && nargs == 1 { mprof_heap::code::InlineOp::Neg } else { op };
         (op.arity() as usize == nargs).then_some(op)
     }
 
