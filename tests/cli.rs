@@ -158,9 +158,12 @@ fn help_and_version_succeed_on_stdout() {
     }
 }
 
+/// Files to write before a run: (name, contents).
+type Files = &'static [(&'static str, &'static str)];
+
 /// Each case: a name, the files to write, the arguments. All are errors a
 /// user reads; the snapshots pin the exact wording and exit status.
-const ERROR_CASES: &[(&str, &[(&str, &str)], &[&str])] = &[
+const ERROR_CASES: &[(&str, Files, &[&str])] = &[
     ("unbound_variable", &[], &["-e", "(defun f () foo) (defun g () (f)) (g)"]),
     ("undefined_function", &[], &["-e", "(defun g (x) (no-such-function x)) (g 1)"]),
     ("type_error", &[], &["-e", "(defun add (x) (+ x \"a\")) (add 1)"]),
@@ -282,7 +285,7 @@ fn garbage(rng: &mut Lcg) -> String {
     let mut s = String::new();
     for _ in 0..len {
         s.push_str(rng.pick(TOKENS));
-        if rng.next() % 3 != 0 {
+        if !rng.next().is_multiple_of(3) {
             s.push(' ');
         }
     }
