@@ -5,8 +5,6 @@
 //! program runs (memory stays bounded in a long allocating loop), and deep
 //! non-tail recursion works without touching the Rust stack.
 //!
-//! Native function registration is not part of the API yet, so it is not
-//! tested here.
 
 use std::cell::RefCell;
 use std::io::Write;
@@ -223,4 +221,24 @@ fn repl_history_variables_and_symbol_names() {
     assert!(names.iter().any(|n| n == "my-unique-function"));
     assert!(names.iter().any(|n| n == "car"));
     assert!(names.iter().any(|n| n.starts_with("mprof:")), "no mprof: names");
+}
+
+#[test]
+fn native_functions_are_callable_from_lisp() {
+    let (mut lisp, _) = lisp();
+    let calls = Rc::new(RefCell::new(0));
+    let counter = calls.clone();
+    lisp.register_native("host-add", move |args| {
+        *counter.borrow_mut() += 1;
+        match args {
+            [HostValue::Integer(a), HostValue::Integer(b)] => Ok(HostValue::Integer(a + b)),
+            _ => Err("host-add wants two integers".to_string()),
+        }
+    })
+    .expect("register");
+    assert_eq!(lisp.eval("(host-add 40 2)"), Ok(HostValue::Integer(42)));
+    assert_eq!(lisp.eval("(let ((s 0)) (dotimes (i 10 s) (setq s (host-add s i))))"), Ok(HostValue::Integer(45)));
+    assert_eq!(*calls.borrow(), 11);
+    // A native error is a Lisp error the program can handle.
+    assert_eq!(lisp.eval("(handler-case (host-add 1 \"x\") (error () :refused))"), Ok(HostValue::Symbol(":REFUSED".into())));
 }
