@@ -51,13 +51,33 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
         let expected = if expected.starts_with('(') {
             // A compound type specifier, read from text.
             match mprof_reader::read_one(expected, 0, &Default::default()) {
-                Ok(Some((d, _))) => mprof_heap::datum::datum_to_value(
-                    self.mc,
-                    &self.world.packages,
-                    self.world.packages.common_lisp,
-                    &d,
-                )
-                .unwrap_or(Value::Nil),
+                Ok(Some((d, _))) => {
+                    let v = mprof_heap::datum::datum_to_value(
+                        self.mc,
+                        &self.world.packages,
+                        self.world.packages.common_lisp,
+                        &d,
+                    )
+                    .unwrap_or(Value::Nil);
+                    // Type names read here are COMMON-LISP's: make them external
+                    // so they print without a package prefix.
+                    let mut stack = vec![v];
+                    while let Some(x) = stack.pop() {
+                        match x {
+                            Value::Cons(c) => {
+                                stack.push(c.car.get());
+                                stack.push(c.cdr.get());
+                            }
+                            Value::Symbol(s)
+                                if s.package.get().is_some_and(|p| gc_arena::Gc::ptr_eq(p, self.world.packages.common_lisp)) =>
+                            {
+                                self.world.packages.export(self.mc, self.world.packages.common_lisp, s);
+                            }
+                            _ => {}
+                        }
+                    }
+                    v
+                }
                 _ => Value::Nil,
             }
         } else {

@@ -234,6 +234,18 @@ impl Hasher {
                     }
                 }
             }
+            // equalp compares arrays and hash tables by content: hash only
+            // what equalp preserves (dimensions, counts).
+            Value::Array(a) if fold => {
+                self.mix(12);
+                for &d in a.borrow().dims.iter() {
+                    self.mix(d as u64);
+                }
+            }
+            Value::HashTable(h) if fold => {
+                self.mix(13);
+                self.mix(h.borrow().count as u64);
+            }
             Value::Struct(s) if fold => {
                 self.mix(10);
                 for &x in s.slots.borrow().iter().take(8) {

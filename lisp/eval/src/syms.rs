@@ -64,6 +64,7 @@ well_known_symbols! {
     multiple_value_prog1 = CL "MULTIPLE-VALUE-PROG1";
     multiple_value_bind = CL "MULTIPLE-VALUE-BIND";
     multiple_value_list = CL "MULTIPLE-VALUE-LIST";
+    destructuring_bind = CL "DESTRUCTURING-BIND";
     the = CL "THE";
     locally = CL "LOCALLY";
     eval_when = CL "EVAL-WHEN";

@@ -49,8 +49,13 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
         "NUMBER" | "REAL" => matches!(obj, Fixnum(_) | BigInt(_) | Ratio(_) | Float(_)),
         "RATIONAL" => matches!(obj, Fixnum(_) | BigInt(_) | Ratio(_)),
         "INTEGER" => matches!(obj, Fixnum(_) | BigInt(_)),
-        "FIXNUM" => matches!(obj, Fixnum(_)),
-        "BIGNUM" => matches!(obj, BigInt(_)),
+        // SBCL's 62-bit fixnums, so FIXNUM agrees with MOST-POSITIVE-FIXNUM.
+        "FIXNUM" => matches!(obj, Fixnum(i) if (-SBCL_MOST_POSITIVE_FIXNUM - 1..=SBCL_MOST_POSITIVE_FIXNUM).contains(&i)),
+        "BIGNUM" => match obj {
+            Fixnum(i) => !(-SBCL_MOST_POSITIVE_FIXNUM - 1..=SBCL_MOST_POSITIVE_FIXNUM).contains(&i),
+            BigInt(_) => true,
+            _ => false,
+        },
         "BIT" => matches!(obj, Fixnum(0) | Fixnum(1)),
         "UNSIGNED-BYTE" => match obj {
             Fixnum(i) => i >= 0,

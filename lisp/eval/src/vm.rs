@@ -176,6 +176,8 @@ pub struct Vm<'gc> {
     pub pending: Vec<Pending<'gc>>,
     /// Macro expansions of the compilations in progress: (form, expansion).
     pub expansions: Vec<(Value<'gc>, Value<'gc>)>,
+    /// Forms the compiler synthesized, kept for the run (see compiler::Synthesized).
+    pub synthesized: Vec<(Value<'gc>, u32, Value<'gc>)>,
     #[collect(require_static)]
     pub next_tag: i64,
     /// The result of the last run, or the unhandled condition.
@@ -238,6 +240,7 @@ impl<'gc> Vm<'gc> {
             values_single: true,
             pending: Vec::new(),
             expansions: Vec::new(),
+            synthesized: Vec::new(),
             next_tag: 1,
             result: Value::Nil,
             backtrace: Vec::new(),
@@ -271,6 +274,7 @@ impl<'gc> Vm<'gc> {
         self.truncate_frames(0);
         self.pending.clear();
         self.expansions.clear();
+        self.synthesized.clear();
         self.aborting = false;
         self.kick = Kick::None;
         self.values_single = true;
@@ -419,8 +423,16 @@ impl<'gc> Vm<'gc> {
             Kick::Call(n) => {
                 let h = self.stack.len() - n as usize;
                 let f = self.stack[h - 1];
-                if let Err(r) = self.call_value(env, f, h, n as usize, h - 1) {
-                    self.raise(env, r);
+                match self.call_value(env, f, h, n as usize, h - 1) {
+                    // A builtin returned at once: hand its value to the run's bottom frame.
+                    Ok(false) => {
+                        let v = self.stack.pop().unwrap_or(Value::Nil);
+                        if let Err(r) = self.deliver(env, v) {
+                            self.raise(env, r);
+                        }
+                    }
+                    Ok(true) => {}
+                    Err(r) => self.raise(env, r),
                 }
             }
             Kick::Deliver(v) => {
@@ -509,11 +521,12 @@ impl<'gc> Vm<'gc> {
             };
         }
         loop {
-            *fuel -= 1;
+            // Checked before the decrement, so a slice always makes progress.
             if *fuel <= 0 {
                 save!();
                 return Ok(());
             }
+            *fuel -= 1;
             let Some(&op) = code.get(pc) else {
                 return Err(Raise::error("internal error: pc out of range"));
             };
@@ -1338,7 +1351,11 @@ impl<'gc> Vm<'gc> {
         let map: HashMap<usize, Value<'gc>> =
             self.expansions.iter().filter_map(|(k, v)| k.heap_address().map(|a| (a, *v))).collect();
         let file = self.compile_file.clone();
-        match compiler::compile_toplevel(env.mc, env.world, &map, form, file.as_deref(), self.compile_line) {
+        let mut synthesized = std::mem::take(&mut self.synthesized);
+        let compiled =
+            compiler::compile_toplevel(env.mc, env.world, &map, &mut synthesized, form, file.as_deref(), self.compile_line);
+        self.synthesized = synthesized;
+        match compiled {
             Ok(proto) => {
                 self.expansions.truncate(mark as usize);
                 let clo = alloc::closure(env.mc, proto, Box::new([]));

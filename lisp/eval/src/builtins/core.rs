@@ -139,7 +139,7 @@ fn makunbound<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(a[0])
 }
 
-fn symbol_function<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+fn symbol_function<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     match crate::vm::function_of(a[0]) {
         Some(f) => Ok(f),
         None => {
@@ -580,7 +580,8 @@ fn format<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let control = ctx.string_arg(a[1])?;
     let dest = a[0];
     let column = match dest {
-        Value::Nil => 0,
+        // NIL and strings with fill pointers start a fresh string.
+        Value::Nil | Value::String(_) => 0,
         d => {
             let s = ctx.output_stream(d)?;
             ctx.stream_column(s)
@@ -830,11 +831,14 @@ fn nconc<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                     Some(p) => alloc::set_cdr(ctx.mc, p, l),
                     None => result = l,
                 }
-                let mut cur = c;
-                while let Value::Cons(next) = cur.cdr.get() {
-                    cur = next;
+                // The last argument is not walked: it may be circular.
+                if i + 1 < a.len() {
+                    let mut cur = c;
+                    while let Value::Cons(next) = cur.cdr.get() {
+                        cur = next;
+                    }
+                    last = Some(cur);
                 }
-                last = Some(cur);
             }
             other if i + 1 == a.len() => {
                 match last {

@@ -23,12 +23,16 @@ use crate::syms::Syms;
 struct BlockState {
     height: u32,
     dyn_depth: u32,
+    /// Unwind-protect (and progv) nesting at the block: a return-from from a
+    /// deeper nesting must unwind through the VM to run the cleanups.
+    up_depth: u32,
     mv: bool,
     exits: Vec<usize>,
 }
 
 struct TagbodyState {
     height: u32,
+    up_depth: u32,
     /// Dynamic depth inside the tagbody (after its own catch, if any).
     dyn_depth: u32,
     labels: Vec<Option<u32>>,
@@ -45,6 +49,7 @@ struct FnGen<'gc> {
     nslots: u32,
     height: u32,
     dyn_depth: u32,
+    up_depth: u32,
     blocks: HashMap<BlockId, BlockState>,
     tagbodies: HashMap<TagbodyId, TagbodyState>,
     line: u32,
@@ -173,6 +178,7 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
             nslots: 0,
             height: 0,
             dyn_depth: 0,
+            up_depth: 0,
             blocks: HashMap::new(),
             tagbodies: HashMap::new(),
             line: lam.line,
@@ -572,7 +578,9 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
             Ir::UnwindProtect(protected, cleanup) => {
                 let push = self.emit(Op::PushUnwindProtect(0));
                 self.f().dyn_depth += 1;
+                self.f().up_depth += 1;
                 self.expr(protected, true);
+                self.f().up_depth -= 1;
                 self.emit(Op::PopUnwindProtect);
                 self.f().dyn_depth -= 1;
                 // The cleanup starts right after PopUnwindProtect; an exit in
@@ -643,7 +651,9 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
                 self.expr(values, false);
                 // ProgvBind leaves the count of bindings under the body's value.
                 self.emit(Op::ProgvBind);
+                self.f().up_depth += 1;
                 self.expr(body, true);
+                self.f().up_depth -= 1;
                 self.emit(Op::ProgvUnbind);
             }
         }
@@ -718,7 +728,8 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
             catch_at = Some(self.emit(Op::PushCatch(0)));
             self.f().dyn_depth += 1;
         }
-        self.f().blocks.insert(id, BlockState { height, dyn_depth, mv, exits: vec![] });
+        let up_depth = self.f().up_depth;
+        self.f().blocks.insert(id, BlockState { height, dyn_depth, up_depth, mv, exits: vec![] });
         self.expr(body, mv || nonlocal);
         if nonlocal {
             self.emit(Op::PopDyn(1));
@@ -742,7 +753,8 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
     }
 
     fn return_from(&mut self, id: BlockId, value: &Ir<'gc>) {
-        let local = self.f().blocks.contains_key(&id);
+        let up_now = self.f().up_depth;
+        let local = self.f().blocks.get(&id).is_some_and(|b| b.up_depth == up_now);
         if local {
             let (height, dyn_depth, mv) = {
                 let s = &self.f().blocks[&id];
@@ -813,7 +825,8 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
             self.patch(skip, s);
         }
         let dyn_depth = self.f().dyn_depth;
-        self.f().tagbodies.insert(id, TagbodyState { height, dyn_depth, labels: vec![None; ntags], pending: vec![] });
+        let up_depth = self.f().up_depth;
+        self.f().tagbodies.insert(id, TagbodyState { height, dyn_depth, up_depth, labels: vec![None; ntags], pending: vec![] });
         for item in items {
             match item {
                 TagbodyItem::Tag(t) => {
@@ -852,7 +865,8 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
     }
 
     fn go(&mut self, id: TagbodyId, tag: usize) {
-        if self.f().tagbodies.contains_key(&id) {
+        let up_now = self.f().up_depth;
+        if self.f().tagbodies.get(&id).is_some_and(|t| t.up_depth == up_now) {
             let (height, dyn_depth) = {
                 let s = &self.f().tagbodies[&id];
                 (s.height, s.dyn_depth)

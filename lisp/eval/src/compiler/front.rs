@@ -64,11 +64,18 @@ struct Decls<'gc> {
     specials: Vec<Value<'gc>>,
 }
 
+/// Forms the front end made itself (e.g. the SETF a SETQ of a symbol macro
+/// becomes), keyed by the form they stand for and an index: a macro call in
+/// them must keep its identity across compilation attempts, or its expansion
+/// would never be found. Entries hold their key form, so addresses stay unique.
+pub type Synthesized<'gc> = Vec<(Value<'gc>, u32, Value<'gc>)>;
+
 pub struct Front<'a, 'gc> {
     pub mc: &'a Mutation<'gc>,
     pub packages: &'a Packages<'gc>,
     pub syms: &'a Syms<'gc>,
     pub expansions: &'a Expansions<'gc>,
+    pub synthesized: &'a mut Synthesized<'gc>,
     pub unit: Unit<'gc>,
     env: Vec<EnvEntry<'gc>>,
     current_fn: FnId,
@@ -90,12 +97,14 @@ impl<'a, 'gc> Front<'a, 'gc> {
         packages: &'a Packages<'gc>,
         syms: &'a Syms<'gc>,
         expansions: &'a Expansions<'gc>,
+        synthesized: &'a mut Synthesized<'gc>,
     ) -> Self {
         Front {
             mc,
             packages,
             syms,
             expansions,
+            synthesized,
             unit: Unit::default(),
             env: Vec::new(),
             current_fn: 0,
@@ -107,10 +116,6 @@ impl<'a, 'gc> Front<'a, 'gc> {
 
     fn is(&self, v: Value<'gc>, s: mprof_heap::value::Ptr<'gc, mprof_heap::value::Symbol<'gc>>) -> bool {
         matches!(v, Value::Symbol(x) if gc_arena::Gc::ptr_eq(x, s))
-    }
-
-    fn t(&self) -> Value<'gc> {
-        Value::Symbol(self.packages.t)
     }
 
     fn new_fn(&mut self, parent: Option<FnId>) -> FnId {
@@ -437,7 +442,7 @@ impl<'a, 'gc> Front<'a, 'gc> {
             if is!(defmacro) {
                 return self.defmacro(form, &args);
             }
-            if &*hs.name == "DESTRUCTURING-BIND" && self.is_cl(hs) {
+            if is!(destructuring_bind) {
                 return self.destructuring_bind(form, &args);
             }
             // A global macro?
@@ -478,10 +483,6 @@ impl<'a, 'gc> Front<'a, 'gc> {
             return Ok(Ir::CallValue(Box::new(Ir::Lambda(Box::new(lam))), args));
         }
         syntax("a function name or lambda expression at the head of a form", form)
-    }
-
-    fn is_cl(&self, s: mprof_heap::value::Ptr<'gc, mprof_heap::value::Symbol<'gc>>) -> bool {
-        matches!(s.package.get(), Some(p) if gc_arena::Gc::ptr_eq(p, self.packages.common_lisp))
     }
 
     fn forms(&mut self, forms: &[Value<'gc>]) -> R<'gc, Vec<Ir<'gc>>> {
@@ -659,7 +660,20 @@ impl<'a, 'gc> Front<'a, 'gc> {
                     out.push(Ir::SetSpecial(name, Box::new(value)));
                 }
                 VarKind::SymbolMacro(exp) => {
-                    let setf = alloc::list(self.mc, &[Value::Symbol(self.syms.setf), exp, value]);
+                    let index = (out.len()) as u32;
+                    let found = self
+                        .synthesized
+                        .iter()
+                        .find(|(k, i, _)| k.eq(form) && *i == index)
+                        .map(|(_, _, f)| *f);
+                    let setf = match found {
+                        Some(f) => f,
+                        None => {
+                            let f = alloc::list(self.mc, &[Value::Symbol(self.syms.setf), exp, value]);
+                            self.synthesized.push((form, index, f));
+                            f
+                        }
+                    };
                     out.push(self.form(setf)?);
                 }
             }

@@ -15,7 +15,7 @@ use mprof_heap::Value;
 use mprof_heap::code::Proto;
 use mprof_heap::value::Ptr;
 
-pub use front::{CompileError, Expansions};
+pub use front::{CompileError, Expansions, Synthesized};
 
 use crate::world::World;
 
@@ -24,11 +24,12 @@ pub fn compile_toplevel<'gc>(
     mc: &Mutation<'gc>,
     world: &World<'gc>,
     expansions: &Expansions<'gc>,
+    synthesized: &mut Synthesized<'gc>,
     form: Value<'gc>,
     file: Option<&str>,
     line: u32,
 ) -> Result<Ptr<'gc, Proto<'gc>>, CompileError<'gc>> {
-    let mut front = front::Front::new(mc, &world.packages, &world.syms, expansions);
+    let mut front = front::Front::new(mc, &world.packages, &world.syms, expansions, synthesized);
     front.line = line;
     let lam = front.toplevel(form)?;
     let unit = front.unit;

@@ -299,9 +299,11 @@
        (cond ,@(mapcar-internal
                 (lambda (clause)
                   (let ((keys (car clause)))
-                    (cond ((or (eq keys t) (eq keys 'otherwise)) `(t ,@(cdr clause)))
-                          ((listp keys) `((member-eql ,g ',keys) ,@(cdr clause)))
-                          (t `((eql ,g ',keys) ,@(cdr clause))))))
+                    ;; A clause with no body yields NIL, not the test's value.
+                    (let ((body (or (cdr clause) '(nil))))
+                      (cond ((or (eq keys t) (eq keys 'otherwise)) `(t ,@body))
+                            ((listp keys) `((member-eql ,g ',keys) ,@body))
+                            (t `((eql ,g ',keys) ,@body))))))
                 clauses)))))
 
 (defmacro ecase (key &rest clauses)
@@ -317,9 +319,10 @@
     `(let ((,g ,key))
        (cond ,@(mapcar-internal
                 (lambda (clause)
-                  (if (or (eq (car clause) t) (eq (car clause) 'otherwise))
-                      `(t ,@(cdr clause))
-                      `((typep ,g ',(car clause)) ,@(cdr clause))))
+                  (let ((body (or (cdr clause) '(nil))))
+                    (if (or (eq (car clause) t) (eq (car clause) 'otherwise))
+                        `(t ,@body)
+                        `((typep ,g ',(car clause)) ,@body))))
                 clauses)))))
 
 (defmacro etypecase (key &rest clauses)
@@ -469,3 +472,35 @@ using only the temporaries in bindings."
     `(let ,(mapcar-internal #'list temps places)
        ,@(mapcar-internal (lambda (p v) `(setf ,p ,v)) places (append (cdr temps) (list new)))
        ,(car temps))))
+;;; Places on symbols and functions, and (setf values).
+
+(defun (setf symbol-value) (value symbol) (set symbol value))
+(defun (setf symbol-function) (function name) (sys:%set-fdefinition name function) function)
+(defun (setf fdefinition) (function name) (sys:%set-fdefinition name function) function)
+(defun (setf symbol-plist) (plist symbol) (sys::%set-symbol-plist symbol plist))
+(defun (setf get) (value symbol indicator &optional default)
+  (declare (ignore default))
+  (sys::%putprop symbol indicator value))
+(defun (setf macro-function) (function symbol &optional env)
+  (declare (ignore env))
+  (sys:%set-macro-function symbol function)
+  function)
+
+(sys::%putprop 'values 'sys::setf-expander
+               (lambda (places value)
+                 (let ((temps (mapcar-internal (lambda (p) (declare (ignore p)) (gensym)) places)))
+                   `(multiple-value-bind ,temps ,value
+                      ,@(mapcar-internal (lambda (p g) `(setf ,p ,g)) places temps)
+                      (values ,@temps)))))
+
+;;; Limits and constants programs test for.
+
+(defconstant call-arguments-limit 4611686018427387903)
+(defconstant lambda-parameters-limit 4611686018427387903)
+(defconstant multiple-values-limit 4611686018427387903)
+(defconstant lambda-list-keywords
+  '(&allow-other-keys &aux &body &environment &key &optional &rest &whole))
+
+(defun compiled-function-p (object) (functionp object))
+(defun simple-string-p (object)
+  (and (stringp object) (typep object 'simple-string)))

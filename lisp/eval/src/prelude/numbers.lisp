@@ -96,3 +96,22 @@
 (defun conjugate (number) (+ number 0))
 (defun phase (number)
   (if (minusp number) (float pi (if (floatp number) number 1d0)) (float 0 (if (floatp number) number 1d0))))
+
+;;; All floats are doubles: the single- and short-float constants are the
+;;; double-float ones (programs and test suites refer to them by name).
+(defconstant most-positive-single-float most-positive-double-float)
+(defconstant most-negative-single-float most-negative-double-float)
+(defconstant least-positive-single-float least-positive-double-float)
+(defconstant least-negative-single-float least-negative-double-float)
+(defconstant least-positive-normalized-single-float least-positive-normalized-double-float)
+(defconstant least-negative-normalized-single-float least-negative-normalized-double-float)
+(defconstant single-float-epsilon double-float-epsilon)
+(defconstant single-float-negative-epsilon double-float-negative-epsilon)
+(defconstant most-positive-short-float most-positive-double-float)
+(defconstant most-negative-short-float most-negative-double-float)
+(defconstant least-positive-short-float least-positive-double-float)
+(defconstant least-negative-short-float least-negative-double-float)
+(defconstant least-positive-normalized-short-float least-positive-normalized-double-float)
+(defconstant least-negative-normalized-short-float least-negative-normalized-double-float)
+(defconstant short-float-epsilon double-float-epsilon)
+(defconstant short-float-negative-epsilon double-float-negative-epsilon)
