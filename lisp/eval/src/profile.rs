@@ -220,6 +220,11 @@ pub fn function_id(cached: u64, info: impl FnOnce() -> FunctionInfo) -> (FuncId,
     })
 }
 
+/// The current monitor's generation (function ids cached in protos carry it).
+pub fn generation() -> u32 {
+    PROF.with(|p| p.borrow().as_ref().map(|s| s.generation).unwrap_or(0))
+}
+
 /// Whether primitives are attributed to their callers.
 pub fn primitives_to_caller() -> bool {
     PROF.with(|p| p.borrow().as_ref().map(|s| s.primitives_to_caller).unwrap_or(false))

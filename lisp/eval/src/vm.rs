@@ -208,6 +208,10 @@ pub struct Vm<'gc> {
     pub profiling: bool,
     #[collect(require_static)]
     primitives_to_caller: bool,
+    /// The profiler's monitor generation, so cached function ids are checked
+    /// without touching the profiler's state.
+    #[collect(require_static)]
+    prof_generation: u32,
     /// The profiler's cached function ids of builtins, by builtin id.
     #[collect(require_static)]
     builtin_prof_ids: Vec<u64>,
@@ -253,6 +257,7 @@ impl<'gc> Vm<'gc> {
             compile_line: 0,
             profiling: false,
             primitives_to_caller: false,
+            prof_generation: 0,
             builtin_prof_ids: Vec::new(),
         }
     }
@@ -352,6 +357,7 @@ impl<'gc> Vm<'gc> {
             return;
         }
         self.primitives_to_caller = crate::profile::primitives_to_caller();
+        self.prof_generation = crate::profile::generation();
         for i in 0..self.frames.len() {
             match self.frames[i].proto {
                 Some(p) => self.prof_push_proto(p, world),
@@ -367,8 +373,14 @@ impl<'gc> Vm<'gc> {
             crate::profile::push_transparent();
             return;
         }
-        let (id, cache) = crate::profile::function_id(p.prof_id.get(), || function_info(p, world));
-        p.prof_id.set(cache);
+        let cached = p.prof_id.get();
+        let id = if cached >> 32 == self.prof_generation as u64 && cached & 0xffff_ffff != 0 {
+            mprof_profiler::monitor::FuncId((cached & 0xffff_ffff) as u32 - 1)
+        } else {
+            let (id, cache) = crate::profile::function_id(cached, || function_info(p, world));
+            p.prof_id.set(cache);
+            id
+        };
         crate::profile::push_function(id, self.caller_site());
     }
 
@@ -393,6 +405,11 @@ impl<'gc> Vm<'gc> {
             self.builtin_prof_ids.resize(i + 1, 0);
         }
         let cached = self.builtin_prof_ids[i];
+        if cached >> 32 == self.prof_generation as u64 && cached & 0xffff_ffff != 0 {
+            let fid = mprof_profiler::monitor::FuncId((cached & 0xffff_ffff) as u32 - 1);
+            crate::profile::push_function(fid, self.caller_site());
+            return;
+        }
         let (fid, cache) = crate::profile::function_id(cached, || {
             let name = builtins::table().get(i).map(|d| d.name).unwrap_or("?");
             mprof_profiler::monitor::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
