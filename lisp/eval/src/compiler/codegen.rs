@@ -224,23 +224,7 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
         // so a default can see earlier parameters.
         let mut special_binds = 0;
         for (i, o) in lam.optional.iter().enumerate() {
-            let slot = opt_slots[i];
-            if let Some(sp) = &o.supplied {
-                self.emit(Op::Supplied(slot));
-                self.store_new_binding(sp, &mut special_binds);
-            }
-            let skip = self.emit(Op::JumpIfSupplied { slot, target: 0 });
-            match &o.default {
-                Some(d) => self.expr(d, false),
-                None => {
-                    self.emit(Op::Nil);
-                }
-            }
-            self.emit(Op::LocalSet(slot));
-            self.emit(Op::Pop);
-            let h = self.here();
-            self.patch(skip, h);
-            self.bind_param_special(slot, &o.var, &mut special_binds);
+            self.param_default(opt_slots[i], &o.var, o.default.as_ref(), o.supplied.as_ref(), &mut special_binds);
         }
         if let Some(b) = &lam.rest
             && let Some(rs) = rest_slot
@@ -248,23 +232,7 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
             self.bind_param_special(rs, b, &mut special_binds);
         }
         for (i, k) in lam.keys.iter().enumerate() {
-            let slot = key_slots[i];
-            if let Some(sp) = &k.supplied {
-                self.emit(Op::Supplied(slot));
-                self.store_new_binding(sp, &mut special_binds);
-            }
-            let skip = self.emit(Op::JumpIfSupplied { slot, target: 0 });
-            match &k.default {
-                Some(d) => self.expr(d, false),
-                None => {
-                    self.emit(Op::Nil);
-                }
-            }
-            self.emit(Op::LocalSet(slot));
-            self.emit(Op::Pop);
-            let h = self.here();
-            self.patch(skip, h);
-            self.bind_param_special(slot, &k.var, &mut special_binds);
+            self.param_default(key_slots[i], &k.var, k.default.as_ref(), k.supplied.as_ref(), &mut special_binds);
         }
         for (i, b) in lam.required.iter().enumerate() {
             self.bind_param_special(req_slots[i], b, &mut special_binds);
@@ -334,6 +302,35 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
             let idx = self.unit.captures[me].iter().position(|&x| x == v).unwrap_or(0);
             Capture::Captured(idx as u32)
         }
+    }
+
+    /// Prologue code of an optional or keyword parameter: bind its supplied-p
+    /// variable, evaluate its default when the argument is missing, and bind
+    /// it dynamically if it is special.
+    fn param_default(
+        &mut self,
+        slot: u32,
+        var: &Binding<'gc>,
+        default: Option<&Ir<'gc>>,
+        supplied: Option<&Binding<'gc>>,
+        special_binds: &mut u32,
+    ) {
+        if let Some(sp) = supplied {
+            self.emit(Op::Supplied(slot));
+            self.store_new_binding(sp, special_binds);
+        }
+        let skip = self.emit(Op::JumpIfSupplied { slot, target: 0 });
+        match default {
+            Some(d) => self.expr(d, false),
+            None => {
+                self.emit(Op::Nil);
+            }
+        }
+        self.emit(Op::LocalSet(slot));
+        self.emit(Op::Pop);
+        let h = self.here();
+        self.patch(skip, h);
+        self.bind_param_special(slot, var, special_binds);
     }
 
     fn bind_param_special(&mut self, slot: u32, b: &Binding<'gc>, special_binds: &mut u32) {

@@ -217,17 +217,20 @@
 (defmacro prog2 (first second &body rest)
   `(progn ,first (prog1 ,second ,@rest)))
 
-(defmacro psetq (&rest pairs)
+(defun sys::%parallel-assignment (setter pairs)
+  "PSETQ and PSETF: evaluate every value first, then assign with SETTER."
   (let ((bindings nil) (sets nil))
     (tagbody
      next
        (when pairs
          (let ((g (gensym)))
            (setq bindings (cons (list g (car (cdr pairs))) bindings))
-           (setq sets (cons `(setq ,(car pairs) ,g) sets)))
+           (setq sets (cons (list setter (car pairs) g) sets)))
          (setq pairs (cdr (cdr pairs)))
          (go next)))
     `(let ,(reverse bindings) ,@(reverse sets) nil)))
+
+(defmacro psetq (&rest pairs) (sys::%parallel-assignment 'setq pairs))
 
 (defun sys::%do-expand (vars end-test result body sequential)
   (let ((bindings nil) (steps nil) (top (gensym "TOP")))
@@ -399,17 +402,7 @@
                             (go next)))
                        (reverse out))))))
 
-(defmacro psetf (&rest pairs)
-  (let ((bindings nil) (sets nil))
-    (tagbody
-     next
-       (when pairs
-         (let ((g (gensym)))
-           (setq bindings (cons (list g (car (cdr pairs))) bindings))
-           (setq sets (cons `(setf ,(car pairs) ,g) sets)))
-         (setq pairs (cdr (cdr pairs)))
-         (go next)))
-    `(let ,(reverse bindings) ,@(reverse sets) nil)))
+(defmacro psetf (&rest pairs) (sys::%parallel-assignment 'setf pairs))
 
 ;;; Places whose subforms must be evaluated once (incf, push...) are
 ;;; expanded through %place: it binds the subforms to temporaries.
