@@ -392,13 +392,14 @@ impl<'gc> Vm<'gc> {
         self.frames.get(below).map(|f| f.pc as u64).unwrap_or(0)
     }
 
-    fn prof_push_builtin(&mut self, id: u32) {
+    /// Push the profiler entry of a builtin being called; returns false when it
+    /// gets none (its allocations are then charged to the caller's entry).
+    fn prof_push_builtin(&mut self, id: u32) -> bool {
         // The system's internal helpers (structure constructors' %MAKE-INSTANCE...)
         // are charged to the Lisp function calling them.
         let internal = builtins::table().get(id as usize).is_some_and(|d| d.package == builtins::Pkg::Sys);
         if self.primitives_to_caller || internal {
-            crate::profile::push_transparent();
-            return;
+            return false;
         }
         let i = id as usize;
         if self.builtin_prof_ids.len() <= i {
@@ -408,7 +409,7 @@ impl<'gc> Vm<'gc> {
         if cached >> 32 == self.prof_generation as u64 && cached & 0xffff_ffff != 0 {
             let fid = mprof_profiler::monitor::FuncId((cached & 0xffff_ffff) as u32 - 1);
             crate::profile::push_function(fid, self.caller_site());
-            return;
+            return true;
         }
         let (fid, cache) = crate::profile::function_id(cached, || {
             let name = builtins::table().get(i).map(|d| d.name).unwrap_or("?");
@@ -416,6 +417,7 @@ impl<'gc> Vm<'gc> {
         });
         self.builtin_prof_ids[i] = cache;
         crate::profile::push_function(fid, self.caller_site());
+        true
     }
 }
 
@@ -1135,13 +1137,11 @@ impl<'gc> Vm<'gc> {
         }
         match def.kind {
             Kind::Plain(f) => {
-                if self.profiling {
-                    self.prof_push_builtin(id);
-                }
+                let pushed = self.profiling && self.prof_push_builtin(id);
                 let mut ctx = Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
                 let r = f(&mut ctx, &self.stack[base..base + nargs]);
                 let multiple = ctx.multiple;
-                if self.profiling {
+                if pushed {
                     crate::profile::truncate(self.frames.len());
                 }
                 let v = r?;
