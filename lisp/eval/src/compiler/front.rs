@@ -774,21 +774,8 @@ impl<'a, 'gc> Front<'a, 'gc> {
                 }
                 Mode::Opt => {
                     let (var, default, sp) = self.param_spec(p, form)?;
-                    let default = match default {
-                        Some(d) => Some(self.form(d)?),
-                        None => None,
-                    };
-                    let b = self.binding_for(var, decls, form)?;
-                    self.push_binding(b);
-                    let supplied = match sp {
-                        Some(spv) => {
-                            let sb = self.binding_for(spv, decls, form)?;
-                            self.push_binding(sb);
-                            Some(sb)
-                        }
-                        None => None,
-                    };
-                    lam.optional.push(OptParam { var: b, default, supplied });
+                    let (var, default, supplied) = self.defaulted_param(var, default, sp, decls, form)?;
+                    lam.optional.push(OptParam { var, default, supplied });
                 }
                 Mode::Rest => {
                     if !expect_rest_var {
@@ -809,21 +796,8 @@ impl<'a, 'gc> Front<'a, 'gc> {
                         Value::Symbol(vs) => (self.packages.keyword(self.mc, &vs.name), var_spec),
                         _ => return syntax("a keyword parameter", form),
                     };
-                    let default = match default {
-                        Some(d) => Some(self.form(d)?),
-                        None => None,
-                    };
-                    let b = self.binding_for(var, decls, form)?;
-                    self.push_binding(b);
-                    let supplied = match sp {
-                        Some(spv) => {
-                            let sb = self.binding_for(spv, decls, form)?;
-                            self.push_binding(sb);
-                            Some(sb)
-                        }
-                        None => None,
-                    };
-                    lam.keys.push(KeyParam { keyword, var: b, default, supplied });
+                    let (var, default, supplied) = self.defaulted_param(var, default, sp, decls, form)?;
+                    lam.keys.push(KeyParam { keyword, var, default, supplied });
                 }
                 Mode::Aux => {
                     let (var, init, _) = self.param_spec(p, form)?;
@@ -848,6 +822,34 @@ impl<'a, 'gc> Front<'a, 'gc> {
         };
         lam.body = body_ir;
         Ok(lam)
+    }
+
+    /// An optional or keyword parameter: its default is compiled where earlier
+    /// parameters are visible, then the variable and its supplied-p variable
+    /// come into scope.
+    fn defaulted_param(
+        &mut self,
+        var: Value<'gc>,
+        default: Option<Value<'gc>>,
+        supplied: Option<Value<'gc>>,
+        decls: &Decls<'gc>,
+        form: Value<'gc>,
+    ) -> R<'gc, (Binding<'gc>, Option<Ir<'gc>>, Option<Binding<'gc>>)> {
+        let default = match default {
+            Some(d) => Some(self.form(d)?),
+            None => None,
+        };
+        let b = self.binding_for(var, decls, form)?;
+        self.push_binding(b);
+        let supplied = match supplied {
+            Some(spv) => {
+                let sb = self.binding_for(spv, decls, form)?;
+                self.push_binding(sb);
+                Some(sb)
+            }
+            None => None,
+        };
+        Ok((b, default, supplied))
     }
 
     /// `var`, `(var)`, `(var default)` or `(var default supplied-p)`.
