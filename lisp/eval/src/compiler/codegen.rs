@@ -592,25 +592,8 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
                 self.expr(form, true);
                 self.emit(Op::MvPush(vars.len() as u32));
                 let mut special_binds = 0;
-                let mut pending_specials = vec![];
                 for b in vars.iter().rev() {
-                    match b {
-                        Binding::Lexical(v) => {
-                            let s = self.slot_of(*v);
-                            self.emit(Op::LocalSet(s));
-                            self.emit(Op::Pop);
-                            if self.unit.vars[*v].boxed() {
-                                self.emit(Op::MakeBox(s));
-                            }
-                        }
-                        Binding::Special(sym) => {
-                            let k = self.constant(*sym);
-                            pending_specials.push(k);
-                            self.emit(Op::BindSpecial(k));
-                            self.f().dyn_depth += 1;
-                            special_binds += 1;
-                        }
-                    }
+                    self.store_new_binding(b, &mut special_binds);
                 }
                 self.expr(body, mv);
                 if special_binds > 0 {
