@@ -31,11 +31,22 @@
 //! tag 8 ERRORS    n:varint (kind:varint node:varint address:varint count:varint)*n
 //!                 kind 0 double free, 1 invalid free, 2 realloc of freed
 //! tag 9 SAMPLES   n:varint (time_ns live_bytes allocated_bytes : varint)*n
+//! tag 10 TIME     clock:str resolution_ps read_cost_ps compensation_ps elapsed_ns
+//!                 n:varint tnode*n, node 0 first (the root)
+//!                 tnode := parent_gap func calls recursion self_ns instructions : varint
+//!                 (parent_gap and func as in NODES; functions from FUNCTIONS)
+//! tag 11 SOURCES  n:varint (path:str bytes:varint hash:varint)*n     hash: FNV-1a 64
+//! tag 12 COUNTS   n:varint (source start length line column kind:varint function:str
+//!                 depth count:varint)*n
+//!                 kind 0 function entry, 1 branch, 2 body form, 3 top-level form
+//! tag 13 IO       n:varint (stream:str opens reads writes bytes_read bytes_written
+//!                 time_ns : varint)*n
 //! ```
 //!
 //! HEADER, SCHEME, FUNCTIONS and NODES are required, and a section may only refer to
 //! sections before it (SCHEME and FUNCTIONS before NODES, TYPES before BINS, NODES before
-//! ERRORS). Sections with unknown tags are skipped, so a later version may add sections
+//! ERRORS, FUNCTIONS before TIME, SOURCES before COUNTS). Sections 10-13 were added in
+//! version 1 without a bump: older readers skip them. Sections with unknown tags are skipped, so a later version may add sections
 //! without breaking older readers; changing the layout of a known section bumps
 //! `FORMAT_VERSION`, and readers refuse versions newer than theirs, naming both.
 //! A known section must be consumed exactly by its payload; anything else is corruption,
@@ -44,6 +55,7 @@
 
 use std::fmt;
 
+use crate::exec::{ClockInfo, CountKind, CountPoint, Exec, IoRow, SourceFile, TimeNode, TimeProfile};
 use crate::monitor::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
 use crate::profile::{BinKey, BinRow, Counters, HeapError, Node, Profile};
 use crate::scheme::{Category, CategoryScheme, Language, LARGEST_SIZE_BIN};
@@ -61,6 +73,11 @@ const TAG_NODES: u64 = 6;
 const TAG_BINS: u64 = 7;
 const TAG_ERRORS: u64 = 8;
 const TAG_SAMPLES: u64 = 9;
+const TAG_TIME: u64 = 10;
+const TAG_SOURCES: u64 = 11;
+const TAG_COUNTS: u64 = 12;
+const TAG_IO: u64 = 13;
+const LAST_KNOWN_TAG: u64 = TAG_IO;
 
 fn section_name(tag: u64) -> &'static str {
     match tag {
@@ -73,6 +90,10 @@ fn section_name(tag: u64) -> &'static str {
         TAG_BINS => "BINS",
         TAG_ERRORS => "ERRORS",
         TAG_SAMPLES => "SAMPLES",
+        TAG_TIME => "TIME",
+        TAG_SOURCES => "SOURCES",
+        TAG_COUNTS => "COUNTS",
+        TAG_IO => "IO",
         _ => "unknown",
     }
 }
@@ -283,9 +304,68 @@ pub fn encode(p: &Profile) -> Vec<u8> {
         put_section(&mut out, TAG_SAMPLES, &s);
     }
 
+    encode_exec(&mut out, &p.exec);
     put_varint(&mut out, TAG_END);
     put_varint(&mut out, 0);
     out
+}
+
+fn encode_exec(out: &mut Vec<u8>, e: &Exec) {
+    let mut s = Vec::new();
+    if let Some(t) = &e.time {
+        put_str(&mut s, &t.clock.source);
+        for v in [t.clock.resolution_ps, t.clock.read_cost_ps, t.clock.compensation_ps, t.clock.elapsed_ns] {
+            put_varint(&mut s, v);
+        }
+        put_varint(&mut s, t.nodes.len() as u64);
+        for (i, n) in t.nodes.iter().enumerate() {
+            let gap = match n.parent {
+                Some(parent) => (i as u64).wrapping_sub(parent.0 as u64),
+                None => 0,
+            };
+            put_varint(&mut s, gap);
+            put_varint(&mut s, if n.func == FuncId::NONE { 0 } else { n.func.0 as u64 + 1 });
+            for v in [n.calls, n.recursion, n.self_ns, n.instructions] {
+                put_varint(&mut s, v);
+            }
+        }
+        put_section(out, TAG_TIME, &s);
+    }
+    if !e.sources.is_empty() || !e.counts.is_empty() {
+        s.clear();
+        put_varint(&mut s, e.sources.len() as u64);
+        for f in &e.sources {
+            put_str(&mut s, &f.path);
+            put_varint(&mut s, f.bytes);
+            put_varint(&mut s, f.hash);
+        }
+        put_section(out, TAG_SOURCES, &s);
+        s.clear();
+        put_varint(&mut s, e.counts.len() as u64);
+        for c in &e.counts {
+            put_varint(&mut s, c.source as u64);
+            put_varint(&mut s, c.start);
+            put_varint(&mut s, c.end.saturating_sub(c.start));
+            put_varint(&mut s, c.line as u64);
+            put_varint(&mut s, c.column as u64);
+            put_varint(&mut s, c.kind.code());
+            put_str(&mut s, &c.function);
+            put_varint(&mut s, c.depth as u64);
+            put_varint(&mut s, c.count);
+        }
+        put_section(out, TAG_COUNTS, &s);
+    }
+    if !e.io.is_empty() {
+        s.clear();
+        put_varint(&mut s, e.io.len() as u64);
+        for r in &e.io {
+            put_str(&mut s, &r.stream);
+            for v in [r.opens, r.reads, r.writes, r.bytes_read, r.bytes_written, r.time_ns] {
+                put_varint(&mut s, v);
+            }
+        }
+        put_section(out, TAG_IO, &s);
+    }
 }
 
 // ---------------------------------------------------------------- reading
@@ -448,7 +528,7 @@ pub fn decode(bytes: &[u8]) -> Result<Profile, FormatError> {
         let payload_at = r.offset();
         let payload = r.bytes(len as usize, "a section")?;
         let mut s = Reader { bytes: payload, pos: 0, base: payload_at };
-        if (TAG_HEADER..=TAG_SAMPLES).contains(&tag) {
+        if (TAG_HEADER..=LAST_KNOWN_TAG).contains(&tag) {
             if d.seen & (1 << tag) != 0 {
                 return Err(s.invalid(tag_at, "each section at most once", format!("a second {} section", section_name(tag))));
             }
@@ -482,6 +562,7 @@ struct Decoded {
     bins: Vec<BinRow>,
     errors: Vec<HeapError>,
     samples: Vec<Sample>,
+    exec: Exec,
 }
 
 impl Decoded {
@@ -674,6 +755,121 @@ impl Decoded {
                     });
                 }
             }
+            TAG_TIME => {
+                let Some(functions) = &self.functions else {
+                    return Err(s.invalid(tag_at, "the FUNCTIONS section before TIME", "TIME".into()));
+                };
+                let nfunc = functions.len() as u64;
+                let source = s.string(|| "the clock's name".into())?;
+                let clock = ClockInfo {
+                    source,
+                    resolution_ps: s.varint("the clock resolution")?,
+                    read_cost_ps: s.varint("the clock read cost")?,
+                    compensation_ps: s.varint("the clock compensation")?,
+                    elapsed_ns: s.varint("the elapsed time")?,
+                };
+                let at = s.offset();
+                let n = s.count("the number of time nodes")?;
+                if n == 0 || n > u32::MAX as usize {
+                    return Err(s.invalid(at, "at least the root time node", n.to_string()));
+                }
+                let mut nodes = Vec::with_capacity(n);
+                for i in 0..n {
+                    let at = s.offset();
+                    let gap = s.varint(|| format!("the parent gap of time node {i}"))?;
+                    let parent = match (i, gap) {
+                        (0, 0) => None,
+                        (_, g) if i > 0 && g >= 1 && g <= i as u64 => Some(NodeId((i as u64 - g) as u32)),
+                        _ => {
+                            let expected = if i == 0 { "parent gap 0 for the root".to_string() } else { format!("a parent gap between 1 and {i} for time node {i}") };
+                            return Err(s.invalid(at, &expected, gap.to_string()));
+                        }
+                    };
+                    let at = s.offset();
+                    let func = s.varint(|| format!("the function of time node {i}"))?;
+                    let func = match (i, func) {
+                        (0, 0) => FuncId::NONE,
+                        (_, f) if i > 0 && f >= 1 && f <= nfunc => FuncId((f - 1) as u32),
+                        _ => {
+                            let expected = if i == 0 { "function 0 (none) for the root".to_string() } else { format!("a function number between 1 and {nfunc} for time node {i}") };
+                            return Err(s.invalid(at, &expected, func.to_string()));
+                        }
+                    };
+                    nodes.push(TimeNode {
+                        parent,
+                        func,
+                        calls: s.varint(|| format!("the calls of time node {i}"))?,
+                        recursion: s.varint(|| format!("the recursion of time node {i}"))?,
+                        self_ns: s.varint(|| format!("the self time of time node {i}"))?,
+                        instructions: s.varint(|| format!("the instructions of time node {i}"))?,
+                    });
+                }
+                self.exec.time = Some(TimeProfile { clock, nodes });
+            }
+            TAG_SOURCES => {
+                let n = s.count("the number of sources")?;
+                for k in 0..n {
+                    let path = s.string(|| format!("the path of source {k}"))?;
+                    let bytes = s.varint(|| format!("the size of source {k}"))?;
+                    let hash = s.varint(|| format!("the hash of source {k}"))?;
+                    self.exec.sources.push(SourceFile { path, bytes, hash });
+                }
+            }
+            TAG_COUNTS => {
+                if self.seen & (1 << TAG_SOURCES) == 0 {
+                    return Err(s.invalid(tag_at, "the SOURCES section before COUNTS", "COUNTS".into()));
+                }
+                let nsrc = self.exec.sources.len() as u64;
+                let n = s.count("the number of count points")?;
+                for k in 0..n {
+                    let at = s.offset();
+                    let source = s.varint(|| format!("the source of count point {k}"))?;
+                    if source >= nsrc {
+                        return Err(s.invalid(at, &format!("a source number below {nsrc}"), source.to_string()));
+                    }
+                    let start = s.varint(|| format!("the start of count point {k}"))?;
+                    let length = s.varint(|| format!("the length of count point {k}"))?;
+                    let line = s.bounded(&format!("the line of count point {k}"), u32::MAX as u64)? as u32;
+                    let column = s.bounded(&format!("the column of count point {k}"), u32::MAX as u64)? as u32;
+                    let at = s.offset();
+                    let code = s.varint(|| format!("the kind of count point {k}"))?;
+                    let kind = CountKind::from_code(code)
+                        .ok_or_else(|| s.invalid(at, &format!("the kind of count point {k} (0 to 3)"), code.to_string()))?;
+                    let function = s.string(|| format!("the function of count point {k}"))?;
+                    let depth = s.bounded(&format!("the depth of count point {k}"), u32::MAX as u64)? as u32;
+                    let count = s.varint(|| format!("the count of count point {k}"))?;
+                    self.exec.counts.push(CountPoint {
+                        source: source as u32,
+                        start,
+                        end: start.saturating_add(length),
+                        line,
+                        column,
+                        kind,
+                        function,
+                        depth,
+                        count,
+                    });
+                }
+            }
+            TAG_IO => {
+                let n = s.count("the number of I/O rows")?;
+                for k in 0..n {
+                    let stream = s.string(|| format!("the stream of I/O row {k}"))?;
+                    let mut v = [0u64; 6];
+                    for (j, x) in v.iter_mut().enumerate() {
+                        *x = s.varint(|| format!("field {j} of I/O row {k}"))?;
+                    }
+                    self.exec.io.push(IoRow {
+                        stream,
+                        opens: v[0],
+                        reads: v[1],
+                        writes: v[2],
+                        bytes_read: v[3],
+                        bytes_written: v[4],
+                        time_ns: v[5],
+                    });
+                }
+            }
             _ => {}
         }
         Ok(())
@@ -695,6 +891,7 @@ impl Decoded {
             errors: self.errors,
             samples: self.samples,
             metadata: self.metadata,
+            exec: self.exec,
         })
     }
 }

@@ -23,6 +23,7 @@
 //! assert!(report.contains("make_widget"));
 //! ```
 
+pub mod exec;
 pub mod export;
 pub mod format;
 pub mod monitor;
@@ -31,6 +32,7 @@ pub mod reduce;
 pub mod report;
 pub mod scheme;
 pub mod stack;
+pub mod timing;
 
 pub use format::{FormatError, FORMAT_VERSION};
 pub use monitor::{

@@ -16,6 +16,7 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::exec::Exec;
 use crate::profile::{BinKey, BinRow, Counters, HeapError, Node, Profile};
 use crate::scheme::{CategoryScheme, Language, LARGEST_SIZE_BIN};
 
@@ -434,6 +435,7 @@ impl Monitor {
             errors,
             samples: self.samples.clone(),
             metadata: self.metadata.clone(),
+            exec: Exec::default(),
         }
     }
 }

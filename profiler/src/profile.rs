@@ -15,6 +15,7 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
+use crate::exec::Exec;
 use crate::format::FormatError;
 use crate::monitor::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
 use crate::scheme::{CategoryScheme, Language};
@@ -109,6 +110,8 @@ pub struct Profile {
     pub samples: Vec<Sample>,
     /// Program, command line, date, process id...: shown in the report header.
     pub metadata: Vec<(String, String)>,
+    /// Execution profiles recorded beside the memory profile (time, counts, I/O).
+    pub exec: Exec,
 }
 
 /// Why two profiles cannot be summed.
@@ -162,6 +165,7 @@ impl Profile {
             errors: Vec::new(),
             samples: Vec::new(),
             metadata: Vec::new(),
+            exec: Exec::default(),
         }
     }
 
@@ -218,7 +222,7 @@ impl Profile {
                 return Err(format!("an error names node {} of {}", e.node.0, self.nodes.len()));
             }
         }
-        Ok(())
+        self.exec.validate(self.functions.len())
     }
 
     /// The function of a node, `None` for the root.
@@ -387,6 +391,7 @@ impl Builder {
                 }
             }
         }
+        self.profile.exec.absorb(&other.exec, &func_map);
         self.profile.samples.extend_from_slice(&other.samples);
         for kv in &other.metadata {
             if !self.profile.metadata.contains(kv) {
