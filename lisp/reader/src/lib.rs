@@ -7,7 +7,8 @@
 //! `(MPROF-SYSTEM:BACKQUOTE X)`, and the evaluator gives them meaning.
 //!
 //! Pipeline: `lexer` (logos tokens) -> `token` (numbers, symbols, character names) ->
-//! `parser` (explicit-stack assembly, reader macros, `#+`/`#-`) -> `Datum`.
+//! `parser` (explicit-stack assembly, reader macros, `#+`/`#-`) -> `Datum`. The `pretty`
+//! module re-lays out source text for listings, printing atoms and comments as written.
 //!
 //! Invariants:
 //! - no input panics, hangs or overflows the Rust stack: the parser never recurses and
@@ -30,6 +31,7 @@ mod datum;
 mod error;
 mod lexer;
 mod parser;
+pub mod pretty;
 mod token;
 
 pub use datum::{
