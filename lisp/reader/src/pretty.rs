@@ -112,7 +112,7 @@ pub fn pretty_source(
     let mut previous_end: Option<usize> = None;
     while let Some(datum) = reader.read()? {
         top_level_gap(src, previous_end, datum.span.start, false, &mut blocks);
-        let node = builder.build(&datum, 0);
+        let node = builder.build(&datum, 0, false);
         let definition = definition_of(&datum);
         let span = datum.span;
         crate::dismantle(datum);
@@ -345,6 +345,14 @@ impl Node<'_> {
         }
     }
 
+    /// A keyword symbol as written (`:key`).
+    fn is_keyword(&self) -> bool {
+        match &self.kind {
+            NodeKind::Atom { text, symbol } => symbol.is_some() && text.starts_with(':'),
+            _ => false,
+        }
+    }
+
     fn is_parenthesized_list(&self) -> bool {
         matches!(&self.kind, NodeKind::List { open: "(", .. })
     }
@@ -365,7 +373,8 @@ impl<'s> Builder<'s, '_> {
         }
     }
 
-    fn build(&self, datum: &Datum, depth: usize) -> Node<'s> {
+    /// `quoted`: the datum is data (inside `'` or `#(`), never laid out as code.
+    fn build(&self, datum: &Datum, depth: usize, quoted: bool) -> Node<'s> {
         let span = datum.span;
         let items = match &datum.kind {
             DatumKind::List(items, tail) => {
@@ -374,7 +383,7 @@ impl<'s> Builder<'s, '_> {
                 }
                 let text = self.src.get(span.start..).unwrap_or_default();
                 if text.starts_with('(') {
-                    return self.list(span, "(", items, tail.as_deref(), depth);
+                    return self.list(span, "(", items, tail.as_deref(), depth, quoted);
                 }
                 match items.as_slice() {
                     [head, inner]
@@ -382,7 +391,7 @@ impl<'s> Builder<'s, '_> {
                             && head.span.start == span.start
                             && head.span.end <= inner.span.start =>
                     {
-                        return self.prefixed(head.span, inner, depth);
+                        return self.prefixed(head.span, inner, depth, quoted);
                     }
                     _ => return self.verbatim(span),
                 }
@@ -403,13 +412,13 @@ impl<'s> Builder<'s, '_> {
         if depth >= MAX_LAYOUT_DEPTH {
             return self.verbatim(span);
         }
-        self.list(span, "#(", items, None, depth)
+        self.list(span, "#(", items, None, depth, true)
     }
 
-    fn prefixed(&self, head: Span, inner: &Datum, depth: usize) -> Node<'s> {
+    fn prefixed(&self, head: Span, inner: &Datum, depth: usize, quoted: bool) -> Node<'s> {
         let prefix = self.src.get(head.start..head.end).unwrap_or_default();
         let gap = Gap::parse(self.src, head.end, inner.span.start, false);
-        let inner = self.build(inner, depth + 1);
+        let inner = self.build(inner, depth + 1, quoted || prefix == "'");
         let flat = match (gap.is_empty(), inner.flat) {
             (true, Some(w)) => Some(prefix.chars().count() + w),
             _ => None,
@@ -432,6 +441,7 @@ impl<'s> Builder<'s, '_> {
         items: &[Datum],
         tail: Option<&Datum>,
         depth: usize,
+        quoted: bool,
     ) -> Node<'s> {
         let mut built = Vec::with_capacity(items.len() + usize::from(tail.is_some()));
         let mut previous = span.start + open.len();
@@ -439,7 +449,7 @@ impl<'s> Builder<'s, '_> {
             built.push(Item {
                 before: Gap::parse(self.src, previous, item.span.start, i > 0),
                 dotted: false,
-                node: self.build(item, depth + 1),
+                node: self.build(item, depth + 1, quoted),
             });
             previous = item.span.end;
         }
@@ -456,7 +466,7 @@ impl<'s> Builder<'s, '_> {
             built.push(Item {
                 before,
                 dotted: true,
-                node: self.build(tail, depth + 1),
+                node: self.build(tail, depth + 1, quoted),
             });
             previous = tail.span.end;
         }
@@ -466,8 +476,9 @@ impl<'s> Builder<'s, '_> {
             span.end.saturating_sub(1),
             !built.is_empty(),
         );
-        let mut flat =
-            trailing.is_empty() && !(open == "(" && (self.must_break)(span.start, span.end));
+        let mut flat = trailing.is_empty()
+            && !(open == "(" && (self.must_break)(span.start, span.end))
+            && !(open == "(" && !quoted && is_sequential(items));
         let mut width = open.len() + 1 + built.len().saturating_sub(1);
         for item in &built {
             match item.node.flat {
@@ -487,6 +498,28 @@ impl<'s> Builder<'s, '_> {
             },
         }
     }
+}
+
+/// Whether a form runs forms in sequence (a body of two or more compound forms, or a COND
+/// with two or more clauses): Lisp programmers give each its own line even when the whole
+/// would fit on one.
+fn is_sequential(items: &[Datum]) -> bool {
+    let Some(head) = items.first().and_then(Datum::as_symbol) else {
+        return false;
+    };
+    let first_body = match head.name.as_str() {
+        "COND" => 1,
+        name => match body_arguments(name) {
+            Some(args) => args + 1,
+            None => return false,
+        },
+    };
+    items
+        .iter()
+        .skip(first_body)
+        .filter(|item| matches!(item.kind, DatumKind::List(..)))
+        .count()
+        >= 2
 }
 
 fn one_line_width(text: &str) -> Option<usize> {
@@ -586,6 +619,9 @@ enum Layout<'h> {
     },
     /// A clause: first item after the parenthesis, the rest one column in.
     Clause { key_role: Role },
+    /// SETQ and friends: `(setq var value` and each further pair on its own line,
+    /// aligned under the first (a value that does not fit goes under its variable).
+    Pairs { align: usize },
     /// As many items per line as fit, one column in.
     Fill { role: Role },
     /// Every item on its own line, one column in.
@@ -643,7 +679,9 @@ fn body_arguments(name: &str) -> Option<usize> {
         | "DO-SYMBOLS"
         | "DO-EXTERNAL-SYMBOLS"
         | "DO-ALL-SYMBOLS" => 1,
-        _ if name.starts_with("WITH-") => 1,
+        _ if name.starts_with("WITH-") || name.starts_with("DO-") || name.starts_with("DOLIST") => {
+            1
+        }
         _ if name.starts_with("DEF") && !name.starts_with("DEFAULT") => 1,
         _ => return None,
     })
@@ -871,6 +909,7 @@ impl Printer {
         let align = column + 2 + head.chars().count();
         match head {
             "IF" => return Layout::If,
+            "SETQ" | "SETF" | "PSETQ" | "PSETF" | "SETF*" => return Layout::Pairs { align },
             "LOOP" if items.get(1).is_some_and(|i| i.node.symbol().is_some()) => {
                 return Layout::Loop { align };
             }
@@ -896,7 +935,11 @@ impl Printer {
             .filter_map(|a| a.node.flat.map(|w| w + if a.dotted { 2 } else { 0 }))
             .max()
             .unwrap_or(0);
-        let miser = align + widest + 1 > self.width && column + 1 + widest < self.width;
+        // Arguments go under the head only for a deep call, where aligning them after it
+        // would leave too little room (the CL pretty printer's "miser" style).
+        let miser = align + widest + 1 > self.width
+            && column + 1 + widest < self.width
+            && align * 2 > self.width;
         let arg_role = if head == "COND" {
             Role::Clause
         } else {
@@ -918,6 +961,7 @@ impl Printer {
         let mut body_column = inner;
         let mut one_line = true;
         let mut previous_simple = false;
+        let mut previous_keyword = false;
         let mut clause_column: Option<usize> = None;
         for (k, item) in items.iter().enumerate() {
             let last_trail = if k + 1 == items.len() { trail + 1 } else { 0 };
@@ -941,8 +985,13 @@ impl Printer {
                 }
                 Layout::Body { head, args } => {
                     let role = body_role(head, args, k);
-                    if k <= args {
+                    // A later distinguished argument that does not fit after the first
+                    // goes on a line of its own, further in than the body; lambda lists
+                    // stay on the first line (and break inside) as in hand-written code.
+                    if k <= args && (k == 1 || role == Role::Data || fits_after) {
                         ((Place::SameLine, column + 2 * self.indent), role)
+                    } else if k <= args {
+                        ((Place::NewLine, column + 2 * self.indent), role)
                     } else {
                         ((Place::NewLine, column + self.indent), role)
                     }
@@ -960,13 +1009,23 @@ impl Printer {
                     arg_role,
                 } => {
                     let new_column = if miser { inner } else { align };
-                    if k > 1 && previous_simple && item.node.is_simple() {
+                    // Keyword arguments read as pairs: `:key value` share a line, and
+                    // a keyword starts one when compound arguments follow it.
+                    let keyword = item.node.is_keyword();
+                    if k > 1 && previous_keyword && !keyword {
+                        (fill(new_column), arg_role)
+                    } else if keyword && items[k..].iter().any(|i| !i.node.is_simple()) {
+                        ((Place::NewLine, new_column), arg_role)
+                    } else if k > 1 && previous_simple && item.node.is_simple() {
                         (fill(new_column), arg_role)
                     } else {
                         ((Place::NewLine, new_column), arg_role)
                     }
                 }
                 Layout::Clause { .. } => ((Place::NewLine, inner), Role::Code),
+                Layout::Pairs { align } if k % 2 == 0 => (fill(align), Role::Code),
+                Layout::Pairs { align } if k == 1 => ((Place::SameLine, align), Role::Code),
+                Layout::Pairs { align } => ((Place::NewLine, align), Role::Code),
                 Layout::Fill { role } => (fill(inner), role),
                 Layout::OnePerLine { role } => ((Place::NewLine, inner), role),
                 Layout::Loop { align } => {
@@ -1004,6 +1063,7 @@ impl Printer {
             self.render(&item.node, last_trail, item_role);
             one_line = self.lines.len() == lines_before && self.datum_ok;
             previous_simple = item.node.is_simple();
+            previous_keyword = item.node.is_keyword();
             body_column = new_column;
         }
         self.gap(trailing, body_column);

@@ -256,6 +256,8 @@ fn special_forms_layouts() {
 (defmethod area :around ((shape circle) &optional (scale 1)) (* scale pi (radius shape) (radius shape) (call-next-method)))
 "#;
     insta::assert_snapshot!(check(src, 72, &never));
+    // Narrower, so that the definitions, clauses and bindings themselves break.
+    insta::assert_snapshot!("special_forms_layouts_narrow", check(src, 44, &never));
 }
 
 #[test]
