@@ -100,6 +100,20 @@ pub enum Block {
 /// Pretty-prints every top-level form of `src`. `must_break(start, end)` is asked for each
 /// parenthesized list (its span's byte offsets): true forbids printing that list on one
 /// line (the listing uses it to give branches with different counts lines of their own).
+///
+/// ```
+/// use mprof_reader::ReadOptions;
+/// use mprof_reader::pretty::{PrettyOptions, pretty_source, render_blocks};
+/// let src = "(defun fact (n) ; factorial\n (if (< n 2) 1 (* n (fact (1- n)))))";
+/// let if_start = src.find("(if").unwrap();
+/// let must_break = |start: usize, _end: usize| start == if_start;
+/// let blocks =
+///     pretty_source(src, &PrettyOptions::default(), &ReadOptions::default(), &must_break).unwrap();
+/// assert_eq!(
+///     render_blocks(&blocks),
+///     "(defun fact (n)  ; factorial\n  (if (< n 2)\n      1\n      (* n (fact (1- n)))))\n"
+/// );
+/// ```
 pub fn pretty_source(
     src: &str,
     options: &PrettyOptions,
@@ -962,6 +976,8 @@ impl Printer {
         let mut one_line = true;
         let mut previous_simple = false;
         let mut previous_keyword = false;
+        // Computed once: asking per keyword argument would be quadratic.
+        let last_compound = items.iter().rposition(|item| !item.node.is_simple());
         let mut clause_column: Option<usize> = None;
         for (k, item) in items.iter().enumerate() {
             let last_trail = if k + 1 == items.len() { trail + 1 } else { 0 };
@@ -1014,7 +1030,7 @@ impl Printer {
                     let keyword = item.node.is_keyword();
                     if k > 1 && previous_keyword && !keyword {
                         (fill(new_column), arg_role)
-                    } else if keyword && items[k..].iter().any(|i| !i.node.is_simple()) {
+                    } else if keyword && last_compound.is_some_and(|last| last > k) {
                         ((Place::NewLine, new_column), arg_role)
                     } else if k > 1 && previous_simple && item.node.is_simple() {
                         (fill(new_column), arg_role)
