@@ -261,19 +261,20 @@ fn text_line(indent: usize, text: &str) -> PrettyLine {
     }
 }
 
-/// Non-datum text between two neighbours inside a form.
+/// Non-datum text between two neighbours inside a form: comments and `#+`/`#-` text,
+/// without the syntax noise of dotted-pair notation (see [`syntax_noise`]).
 #[derive(Debug, Default)]
-struct Gap<'s> {
+struct Gap {
     /// A `;` comment on the line where the previous item ends.
-    end_of_line: Option<&'s str>,
+    end_of_line: Option<String>,
     /// Other non-blank lines, trimmed.
-    lines: Vec<&'s str>,
+    lines: Vec<String>,
 }
 
-impl<'s> Gap<'s> {
+impl Gap {
     /// Parses `src[from..to]`; `after_item` says whether its first line continues the line
     /// of a previous item (and so may hold an end-of-line comment).
-    fn parse(src: &'s str, from: usize, to: usize, after_item: bool) -> Gap<'s> {
+    fn parse(src: &str, from: usize, to: usize, after_item: bool) -> Gap {
         let mut gap = Gap::default();
         let Some(text) = src.get(from..to) else {
             return gap;
@@ -281,19 +282,26 @@ impl<'s> Gap<'s> {
         if trim_lisp(text).is_empty() {
             return gap;
         }
-        let mut segments = text.split('\n');
+        // Blank out the noise; every removed token is ASCII, so offsets and lines stay.
+        let mut cleaned = text.as_bytes().to_vec();
+        for range in syntax_noise(text) {
+            cleaned[range].fill(b' ');
+        }
+        let cleaned = String::from_utf8(cleaned).unwrap_or_else(|_| text.to_string());
+        let mut segments = cleaned.split('\n');
         if after_item && let Some(first) = segments.next() {
             let first = trim_lisp(first);
             if first.starts_with(';') {
-                gap.end_of_line = Some(first);
+                gap.end_of_line = Some(first.to_string());
             } else if !first.is_empty() {
-                gap.lines.push(first);
+                gap.lines.push(first.to_string());
             }
         }
         gap.lines.extend(
             segments
                 .map(trim_lisp)
-                .filter(|segment| !segment.is_empty()),
+                .filter(|segment| !segment.is_empty())
+                .map(str::to_string),
         );
         gap
     }
@@ -322,20 +330,20 @@ enum NodeKind<'s> {
     /// `'x`, `#'f`, `` `x ``, `,x`, `,@x`, `,.x`.
     Prefixed {
         prefix: &'s str,
-        gap: Gap<'s>,
+        gap: Gap,
         inner: Box<Node<'s>>,
     },
     /// `( ... )` or `#( ... )`.
     List {
         open: &'static str,
         items: Vec<Item<'s>>,
-        trailing: Gap<'s>,
+        trailing: Gap,
     },
 }
 
 struct Item<'s> {
     /// Text between the previous item (or the open parenthesis) and this one.
-    before: Gap<'s>,
+    before: Gap,
     /// The tail of a dotted list, printed after `. `.
     dotted: bool,
     node: Node<'s>,
@@ -457,6 +465,17 @@ impl<'s> Builder<'s, '_> {
         depth: usize,
         quoted: bool,
     ) -> Node<'s> {
+        // `(a . 'b)` reads as `(a quote b)`: the prefix is then an item of its own, whose
+        // text cannot be printed apart from what follows it. Such a list prints as written.
+        let spliced_prefix = items.iter().chain(tail).any(|item| {
+            item.as_symbol().is_some()
+                && self.src.get(item.span.start..).is_some_and(|text| {
+                    text.starts_with(['\'', '`', ',']) || text.starts_with("#'")
+                })
+        });
+        if spliced_prefix {
+            return self.verbatim(span);
+        }
         let mut built = Vec::with_capacity(items.len() + usize::from(tail.is_some()));
         let mut previous = span.start + open.len();
         for (i, item) in items.iter().enumerate() {
@@ -468,17 +487,9 @@ impl<'s> Builder<'s, '_> {
             previous = item.span.end;
         }
         if let Some(tail) = tail {
-            let between = self.src.get(previous..tail.span.start).unwrap_or_default();
-            let Some((dot_start, dot_end)) = find_dot(between) else {
-                // Cannot happen for text the reader accepted; printing the list as written
-                // is always correct.
-                return self.verbatim(span);
-            };
-            let mut before = Gap::parse(self.src, previous, previous + dot_start, true);
-            let after = Gap::parse(self.src, previous + dot_end, tail.span.start, false);
-            before.lines.extend(after.lines);
+            // The dot is noise to `Gap::parse`: the printer writes its own.
             built.push(Item {
-                before,
+                before: Gap::parse(self.src, previous, tail.span.start, true),
                 dotted: true,
                 node: self.build(tail, depth + 1, quoted),
             });
@@ -540,16 +551,29 @@ fn one_line_width(text: &str) -> Option<usize> {
     (!text.contains('\n')).then(|| text.chars().count())
 }
 
-/// Finds the dot of dotted-pair notation in the text between a list's last item and its
-/// tail, which may also hold comments and `#+`/`#-` skipped forms (themselves possibly
-/// containing dots). Returns its byte range within `text`.
-fn find_dot(text: &str) -> Option<(usize, usize)> {
+/// The byte ranges of the dotted-pair syntax in the text between two items of a list:
+/// the dot before a tail, and the `. (` ... `)` of a list written as a tail, which the
+/// reader splices (`(a . (b c))` is `(a b c)`). Dropping them keeps the meaning; the
+/// printer writes the dot of a real tail itself. Comments are skipped by the lexer, and
+/// `#+`/`#-` with their feature expression and (possibly skipped) form are kept whole.
+fn syntax_noise(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut noise = Vec::new();
     let mut lexer = Token::lexer(text);
-    let mut depth = 0usize;
-    // Datums still to be consumed by `#+`/`#-` (a feature expression and a form each).
+    // Datums still to be consumed by `#+`/`#-` (a feature expression and a form each),
+    // and the list nesting inside them.
     let mut pending = 0usize;
+    let mut depth = 0usize;
     while let Some(token) = lexer.next() {
         let range = lexer.span();
+        if pending == 0 {
+            match token {
+                Ok(Token::Open | Token::Close) => noise.push(range),
+                Ok(Token::Atom(_)) if &text[range.clone()] == "." => noise.push(range),
+                Ok(Token::HashPlus | Token::HashMinus) => pending = 2,
+                _ => {}
+            }
+            continue;
+        }
         let completes_datum = match token {
             Ok(Token::Open | Token::HashParen) => {
                 depth += 1;
@@ -560,8 +584,10 @@ fn find_dot(text: &str) -> Option<(usize, usize)> {
                 depth == 0
             }
             Ok(Token::HashPlus | Token::HashMinus) => {
+                // A conditional as the awaited datum: it fills that slot and awaits a
+                // feature expression and a form of its own.
                 if depth == 0 {
-                    pending += 2;
+                    pending += 1;
                 }
                 false
             }
@@ -573,16 +599,13 @@ fn find_dot(text: &str) -> Option<(usize, usize)> {
                 | Token::CommaAt
                 | Token::CommaDot,
             ) => false,
-            Ok(Token::Atom(_)) if depth == 0 && pending == 0 && &text[range.clone()] == "." => {
-                return Some((range.start, range.end));
-            }
             _ => depth == 0,
         };
         if completes_datum {
-            pending = pending.saturating_sub(1);
+            pending -= 1;
         }
     }
-    None
+    noise
 }
 
 /// How a list is used, which decides its layout when it does not fit on one line.
@@ -823,7 +846,7 @@ impl Printer {
     }
 
     fn gap(&mut self, gap: &Gap, column: usize) {
-        if let Some(comment) = gap.end_of_line {
+        if let Some(comment) = &gap.end_of_line {
             self.push("  ");
             self.push(comment);
             self.datum_ok = false;
@@ -1115,20 +1138,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_dot_is_found_past_comments_and_skipped_forms() {
-        assert_eq!(find_dot(" . "), Some((1, 2)));
-        assert_eq!(find_dot(" ; a . b\n . "), Some((10, 11)));
-        assert_eq!(find_dot(" #| . |# . "), Some((9, 10)));
-        assert_eq!(find_dot(" #+sbcl (a . b) . "), Some((16, 17)));
-        assert_eq!(find_dot(" #+sbcl x . "), Some((10, 11)));
-        assert_eq!(find_dot(" x "), None);
+    fn dotted_pair_syntax_is_found_past_comments_and_skipped_forms() {
+        assert_eq!(syntax_noise(" . "), vec![1..2]);
+        assert_eq!(syntax_noise(" ; a . b\n . "), vec![10..11]);
+        assert_eq!(syntax_noise(" #| . |# . "), vec![9..10]);
+        assert_eq!(syntax_noise(" #+sbcl (a . b) . "), vec![16..17]);
+        assert_eq!(syntax_noise(" #+sbcl x . "), vec![10..11]);
+        assert_eq!(
+            syntax_noise(" #+(or a b) #-c (x) . ( "),
+            vec![20..21, 22..23]
+        );
+        assert_eq!(syntax_noise(" ) ) "), vec![1..2, 3..4]);
+        assert_eq!(syntax_noise(" x "), Vec::<std::ops::Range<usize>>::new());
     }
 
     #[test]
     fn gaps_separate_end_of_line_comments() {
         let src = "a ; eol\n  ; own line\n #| block |# b";
         let gap = Gap::parse(src, 1, src.len() - 1, true);
-        assert_eq!(gap.end_of_line, Some("; eol"));
+        assert_eq!(gap.end_of_line.as_deref(), Some("; eol"));
         assert_eq!(gap.lines, vec!["; own line", "#| block |#"]);
         let gap = Gap::parse(src, 1, src.len() - 1, false);
         assert_eq!(gap.end_of_line, None);

@@ -236,7 +236,7 @@ fn a_narrow_width_fills_quoted_data() {
 
 #[test]
 fn multi_line_strings_and_dotted_lists() {
-    let src = "(defun doc ()\n  \"First line.\n  Second line, indented in the source.\"\n  (cons 'head . (tail)))\n(quote (a b . c))\n(list '(1 . 2) '(x y . z))\n";
+    let src = "(defun doc ()\n  \"First line.\n  Second line, indented in the source.\"\n  (cons 'head . (tail)))\n(quote (a b . c))\n(list '(1 . 2) '(x y . z))\n(f x . 'y)\n";
     insta::assert_snapshot!(check(src, 72, &never));
     insta::assert_snapshot!(
         "multi_line_strings_and_dotted_lists_broken",
@@ -339,7 +339,9 @@ fn garbage_never_panics() {
 /// A random readable form with comments, skipped forms, prefixes, multi-line strings and
 /// dotted tails in every position the reader allows them.
 fn random_form(random: &mut Random, depth: usize, backquotes: usize) -> String {
-    const ATOMS: [&str; 9] = [
+    // Operator names too, so that every layout meets odd shapes (dotted tails,
+    // comments, missing arguments).
+    const ATOMS: [&str; 21] = [
         "a",
         "12",
         "\"s\"",
@@ -349,6 +351,18 @@ fn random_form(random: &mut Random, depth: usize, backquotes: usize) -> String {
         ":k",
         "1.5d0",
         "nil",
+        "let",
+        "if",
+        "cond",
+        "defun",
+        "loop",
+        "for",
+        "do",
+        "setq",
+        "flet",
+        "case",
+        "defmethod",
+        "handler-case",
     ];
     const SEPARATORS: [&str; 7] = [
         " ",
@@ -409,7 +423,7 @@ fn random_form(random: &mut Random, depth: usize, backquotes: usize) -> String {
 #[test]
 fn random_forms_read_back_the_same() {
     let mut random = Random(777);
-    for _ in 0..500 {
+    for _ in 0..1000 {
         let src: Vec<String> = (0..3).map(|_| random_form(&mut random, 0, 0)).collect();
         let src = src.join(" ;; between\n");
         for (width, must_break) in [
