@@ -1069,11 +1069,20 @@ impl Printer {
                 Layout::OnePerLine { role } => ((Place::NewLine, inner), role),
                 Layout::Loop { align } => {
                     let keyword = item.node.symbol().is_some_and(is_loop_keyword);
+                    let previous = items[k - 1].node.symbol();
+                    let previous_keyword = previous.is_some_and(is_loop_keyword);
                     if k == 1 {
+                        ((Place::SameLine, align), Role::Code)
+                    } else if keyword && matches!(previous, Some("AND" | "ELSE")) {
+                        // `and collect x`, `else do (f)`: the joined clause follows.
                         ((Place::SameLine, align), Role::Code)
                     } else if keyword {
                         clause_column = None;
                         ((Place::NewLine, align), Role::Code)
+                    } else if previous_keyword {
+                        // A clause's first form follows its keyword, breaking inside if
+                        // need be.
+                        ((Place::SameLine, align + self.indent), Role::Code)
                     } else {
                         let continuation = clause_column.unwrap_or(align + self.indent);
                         (fill(continuation), Role::Code)

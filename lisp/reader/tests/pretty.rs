@@ -261,6 +261,12 @@ fn special_forms_layouts() {
 }
 
 #[test]
+fn loop_clauses_get_lines_of_their_own() {
+    let src = "(loop named outer for i from 1 to 3 do (loop for j from 1 to 3 when (= (* i j) 4) do (return-from outer (list i j))))\n(loop for x in xs if (evenp x) do (print (list 'even x)) and collect x else do (print (list 'odd x)) end finally (return t))\n";
+    insta::assert_snapshot!(check(src, 50, &never));
+}
+
+#[test]
 fn read_errors_are_returned() {
     let options = ReadOptions {
         file: Some("broken.lisp".into()),
