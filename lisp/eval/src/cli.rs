@@ -180,6 +180,14 @@ pub fn main() -> i32 {
     lisp.host().argv = args.args.clone();
     let command_line: Vec<String> = std::env::args().collect();
     crate::profile_cli::start(&mut lisp, &args.profiling, &command_line.join(" "));
+    if args.profiling.any() && args.file.is_some() {
+        // Ctrl-C ends a profiled program with an interrupt error rather than killing
+        // it, so its profile is still printed and written (the REPL sets its own).
+        let flag = lisp.host().interrupt.clone();
+        if let Err(e) = ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::SeqCst)) {
+            write_stderr(&format!("mprof-lisp: Ctrl-C will not keep the profile: {e}\n"));
+        }
+    }
     let status = run(&mut lisp, &args, at_line_start);
     // The profile covers the run whether it ended well or not.
     if let Err(message) = crate::profile_cli::finish(&mut lisp, &args.profiling) {

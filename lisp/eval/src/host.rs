@@ -51,6 +51,92 @@ pub struct Host {
     pub interrupt: Arc<AtomicBool>,
     /// Arguments after the program file on the command line.
     pub argv: Vec<String>,
+    /// Input/output statistics, when being recorded (`--time`, `--io`).
+    pub io: Option<IoStats>,
+}
+
+/// Per-stream input/output counts and times, ATOM's io tool for Lisp streams. Rows are
+/// per file name (a file opened twice is one row) and per standard stream; string
+/// streams do no I/O and have none. Invariant: `by_channel[c]`, when set, indexes `rows`.
+#[derive(Default, Debug)]
+pub struct IoStats {
+    rows: Vec<mprof_profiler::exec::IoRow>,
+    by_name: std::collections::HashMap<String, usize>,
+    by_channel: Vec<Option<usize>>,
+}
+
+impl IoStats {
+    fn row(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.by_name.get(name) {
+            return i;
+        }
+        self.rows.push(mprof_profiler::exec::IoRow { stream: name.to_string(), ..Default::default() });
+        self.by_name.insert(name.to_string(), self.rows.len() - 1);
+        self.rows.len() - 1
+    }
+
+    fn channel_row(&mut self, channel: u32) -> usize {
+        if let Some(Some(i)) = self.by_channel.get(channel as usize) {
+            return *i;
+        }
+        let name = match channel {
+            STDIN => "*standard-input*",
+            STDOUT => "*standard-output*",
+            STDERR => "*error-output*",
+            _ => "(unnamed stream)",
+        };
+        let i = self.row(name);
+        self.bind(channel, i);
+        i
+    }
+
+    fn bind(&mut self, channel: u32, row: usize) {
+        let c = channel as usize;
+        if self.by_channel.len() <= c {
+            self.by_channel.resize(c + 1, None);
+        }
+        self.by_channel[c] = Some(row);
+    }
+
+    /// A file was opened (on `channel` when it stays open for output).
+    pub fn opened(&mut self, name: &str, channel: Option<u32>) {
+        let i = self.row(name);
+        self.rows[i].opens += 1;
+        if let Some(c) = channel {
+            self.bind(c, i);
+        }
+    }
+
+    /// A read of `bytes` from the file `name` (whole-file reads: OPEN, LOAD).
+    pub fn read_file(&mut self, name: &str, bytes: u64, ns: u64) {
+        let i = self.row(name);
+        let r = &mut self.rows[i];
+        r.reads += 1;
+        r.bytes_read += bytes;
+        r.time_ns += ns;
+    }
+
+    /// A read of `bytes` from a host channel.
+    pub fn read_channel(&mut self, channel: u32, bytes: u64, ns: u64) {
+        let i = self.channel_row(channel);
+        let r = &mut self.rows[i];
+        r.reads += 1;
+        r.bytes_read += bytes;
+        r.time_ns += ns;
+    }
+
+    /// A write of `bytes` to a host channel.
+    pub fn write_channel(&mut self, channel: u32, bytes: u64, ns: u64) {
+        let i = self.channel_row(channel);
+        let r = &mut self.rows[i];
+        r.writes += 1;
+        r.bytes_written += bytes;
+        r.time_ns += ns;
+    }
+
+    pub fn rows(&self) -> Vec<mprof_profiler::exec::IoRow> {
+        self.rows.clone()
+    }
 }
 
 impl Host {
@@ -62,16 +148,27 @@ impl Host {
             start: Instant::now(),
             interrupt: Arc::new(AtomicBool::new(false)),
             argv: Vec::new(),
+            io: None,
         }
+    }
+
+    /// The I/O summary rows recorded so far (none when not recording).
+    pub fn io_rows(&self) -> Vec<mprof_profiler::exec::IoRow> {
+        self.io.as_ref().map(IoStats::rows).unwrap_or_default()
     }
 
     /// Write text to an output channel. Errors writing to a closed pipe are
     /// reported to the caller as a message.
     pub fn write(&mut self, channel: u32, text: &str) -> Result<(), String> {
-        match self.channels.get_mut(channel as usize) {
+        let started = self.io.as_ref().map(|_| Instant::now());
+        let r = match self.channels.get_mut(channel as usize) {
             Some(Channel::Output(w)) => w.write_all(text.as_bytes()).map_err(|e| e.to_string()),
             _ => Err("the stream is not open for output".to_string()),
+        };
+        if let (Some(io), Some(t)) = (self.io.as_mut(), started) {
+            io.write_channel(channel, text.len() as u64, t.elapsed().as_nanos() as u64);
         }
+        r
     }
 
     pub fn flush(&mut self, channel: u32) {

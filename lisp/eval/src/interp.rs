@@ -83,6 +83,8 @@ pub struct Interpreter {
     /// Profiling is on (the VM keeps the profiler's context stack).
     vm_profiling: bool,
     last_sample: std::time::Instant,
+    /// The time profile of the last timed run, once timing stopped.
+    time_profile: Option<mprof_profiler::exec::TimeProfile>,
 }
 
 const PRELUDE: &[(&str, &str)] = &[
@@ -143,6 +145,7 @@ impl Interpreter {
             peak_live_objects: 0,
             vm_profiling: false,
             last_sample: std::time::Instant::now(),
+            time_profile: None,
         };
         // The prelude defines COMMON-LISP's functions: read it in that package.
         interp.set_package_cl(true);
@@ -370,21 +373,54 @@ impl Interpreter {
             crate::profile::with_state(|st| st.primitives_to_caller = primitives_to_caller);
         }
         crate::profile::set_mode(crate::profile::Mode::Profiling);
-        self.vm_profiling = true;
+        self.sync_vm_profiling();
+    }
+
+    /// Keep the VM's context stack when memory or time is being profiled.
+    fn sync_vm_profiling(&mut self) {
+        let on = crate::profile::mode() == crate::profile::Mode::Profiling || crate::profile::timing();
+        self.vm_profiling = on;
         self.arena.mutate_root(|_mc, root| {
             let Root { world, vm, .. } = root;
-            vm.set_profiling(true, world)
+            vm.set_profiling(on, world)
         });
     }
 
-    /// Stop recording (the recorded profile is kept).
+    /// Start measuring time per calling context (`--time`). `compensate` subtracts
+    /// the measured cost of the clock reads.
+    pub fn time_start(&mut self, compensate: bool) {
+        crate::profile::start_timing(compensate);
+        self.time_profile = None;
+        self.sync_vm_profiling();
+    }
+
+    /// Place execution counters in code loaded from files from now on (`--count`).
+    pub fn count_start(&mut self) {
+        self.arena.mutate_root(|_mc, root| root.vm.counting = true);
+    }
+
+    /// Stop recording everything: allocations, time and counts (what was recorded is kept).
     pub fn profile_stop(&mut self) {
         crate::profile::set_mode(crate::profile::Mode::Off);
-        self.vm_profiling = false;
-        self.arena.mutate_root(|_mc, root| {
-            let Root { world, vm, .. } = root;
-            vm.set_profiling(false, world)
-        });
+        let instructions = self.arena.mutate(|_mc, root| root.vm.instructions());
+        if let Some(t) = crate::profile::stop_timing(instructions) {
+            self.time_profile = Some(t);
+        }
+        self.arena.mutate_root(|_mc, root| root.vm.counting = false);
+        self.sync_vm_profiling();
+    }
+
+    /// Everything recorded so far: the memory profile with the execution profiles
+    /// (time, counts, I/O) beside it.
+    pub fn full_profile(&mut self) -> mprof_profiler::Profile {
+        let mut p = crate::profile::profile();
+        let instructions = self.arena.mutate(|_mc, root| root.vm.instructions());
+        p.exec.time = crate::profile::time_snapshot(instructions).or_else(|| self.time_profile.clone());
+        let (sources, counts) = self.arena.mutate(|_mc, root| root.vm.count_registry.to_exec(&root.vm.counts));
+        p.exec.sources = sources;
+        p.exec.counts = counts;
+        p.exec.io = self.host.io_rows();
+        p
     }
 
     /// Collect all garbage (so kept bytes are reachable bytes), then render the tables.
@@ -398,7 +434,7 @@ impl Interpreter {
     pub fn profile_write(&mut self, path: &str) -> Result<(), String> {
         self.full_collection();
         crate::profile::sample();
-        let profile = crate::profile::profile();
+        let profile = self.full_profile();
         let mut file = std::fs::File::create(path).map_err(|e| e.to_string())?;
         profile.write(&mut file).map_err(|e| e.to_string())
     }

@@ -26,6 +26,7 @@ pub mod cli;
 pub mod repl;
 pub mod compiler;
 pub mod conditions;
+pub mod counting;
 pub mod ctx;
 pub mod equal;
 pub mod format;

@@ -1,8 +1,15 @@
 //! The profiling options of the `mprof-lisp` command line and what they do
 //! around a run: start recording before the program, then collect, print the
 //! tables (standard error, or `--report FILE`) and write the profile file.
+//!
+//! Three kinds of profile can be asked for together: memory (`--profile`), time
+//! (`--time`, with the I/O summary) and execution counts (`--count`, printed as
+//! a pxp-style annotated listing). Whatever was asked for is reported and written
+//! even when the program ends in an error, an `exit` or an interrupt.
 
 use mprof_profiler::monitor::MonitorOptions;
+use mprof_profiler::exec_report::{ExecReportOptions, render_exec};
+use mprof_profiler::listing::{ListingOptions, render_listings};
 use mprof_profiler::report::{ReportOptions, Tables};
 
 use crate::Interpreter;
@@ -43,6 +50,26 @@ pub struct ProfileArgs {
     /// Keep direct self-recursion as separate nodes instead of folding it.
     #[arg(long)]
     pub no_fold_recursion: bool,
+    /// Measure time per call arc (gprof-style flat profile and call graph) and
+    /// summarize input/output.
+    #[arg(long)]
+    pub time: bool,
+    /// Do not subtract the measured cost of the clock reads from self times.
+    #[arg(long)]
+    pub no_compensation: bool,
+    /// Summarize input/output per stream (implied by --time).
+    #[arg(long)]
+    pub io: bool,
+    /// Count executions of each function, branch and body form, and print the
+    /// program's listing annotated with the counts.
+    #[arg(long)]
+    pub count: bool,
+    /// With --count: list only these functions (comma-separated names).
+    #[arg(long, value_name = "F,G", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// With --count: print the call count table only, no listing.
+    #[arg(long)]
+    pub summary_only: bool,
 }
 
 impl ProfileArgs {
@@ -61,9 +88,20 @@ impl ProfileArgs {
     }
 }
 
-/// Start recording, when `--profile` was given.
+impl ProfileArgs {
+    /// Whether any kind of profile was asked for.
+    pub fn any(&self) -> bool {
+        self.profile || self.time || self.count || self.io
+    }
+
+    fn io_wanted(&self) -> bool {
+        self.io || self.time
+    }
+}
+
+/// Start recording what was asked for.
 pub fn start(lisp: &mut Interpreter, args: &ProfileArgs, command_line: &str) {
-    if !args.profile {
+    if !args.any() {
         return;
     }
     let options = MonitorOptions {
@@ -71,21 +109,58 @@ pub fn start(lisp: &mut Interpreter, args: &ProfileArgs, command_line: &str) {
         max_depth: args.context_depth,
         fold_self_recursion: !args.no_fold_recursion,
     };
-    lisp.profile_start(Some(options), args.primitives_to_caller);
+    crate::profile::configure(options, args.primitives_to_caller);
     crate::profile::set_metadata("program", command_line);
+    if args.io_wanted() {
+        lisp.host().io = Some(crate::host::IoStats::default());
+    }
+    if args.count {
+        lisp.count_start();
+    }
+    if args.profile {
+        lisp.profile_start(None, args.primitives_to_caller);
+    }
+    if args.time {
+        lisp.time_start(!args.no_compensation);
+    }
 }
 
-/// After the run: print the tables and write the profile file.
+/// After the run (however it ended): print the tables and listings and write the
+/// profile file.
 pub fn finish(lisp: &mut Interpreter, args: &ProfileArgs) -> Result<(), String> {
-    if !args.profile {
+    if !args.any() {
         return Ok(());
     }
     let options = args.report_options()?;
-    let text = lisp.profile_report(&options);
+    let mut text = String::new();
+    if args.profile {
+        text.push_str(&lisp.profile_report(&options));
+    }
     lisp.profile_stop();
+    let profile = lisp.full_profile();
+    let exec_options = ExecReportOptions {
+        time: args.time,
+        counts: args.count,
+        io: args.io_wanted(),
+        merge_cycles: args.merge_cycles,
+        exact: args.exact,
+    };
+    let exec = render_exec(&profile, &exec_options);
+    if !exec.is_empty() {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&exec);
+    }
+    if args.count && !args.summary_only {
+        let o = ListingOptions { only: args.only.clone(), ..ListingOptions::default() };
+        text.push_str(&render_listings(&profile, &o));
+    }
     match &args.report {
         Some(path) => std::fs::write(path, &text).map_err(|e| format!("cannot write the report to {path}: {e}"))?,
         None => eprint!("{text}"),
     }
-    lisp.profile_write(&args.profile_out).map_err(|e| format!("cannot write the profile to {}: {e}", args.profile_out))
+    let mut file = std::fs::File::create(&args.profile_out)
+        .map_err(|e| format!("cannot write the profile to {}: {e}", args.profile_out))?;
+    profile.write(&mut file).map_err(|e| format!("cannot write the profile to {}: {e}", args.profile_out))
 }

@@ -20,6 +20,7 @@ use std::rc::Rc;
 
 use gc_arena::{Collect, Gc, Mutation};
 use mprof_heap::code::{Op, Proto};
+use crate::counting::{CountCtx, CountRegistry, SpanTable};
 use mprof_heap::value::{Function, Ptr, SYM_MACRO, Symbol};
 use mprof_heap::{Value, alloc};
 
@@ -215,6 +216,30 @@ pub struct Vm<'gc> {
     /// The profiler's cached function ids of builtins, by builtin id.
     #[collect(require_static)]
     builtin_prof_ids: Vec<u64>,
+    /// Place execution counters in code compiled from source files (counting.rs).
+    #[collect(require_static)]
+    pub counting: bool,
+    /// Execution counts, indexed by count point id.
+    #[collect(require_static)]
+    pub counts: Vec<u64>,
+    #[collect(require_static)]
+    pub count_registry: CountRegistry,
+    /// Spans of the lists of the top-level form being compiled, and those lists, kept
+    /// alive so that no other cons can take their addresses meanwhile.
+    #[collect(require_static)]
+    count_spans: SpanTable,
+    count_span_roots: Vec<Value<'gc>>,
+    /// The load whose source index is known: (address of its text, source index).
+    #[collect(require_static)]
+    count_source: (usize, u32),
+    /// Instructions executed before the current slice, the slice's fuel, and the fuel
+    /// left at the last call or return: together the running instruction count.
+    #[collect(require_static)]
+    instr_base: u64,
+    #[collect(require_static)]
+    slice_fuel: i64,
+    #[collect(require_static)]
+    fuel_now: i64,
 }
 
 /// Work queued for the next entry into `run`.
@@ -259,7 +284,22 @@ impl<'gc> Vm<'gc> {
             primitives_to_caller: false,
             prof_generation: 0,
             builtin_prof_ids: Vec::new(),
+            counting: false,
+            counts: Vec::new(),
+            count_registry: CountRegistry::default(),
+            count_spans: SpanTable::default(),
+            count_span_roots: Vec::new(),
+            count_source: (0, 0),
+            instr_base: 0,
+            slice_fuel: 0,
+            fuel_now: 0,
         }
+    }
+
+    /// Instructions executed so far (exact at calls and returns, which is when the
+    /// time profiler asks).
+    pub fn instructions(&self) -> u64 {
+        self.instr_base.wrapping_add((self.slice_fuel - self.fuel_now) as u64)
     }
 
     /// All values of the last result (from the register).
@@ -336,7 +376,7 @@ impl<'gc> Vm<'gc> {
     fn pop_frame(&mut self) -> Option<Frame<'gc>> {
         let f = self.frames.pop();
         if self.profiling {
-            crate::profile::truncate(self.frames.len());
+            crate::profile::truncate(self.frames.len(), self.instructions());
         }
         f
     }
@@ -344,7 +384,7 @@ impl<'gc> Vm<'gc> {
     fn truncate_frames(&mut self, n: usize) {
         self.frames.truncate(n);
         if self.profiling {
-            crate::profile::truncate(n);
+            crate::profile::truncate(n, self.instructions());
         }
     }
 
@@ -352,7 +392,8 @@ impl<'gc> Vm<'gc> {
     /// push an entry for every frame already running.
     pub fn set_profiling(&mut self, on: bool, world: &World<'gc>) {
         self.profiling = on;
-        crate::profile::truncate(0);
+        crate::profile::truncate(0, self.instructions());
+        crate::profile::set_instructions(self.instructions());
         if !on {
             return;
         }
@@ -381,7 +422,7 @@ impl<'gc> Vm<'gc> {
             p.prof_id.set(cache);
             id
         };
-        crate::profile::push_function(id, self.caller_site());
+        crate::profile::push_function(id, self.caller_site(), self.instructions());
     }
 
     /// The call site of the call being made: the saved pc of the nearest Lisp
@@ -408,7 +449,7 @@ impl<'gc> Vm<'gc> {
         let cached = self.builtin_prof_ids[i];
         if cached >> 32 == self.prof_generation as u64 && cached & 0xffff_ffff != 0 {
             let fid = mprof_profiler::monitor::FuncId((cached & 0xffff_ffff) as u32 - 1);
-            crate::profile::push_function(fid, self.caller_site());
+            crate::profile::push_function(fid, self.caller_site(), self.instructions());
             return true;
         }
         let (fid, cache) = crate::profile::function_id(cached, || {
@@ -416,7 +457,7 @@ impl<'gc> Vm<'gc> {
             mprof_profiler::monitor::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
         });
         self.builtin_prof_ids[i] = cache;
-        crate::profile::push_function(fid, self.caller_site());
+        crate::profile::push_function(fid, self.caller_site(), self.instructions());
         true
     }
 }
@@ -431,7 +472,17 @@ pub struct Env<'a, 'gc> {
 impl<'gc> Vm<'gc> {
     /// Run for at most `fuel` instructions.
     pub fn run(&mut self, env: &mut Env<'_, 'gc>, fuel: u32) -> Step {
+        let step = self.run_slice(env, fuel);
+        self.instr_base = self.instructions();
+        self.slice_fuel = 0;
+        self.fuel_now = 0;
+        step
+    }
+
+    fn run_slice(&mut self, env: &mut Env<'_, 'gc>, fuel: u32) -> Step {
         let mut fuel = fuel as i64;
+        self.slice_fuel = fuel;
+        self.fuel_now = fuel;
         match std::mem::replace(&mut self.kick, Kick::None) {
             Kick::None => {}
             Kick::LoadStep => {
@@ -471,7 +522,9 @@ impl<'gc> Vm<'gc> {
             if fuel <= 0 {
                 return Step::Running;
             }
-            match self.execute(env, &mut fuel) {
+            let r = self.execute(env, &mut fuel);
+            self.fuel_now = fuel;
+            match r {
                 Ok(()) => {}
                 Err(Raise::Request(req)) => return Step::Request(req),
                 Err(r) => self.raise(env, r),
@@ -511,9 +564,10 @@ impl<'gc> Vm<'gc> {
         let mut pc = frame.pc as usize;
         let mc = env.mc;
         macro_rules! save {
-            () => {
-                self.frames[fi].pc = pc as u32
-            };
+            () => {{
+                self.frames[fi].pc = pc as u32;
+                self.fuel_now = *fuel;
+            }};
         }
         macro_rules! top {
             () => {
@@ -700,8 +754,16 @@ impl<'gc> Vm<'gc> {
                     }
                 }
                 Op::Return => {
+                    self.fuel_now = *fuel;
                     return self.do_return(env);
                 }
+                Op::Count(k) => match self.counts.get_mut(k as usize) {
+                    Some(c) => *c += 1,
+                    None => {
+                        self.counts.resize(k as usize + 1, 0);
+                        self.counts[k as usize] = 1;
+                    }
+                },
                 Op::Inline { op, sym } => {
                     use mprof_heap::code::InlineOp as I;
                     let n = self.stack.len();
@@ -1142,7 +1204,7 @@ impl<'gc> Vm<'gc> {
                 let r = f(&mut ctx, &self.stack[base..base + nargs]);
                 let multiple = ctx.multiple;
                 if pushed {
-                    crate::profile::truncate(self.frames.len());
+                    crate::profile::truncate(self.frames.len(), self.instructions());
                 }
                 let v = r?;
                 self.stack.truncate(ret);
@@ -1369,9 +1431,25 @@ impl<'gc> Vm<'gc> {
             self.expansions.iter().filter_map(|(k, v)| k.heap_address().map(|a| (a, *v))).collect();
         let file = self.compile_file.clone();
         let mut synthesized = std::mem::take(&mut self.synthesized);
-        let compiled =
-            compiler::compile_toplevel(env.mc, env.world, &map, &mut synthesized, form, file.as_deref(), self.compile_line);
+        let counting = if self.counting && !self.count_spans.spans.is_empty() {
+            Some(CountCtx { spans: &self.count_spans, registry: &mut self.count_registry })
+        } else {
+            None
+        };
+        let compiled = compiler::compile_toplevel(
+            env.mc,
+            env.world,
+            &map,
+            &mut synthesized,
+            form,
+            file.as_deref(),
+            self.compile_line,
+            counting,
+        );
         self.synthesized = synthesized;
+        if self.counts.len() < self.count_registry.points.len() {
+            self.counts.resize(self.count_registry.points.len(), 0);
+        }
         match compiled {
             Ok(proto) => {
                 self.expansions.truncate(mark as usize);
@@ -1442,7 +1520,34 @@ impl<'gc> Vm<'gc> {
                             Value::Package(p) => p,
                             _ => env.world.packages.user,
                         };
-                        match mprof_heap::datum::datum_to_value(env.mc, &env.world.packages, package, &datum) {
+                        self.count_spans.spans.clear();
+                        self.count_span_roots.clear();
+                        let converted = match file {
+                            Some(path) if self.counting => {
+                                let key = Rc::as_ptr(text) as *const u8 as usize;
+                                if self.count_source.0 != key {
+                                    self.count_source = (key, self.count_registry.source(path, text));
+                                }
+                                self.count_spans.source = self.count_source.1;
+                                let mut spans = Vec::new();
+                                let r = mprof_heap::datum::datum_to_value_spanned(
+                                    env.mc,
+                                    &env.world.packages,
+                                    package,
+                                    &datum,
+                                    &mut spans,
+                                );
+                                for (v, span) in spans {
+                                    if let Some(a) = v.heap_address() {
+                                        self.count_spans.spans.insert(a, span);
+                                        self.count_span_roots.push(v);
+                                    }
+                                }
+                                r
+                            }
+                            _ => mprof_heap::datum::datum_to_value(env.mc, &env.world.packages, package, &datum),
+                        };
+                        match converted {
                             Ok(v) => v,
                             Err(e) => {
                                 let where_ = match file {

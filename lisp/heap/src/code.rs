@@ -111,6 +111,8 @@ pub enum Op {
     /// arithmetic, car/cdr of a list...); when the fast path does not apply, the
     /// global function of symbol constant `sym` is called as by `CallGlobal`.
     Inline { op: InlineOp, sym: u32 },
+    /// Add one to execution count `k` (only in code compiled while counting).
+    Count(u32),
 }
 
 /// The COMMON-LISP functions compiled inline.

@@ -25,11 +25,33 @@ pub fn datum_to_value<'gc>(
     package: Ptr<'gc, Package<'gc>>,
     datum: &Datum,
 ) -> Result<Value<'gc>, DatumError> {
+    convert(mc, packages, package, datum, None)
+}
+
+/// [`datum_to_value`] that also lists every cons made for a list datum (the first cons
+/// of its spine) with the datum's source span, for the execution counter's listing.
+pub fn datum_to_value_spanned<'gc>(
+    mc: &Mutation<'gc>,
+    packages: &Packages<'gc>,
+    package: Ptr<'gc, Package<'gc>>,
+    datum: &Datum,
+    spans: &mut Vec<(Value<'gc>, Span)>,
+) -> Result<Value<'gc>, DatumError> {
+    convert(mc, packages, package, datum, Some(spans))
+}
+
+fn convert<'gc>(
+    mc: &Mutation<'gc>,
+    packages: &Packages<'gc>,
+    package: Ptr<'gc, Package<'gc>>,
+    datum: &Datum,
+    mut spans: Option<&mut Vec<(Value<'gc>, Span)>>,
+) -> Result<Value<'gc>, DatumError> {
     // Work items: either convert a datum, or assemble a compound from the
     // last `n` converted values.
     enum Work<'d> {
         Convert(&'d Datum),
-        List { n: usize, dotted: bool },
+        List { n: usize, dotted: bool, span: Span },
         Vector(usize),
     }
     let mut work = vec![Work::Convert(datum)];
@@ -42,7 +64,7 @@ pub fn datum_to_value<'gc>(
                         done.push(Value::Nil);
                         continue;
                     }
-                    work.push(Work::List { n: items.len(), dotted: tail.is_some() });
+                    work.push(Work::List { n: items.len(), dotted: tail.is_some(), span: d.span });
                     if let Some(t) = tail {
                         work.push(Work::Convert(t));
                     }
@@ -58,10 +80,13 @@ pub fn datum_to_value<'gc>(
                 }
                 _ => done.push(atom_to_value(mc, packages, package, d)?),
             },
-            Work::List { n, dotted } => {
+            Work::List { n, dotted, span } => {
                 let tail = if dotted { done.pop().unwrap_or(Value::Nil) } else { Value::Nil };
                 let start = done.len().saturating_sub(n);
                 let v = alloc::list_with_tail(mc, &done[start..], tail);
+                if let Some(spans) = spans.as_mut() {
+                    spans.push((v, span));
+                }
                 done.truncate(start);
                 done.push(v);
             }

@@ -198,6 +198,17 @@ fn utf8_len(first: u8) -> usize {
 
 /// Read (or only look at) the next character of a host input channel.
 fn host_char(host: &mut Host, channel: u32, consume: bool) -> Result<Option<char>, String> {
+    let started = host.io.as_ref().map(|_| std::time::Instant::now());
+    let r = host_char_inner(host, channel, consume);
+    if let (Some(io), Some(t), Ok(Some(c))) = (host.io.as_mut(), started, &r)
+        && consume
+    {
+        io.read_channel(channel, c.len_utf8() as u64, t.elapsed().as_nanos() as u64);
+    }
+    r
+}
+
+fn host_char_inner(host: &mut Host, channel: u32, consume: bool) -> Result<Option<char>, String> {
     let Some(Channel::Input(r)) = host.channels.get_mut(channel as usize) else {
         return Err("the stream is not open for input".to_string());
     };
@@ -236,6 +247,15 @@ fn host_char(host: &mut Host, channel: u32, consume: bool) -> Result<Option<char
 
 /// Read a line from a host input channel: (text, whether it ended with a newline).
 fn host_line(host: &mut Host, channel: u32) -> Result<Option<(String, bool)>, String> {
+    let started = host.io.as_ref().map(|_| std::time::Instant::now());
+    let r = host_line_inner(host, channel);
+    if let (Some(io), Some(t), Ok(Some((line, newline)))) = (host.io.as_mut(), started, &r) {
+        io.read_channel(channel, line.len() as u64 + *newline as u64, t.elapsed().as_nanos() as u64);
+    }
+    r
+}
+
+fn host_line_inner(host: &mut Host, channel: u32) -> Result<Option<(String, bool)>, String> {
     let Some(Channel::Input(r)) = host.channels.get_mut(channel as usize) else {
         return Err("the stream is not open for input".to_string());
     };
@@ -596,7 +616,12 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         let text = if probe {
             Vec::new()
         } else {
+            let started = std::time::Instant::now();
             let bytes = std::fs::read(&path).map_err(|e| file_error(ctx, &path, format!("cannot read the file {path:?}: {e}")))?;
+            if let Some(io) = ctx.host.io.as_mut() {
+                io.opened(&path, None);
+                io.read_file(&path, bytes.len() as u64, started.elapsed().as_nanos() as u64);
+            }
             String::from_utf8_lossy(&bytes).chars().collect()
         };
         let s = alloc::stream(ctx.mc, &path, StreamKind::StringInput { text, pos: 0 });
@@ -640,6 +665,9 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
     let file = options.open(&path).map_err(|e| file_error(ctx, &path, format!("cannot open the file {path:?}: {e}")))?;
     let channel = ctx.host.open_output(Box::new(std::io::BufWriter::new(file)));
+    if let Some(io) = ctx.host.io.as_mut() {
+        io.opened(&path, Some(channel));
+    }
     Ok(alloc::stream(ctx.mc, &path, StreamKind::Host { channel, input: false, output: true }))
 }
 
@@ -666,8 +694,15 @@ fn close<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// NIL when it is missing and the caller asked for NIL.
 fn read_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let path = path_arg(ctx, a[0])?;
+    let started = std::time::Instant::now();
     match std::fs::read(&path) {
-        Ok(bytes) => Ok(alloc::string(ctx.mc, &String::from_utf8_lossy(&bytes))),
+        Ok(bytes) => {
+            if let Some(io) = ctx.host.io.as_mut() {
+                io.opened(&path, None);
+                io.read_file(&path, bytes.len() as u64, started.elapsed().as_nanos() as u64);
+            }
+            Ok(alloc::string(ctx.mc, &String::from_utf8_lossy(&bytes)))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if a.get(1).is_some_and(|v| v.truthy()) {
                 Ok(Value::Nil)

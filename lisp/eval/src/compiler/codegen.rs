@@ -443,6 +443,10 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
                 let h = self.here();
                 self.patch(jend, h);
             }
+            Ir::Count(id, inner) => {
+                self.emit(Op::Count(*id));
+                self.expr(inner, mv);
+            }
             Ir::Progn(forms) => {
                 let n = forms.len();
                 for (i, f) in forms.iter().enumerate() {

@@ -19,6 +19,8 @@ use mprof_heap::value::{SYM_MACRO, SYM_SPECIAL};
 use mprof_heap::{Packages, Value};
 
 use super::ir::*;
+use crate::counting::CountCtx;
+use mprof_profiler::exec::CountKind;
 use crate::syms::Syms;
 
 /// Macro expansions made so far for the form being compiled, keyed by the
@@ -83,6 +85,16 @@ pub struct Front<'a, 'gc> {
     depth: usize,
     /// The source line of the form being compiled, when known.
     pub line: u32,
+    /// Present when execution counts are being placed (see counting.rs).
+    pub counting: Option<CountCtx<'a>>,
+    /// The kind of count the next form compiled gets, if it has a source span.
+    pending: Option<CountKind>,
+    /// A pending count handed through a macro call without a span to its expansion.
+    macro_pending: Option<CountKind>,
+    /// The span of the innermost source form being compiled.
+    anchor: Option<mprof_reader::Span>,
+    /// Names of the functions being compiled, outermost first (for count points).
+    fn_names: Vec<String>,
 }
 
 type R<'gc, T> = Result<T, CompileError<'gc>>;
@@ -111,6 +123,11 @@ impl<'a, 'gc> Front<'a, 'gc> {
             up_depth: 0,
             depth: 0,
             line: 0,
+            counting: None,
+            pending: None,
+            macro_pending: None,
+            anchor: None,
+            fn_names: Vec::new(),
         }
     }
 
@@ -133,6 +150,7 @@ impl<'a, 'gc> Front<'a, 'gc> {
     pub fn toplevel(&mut self, form: Value<'gc>) -> R<'gc, LambdaIr<'gc>> {
         let id = self.new_fn(None);
         self.current_fn = id;
+        self.pending = Some(CountKind::Toplevel);
         let body = self.form(form)?;
         Ok(LambdaIr {
             id,
@@ -200,9 +218,57 @@ impl<'a, 'gc> Front<'a, 'gc> {
         if self.depth > MAX_FORM_DEPTH {
             return syntax(format!("form nested more than {MAX_FORM_DEPTH} deep"), form);
         }
-        let r = self.form_inner(form);
+        let pending = self.pending.take();
+        let span = match (&self.counting, form) {
+            (Some(c), Value::Cons(_)) => form.heap_address().and_then(|a| c.spans.spans.get(&a).copied()),
+            _ => None,
+        };
+        let r = match span {
+            Some(span) => {
+                let outer = self.anchor.replace(span);
+                let r = self.form_inner(form);
+                self.anchor = outer;
+                match (r, pending) {
+                    (Ok(ir), Some(kind)) => Ok(self.counted(kind, span, ir)),
+                    (r, _) => r,
+                }
+            }
+            None => {
+                // A form the compiler or a macro made: a macro call passes the count on
+                // to its expansion (`(when ...)` as a branch), anything else drops it.
+                self.macro_pending = pending;
+                self.form_inner(form)
+            }
+        };
         self.depth -= 1;
         r
+    }
+
+    /// Wrap `ir` in a count of `kind` for the source form at `span`.
+    fn counted(&mut self, kind: CountKind, span: mprof_reader::Span, ir: Ir<'gc>) -> Ir<'gc> {
+        let Some(c) = self.counting.as_mut() else { return ir };
+        let function = self.fn_names.last().map(String::as_str).unwrap_or("");
+        let depth = self.fn_names.len().saturating_sub(1) as u32;
+        let id = c.registry.point(c.spans.source, span, kind, function, depth);
+        Ir::Count(id, Box::new(ir))
+    }
+
+    /// The name a count point shows for a function.
+    fn function_label(&self, name: Value<'gc>) -> String {
+        match name {
+            Value::Symbol(s) => s.name.to_string(),
+            Value::Cons(_) if matches!(car(name), Value::Symbol(_)) => {
+                let inner = match car(cdr(name)) {
+                    Value::Symbol(s) => s.name.to_string(),
+                    _ => "?".to_string(),
+                };
+                format!("(SETF {inner})")
+            }
+            _ => match self.fn_names.last() {
+                Some(outer) => format!("(LAMBDA) in {outer}"),
+                None => "(LAMBDA)".to_string(),
+            },
+        }
     }
 
     fn form_inner(&mut self, form: Value<'gc>) -> R<'gc, Ir<'gc>> {
@@ -229,6 +295,7 @@ impl<'a, 'gc> Front<'a, 'gc> {
     fn body(&mut self, forms: &[Value<'gc>]) -> R<'gc, Ir<'gc>> {
         let mut out = Vec::with_capacity(forms.len());
         for &f in forms {
+            self.pending = Some(CountKind::Statement);
             out.push(self.form(f)?);
         }
         Ok(match out.len() {
@@ -259,7 +326,9 @@ impl<'a, 'gc> Front<'a, 'gc> {
                         Ok(Ir::Call(Callee::Local(var), args))
                     }
                     FunKind::Macro(expander) => {
+                        let pending = self.macro_pending.take();
                         let exp = self.expansion(expander, form)?;
+                        self.pending = pending;
                         self.form(exp)
                     }
                 };
@@ -282,8 +351,18 @@ impl<'a, 'gc> Front<'a, 'gc> {
             }
             if is!(if_) {
                 return match args.as_slice() {
-                    [c, t] => Ok(Ir::If(Box::new(self.form(*c)?), Box::new(self.form(*t)?), Box::new(Ir::Const(Value::Nil)))),
-                    [c, t, e] => Ok(Ir::If(Box::new(self.form(*c)?), Box::new(self.form(*t)?), Box::new(self.form(*e)?))),
+                    [c, t] => {
+                        let c = self.form(*c)?;
+                        self.pending = Some(CountKind::Branch);
+                        Ok(Ir::If(Box::new(c), Box::new(self.form(*t)?), Box::new(Ir::Const(Value::Nil))))
+                    }
+                    [c, t, e] => {
+                        let c = self.form(*c)?;
+                        self.pending = Some(CountKind::Branch);
+                        let t = self.form(*t)?;
+                        self.pending = Some(CountKind::Branch);
+                        Ok(Ir::If(Box::new(c), Box::new(t), Box::new(self.form(*e)?)))
+                    }
                     _ => syntax("IF takes a test, a then form and an optional else form", form),
                 };
             }
@@ -448,7 +527,9 @@ impl<'a, 'gc> Front<'a, 'gc> {
             // A global macro?
             if hs.has_flag(SYM_MACRO) {
                 let expander = hs.function.get();
+                let pending = self.macro_pending.take();
                 let exp = self.expansion(expander, form)?;
+                self.pending = pending;
                 return self.form(exp);
             }
             if is!(funcall) && !args.is_empty() {
@@ -700,11 +781,31 @@ impl<'a, 'gc> Front<'a, 'gc> {
         self.current_fn = id;
         self.up_depth = 0;
         let mark = self.env.len();
-        let r = self.lambda_inner(id, name, form, &params, &decls, body);
+        let entry = self.entry_span(form);
+        if entry.is_some() {
+            let label = self.function_label(name);
+            self.fn_names.push(label);
+        }
+        let mut r = self.lambda_inner(id, name, form, &params, &decls, body);
+        if let Some(span) = entry {
+            if let Ok(lam) = &mut r {
+                let body = std::mem::replace(&mut lam.body, Ir::Const(Value::Nil));
+                lam.body = self.counted(CountKind::Entry, span, body);
+            }
+            self.fn_names.pop();
+        }
         self.env.truncate(mark);
         self.current_fn = parent;
         self.up_depth = saved_up;
         r
+    }
+
+    /// Where a function's entry count is shown: its own form when that came from the
+    /// source (a DEFUN, a LAMBDA, an FLET definition), else the innermost source form
+    /// being compiled (a macro's expansion into a lambda). None when not counting.
+    fn entry_span(&self, form: Value<'gc>) -> Option<mprof_reader::Span> {
+        let c = self.counting.as_ref()?;
+        form.heap_address().and_then(|a| c.spans.spans.get(&a).copied()).or(self.anchor)
     }
 
     fn lambda_inner(
@@ -1046,6 +1147,7 @@ impl<'a, 'gc> Front<'a, 'gc> {
         let mut tag_index = 0;
         for &a in args {
             if let Value::Cons(_) = a {
+                self.pending = Some(CountKind::Statement);
                 match self.form(a) {
                     Ok(ir) => items.push(TagbodyItem::Form(ir)),
                     Err(e) => {

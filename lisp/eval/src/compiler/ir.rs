@@ -130,6 +130,8 @@ pub enum Ir<'gc> {
     MvCall(Box<Ir<'gc>>, Vec<Ir<'gc>>),
     MvProg1(Box<Ir<'gc>>, Vec<Ir<'gc>>),
     Progv(Box<Ir<'gc>>, Box<Ir<'gc>>, Box<Ir<'gc>>),
+    /// Count one execution in count point `id`, then evaluate the form (counting.rs).
+    Count(u32, Box<Ir<'gc>>),
 }
 
 /// Everything one compilation produces besides the tree.

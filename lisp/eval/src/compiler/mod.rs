@@ -28,9 +28,11 @@ pub fn compile_toplevel<'gc>(
     form: Value<'gc>,
     file: Option<&str>,
     line: u32,
+    counting: Option<crate::counting::CountCtx<'_>>,
 ) -> Result<Ptr<'gc, Proto<'gc>>, CompileError<'gc>> {
     let mut front = front::Front::new(mc, &world.packages, &world.syms, expansions, synthesized);
     front.line = line;
+    front.counting = counting;
     let lam = front.toplevel(form)?;
     let unit = front.unit;
     let mut cg = codegen::Codegen::new(mc, &world.syms, &unit, file.map(String::from));

@@ -1,0 +1,303 @@
+//! The annotated listing: a program re-printed by the pretty printer with its execution
+//! counts at the left margin, in the manner of pxp.
+//!
+//! Each printed line shows the source line number of the first form that begins on it,
+//! then — when the count in effect changes — the count and `.---|`, else just the bar,
+//! then the program text. The count in effect on a line is that of the innermost count
+//! point containing the line's first form (function entry before branch before body
+//! form before top-level form, when several start at the same place). Lists holding a
+//! point whose count differs from the count where the list starts are never printed on
+//! one line, so each branch taken a different number of times gets a line of its own.
+//!
+//! This module is the only one of the crate that knows Lisp syntax: it uses the reader's
+//! pretty printer (lisp/reader/src/pretty.rs). Invariant: counts are matched to forms by
+//! byte offset, so a listing is only printed from the exact source that was run; a source
+//! whose size or hash differs is refused with a message, as pxp refused a counter mismatch.
+
+use mprof_reader::ReadOptions;
+use mprof_reader::pretty::{Block, LineKind, PrettyOptions, pretty_source};
+
+use crate::exec::{CountKind, CountPoint, source_hash};
+use crate::profile::Profile;
+
+/// What a listing shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListingOptions {
+    /// Only the top-level definitions of these names (case-insensitive); all when empty.
+    pub only: Vec<String>,
+    /// Columns for the program text (the margin is extra).
+    pub width: usize,
+}
+
+impl Default for ListingOptions {
+    fn default() -> Self {
+        ListingOptions { only: Vec::new(), width: 72 }
+    }
+}
+
+/// Width of the count field in the margin.
+const COUNT_WIDTH: usize = 10;
+
+fn kind_rank(kind: CountKind) -> u8 {
+    match kind {
+        CountKind::Entry => 3,
+        CountKind::Branch => 2,
+        CountKind::Statement => 1,
+        CountKind::Toplevel => 0,
+    }
+}
+
+/// The count points of one source, sorted by start (then by kind rank).
+struct Points<'a> {
+    points: Vec<&'a CountPoint>,
+}
+
+impl<'a> Points<'a> {
+    fn new(p: &'a Profile, source: u32) -> Points<'a> {
+        let mut points: Vec<&CountPoint> = p.exec.counts.iter().filter(|c| c.source == source).collect();
+        points.sort_by_key(|c| (c.start, kind_rank(c.kind)));
+        Points { points }
+    }
+
+    /// The innermost point containing `offset`: the latest start at or before it whose
+    /// form extends past it, the highest-ranked kind among equal starts.
+    fn at(&self, offset: usize) -> Option<&'a CountPoint> {
+        let offset = offset as u64;
+        let upto = self.points.partition_point(|c| c.start <= offset);
+        let mut best: Option<&CountPoint> = None;
+        for c in self.points[..upto].iter().rev() {
+            if let Some(b) = best
+                && c.start < b.start
+            {
+                break;
+            }
+            if offset < c.end.max(c.start + 1) && best.is_none_or(|b| kind_rank(c.kind) > kind_rank(b.kind)) {
+                best = Some(c);
+            }
+        }
+        // Nothing starts at the nearest start: look further out for an enclosing form.
+        if best.is_none() {
+            best = self.points[..upto].iter().rev().find(|c| offset < c.end).copied();
+        }
+        best
+    }
+
+    /// True when a point strictly inside (start, end) has another count than the count
+    /// in effect at `start`.
+    fn varies_inside(&self, start: usize, end: usize) -> bool {
+        let outer = self.at(start).map(|c| c.count);
+        let (start, end) = (start as u64, end as u64);
+        let from = self.points.partition_point(|c| c.start <= start);
+        self.points[from..].iter().take_while(|c| c.start < end).any(|c| Some(c.count) != outer)
+    }
+}
+
+/// Line numbers of byte offsets.
+struct Lines {
+    starts: Vec<usize>,
+}
+
+impl Lines {
+    fn new(text: &str) -> Lines {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Lines { starts }
+    }
+    fn of(&self, offset: usize) -> usize {
+        self.starts.partition_point(|&s| s <= offset)
+    }
+}
+
+/// The margin for a line: source line number, then the count (when it changes) or the bar.
+fn margin(line: Option<usize>, count: Option<u64>, bar: bool) -> String {
+    let number = match line {
+        Some(n) => format!("{n:>5}"),
+        None => " ".repeat(5),
+    };
+    match (count, bar) {
+        (Some(c), _) => format!("{number} {:>w$}.---|", c, w = COUNT_WIDTH),
+        (None, true) => format!("{number} {}    |", " ".repeat(COUNT_WIDTH)),
+        (None, false) => format!("{number} {}     ", " ".repeat(COUNT_WIDTH)),
+    }
+}
+
+/// The listing of source `source` of `p`, whose text is `text`. Fails when the text is
+/// not the one the counts were taken from, or cannot be read as Lisp.
+pub fn render_listing(p: &Profile, source: usize, text: &str, o: &ListingOptions) -> Result<String, String> {
+    let Some(file) = p.exec.sources.get(source) else {
+        return Err(format!("the profile has no source number {source}"));
+    };
+    if file.bytes != text.len() as u64 || file.hash != source_hash(text.as_bytes()) {
+        return Err(format!(
+            "{} has changed since the run ({} bytes then, {} now): its counts would not line up",
+            file.path,
+            file.bytes,
+            text.len()
+        ));
+    }
+    let points = Points::new(p, source as u32);
+    let must_break = |start: usize, end: usize| points.varies_inside(start, end);
+    let read = ReadOptions { file: Some(file.path.clone()), ..ReadOptions::default() };
+    let options = PrettyOptions { width: o.width, ..PrettyOptions::default() };
+    let blocks = pretty_source(text, &options, &read, &must_break).map_err(|e| e.to_string())?;
+    let lines = Lines::new(text);
+    let only: Vec<String> = o.only.iter().map(|n| n.to_uppercase()).collect();
+    let mut out = String::new();
+    for block in &blocks {
+        match block {
+            Block::Text { lines: text_lines } => {
+                if !only.is_empty() {
+                    continue;
+                }
+                for l in text_lines {
+                    let m = margin(None, None, false);
+                    push_line(&mut out, &m, l.indent, &l.text);
+                }
+            }
+            Block::Form { definition, lines: form_lines, .. } => {
+                if !only.is_empty() && !definition.as_ref().is_some_and(|(_, name)| only.contains(&name.to_uppercase())) {
+                    continue;
+                }
+                let mut shown: Option<Option<u64>> = None;
+                for l in form_lines {
+                    let (line_no, count) = match (l.kind, l.first_offset) {
+                        (LineKind::Code, Some(off)) => (Some(lines.of(off)), points.at(off).map(|c| c.count)),
+                        _ => (None, shown.flatten()),
+                    };
+                    let print = l.first_offset.is_some() && shown != Some(count) && count.is_some();
+                    let m = margin(line_no, if print { count } else { None }, true);
+                    if l.first_offset.is_some() {
+                        shown = Some(count);
+                    }
+                    push_line(&mut out, &m, l.indent, &l.text);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn push_line(out: &mut String, margin: &str, indent: usize, text: &str) {
+    out.push_str(margin);
+    if !text.is_empty() {
+        out.extend(std::iter::repeat_n(' ', indent));
+        out.push_str(text);
+    }
+    while out.ends_with(' ') {
+        out.pop();
+    }
+    out.push('\n');
+}
+
+/// Listings of every counted source, each read from its recorded path; a source that
+/// cannot be read or has changed gets a line saying so instead.
+pub fn render_listings(p: &Profile, o: &ListingOptions) -> String {
+    let mut out = String::new();
+    for (i, file) in p.exec.sources.iter().enumerate() {
+        if !p.exec.counts.iter().any(|c| c.source as usize == i) {
+            continue;
+        }
+        out.push_str(&format!("\nExecution counts: {}\n\n", file.path));
+        match std::fs::read_to_string(&file.path) {
+            Ok(text) => match render_listing(p, i, &text, o) {
+                Ok(listing) => out.push_str(&listing),
+                Err(e) => out.push_str(&format!("(no listing: {e})\n")),
+            },
+            Err(e) => out.push_str(&format!("(no listing: cannot read {}: {e})\n", file.path)),
+        }
+    }
+    out
+}
+
+/// The index of the source of `p` that `path` names: the same path, else the only
+/// source with the same file name.
+pub fn find_source(p: &Profile, path: &str) -> Result<usize, String> {
+    if let Some(i) = p.exec.sources.iter().position(|s| s.path == path) {
+        return Ok(i);
+    }
+    let name = std::path::Path::new(path).file_name();
+    let same: Vec<usize> = p
+        .exec
+        .sources
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| std::path::Path::new(&s.path).file_name() == name)
+        .map(|(i, _)| i)
+        .collect();
+    match same.as_slice() {
+        [i] => Ok(*i),
+        [] if p.exec.sources.is_empty() => Err("the profile holds no execution counts (run with --count)".into()),
+        [] => Err(format!(
+            "the profile has no counts for {path}; it has counts for: {}",
+            p.exec.sources.iter().map(|s| s.path.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+        _ => Err(format!("several counted sources are named like {path}: give the path as recorded")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::SourceFile;
+    use crate::scheme::{CategoryScheme, Language};
+
+    fn profile_for(text: &str, points: &[(&str, CountKind, u64)]) -> Profile {
+        let mut p = Profile::empty(Language::Lisp, CategoryScheme::lisp());
+        p.exec.sources.push(SourceFile { path: "t.lisp".into(), bytes: text.len() as u64, hash: source_hash(text.as_bytes()) });
+        for &(form, kind, count) in points {
+            let start = text.find(form).unwrap_or(0);
+            p.exec.counts.push(CountPoint {
+                source: 0,
+                start: start as u64,
+                end: (start + form.len()) as u64,
+                line: 1,
+                column: 1,
+                kind,
+                function: String::new(),
+                depth: 0,
+                count,
+            });
+        }
+        p
+    }
+
+    #[test]
+    fn branches_with_other_counts_get_their_own_lines() {
+        let text = "(defun f (x) (if (> x 0) (g x) (h x)))\n";
+        let p = profile_for(
+            text,
+            &[
+                (text.trim_end(), CountKind::Entry, 10),
+                ("(if (> x 0) (g x) (h x))", CountKind::Statement, 10),
+                ("(g x)", CountKind::Branch, 3),
+                ("(h x)", CountKind::Branch, 7),
+            ],
+        );
+        let out = render_listing(&p, 0, text, &ListingOptions::default()).unwrap_or_else(|e| e);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 4, "{out}");
+        assert!(lines[0].ends_with("10.---|(defun f (x)"), "{out}");
+        assert!(lines[1].ends_with("    |  (if (> x 0)"), "same count as the line before: bar only\n{out}");
+        assert!(lines[2].contains("3.---|") && lines[2].ends_with("(g x)"), "{out}");
+        assert!(lines[3].contains("7.---|") && lines[3].ends_with("(h x)))"), "{out}");
+    }
+
+    #[test]
+    fn a_changed_source_is_refused() {
+        let text = "(f)\n";
+        let p = profile_for(text, &[("(f)", CountKind::Toplevel, 1)]);
+        let e = render_listing(&p, 0, "(g)\n", &ListingOptions::default()).unwrap_err();
+        assert!(e.contains("changed since the run"), "{e}");
+    }
+
+    #[test]
+    fn only_lists_the_named_definitions() {
+        let text = "(defun a () 1)\n(defun b () 2)\n";
+        let p = profile_for(text, &[("(defun a () 1)", CountKind::Entry, 4), ("(defun b () 2)", CountKind::Entry, 5)]);
+        let o = ListingOptions { only: vec!["b".into()], ..ListingOptions::default() };
+        let out = render_listing(&p, 0, text, &o).unwrap_or_else(|e| e);
+        assert!(!out.contains("defun a") && out.contains("5.---|(defun b () 2)"), "{out}");
+        assert_eq!(find_source(&p, "/elsewhere/t.lisp"), Ok(0));
+        assert!(find_source(&p, "u.lisp").unwrap_err().contains("t.lisp"));
+    }
+}
