@@ -5,6 +5,10 @@
 //! because every target format carries whole stacks. pprof sample types follow Go's heap
 //! profiles (alloc_objects, alloc_space, inuse_objects, inuse_space), one sample per node
 //! and category with a `category` label, so existing viewers show them without help.
+//! Time profiles are exported through their memory-shaped view (`exec_report::time_view`):
+//! folded stacks and flame graphs of self nanoseconds, calls or instructions, and a pprof
+//! CPU profile (calls, cpu nanoseconds, instructions per calling context). The JSON
+//! document carries the execution data under `exec` when the profile has any.
 
 use std::io::Write;
 
@@ -14,23 +18,34 @@ use rustc_hash::FxHashMap;
 use serde_json::{Value, json};
 
 use crate::monitor::FuncId;
-use crate::profile::{BinKey, Counters, Profile};
+use crate::profile::{BinKey, Counters, Node, Profile};
 
-/// Which number a folded-stack or flame-graph export counts.
+/// Which number a folded-stack or flame-graph export counts. The first three read a
+/// memory profile; `TimeNs`, `Calls` and `Instructions` read the time view of a profile
+/// (`exec_report::time_view`: category 0 holds calls and self nanoseconds, category 1
+/// instructions).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub enum FoldedValue {
     #[default]
     Bytes,
     Allocs,
     KeptBytes,
+    TimeNs,
+    Calls,
+    Instructions,
 }
 
 impl FoldedValue {
-    fn of(self, c: &Counters) -> u64 {
+    /// The value of one node, from its per-category counters.
+    fn of(self, cs: &[Counters]) -> u64 {
+        let sum = |f: fn(&Counters) -> u64| cs.iter().map(f).fold(0u64, u64::saturating_add);
         match self {
-            FoldedValue::Bytes => c.bytes,
-            FoldedValue::Allocs => c.allocs,
-            FoldedValue::KeptBytes => c.kept_bytes(),
+            FoldedValue::Bytes => sum(|c| c.bytes),
+            FoldedValue::Allocs => sum(|c| c.allocs),
+            FoldedValue::KeptBytes => sum(Counters::kept_bytes),
+            FoldedValue::TimeNs => cs.first().map_or(0, |c| c.bytes),
+            FoldedValue::Calls => cs.first().map_or(0, |c| c.allocs),
+            FoldedValue::Instructions => cs.get(1).map_or(0, |c| c.bytes),
         }
     }
 
@@ -39,7 +54,15 @@ impl FoldedValue {
             FoldedValue::Bytes => "bytes",
             FoldedValue::Allocs => "allocations",
             FoldedValue::KeptBytes => "bytes kept",
+            FoldedValue::TimeNs => "ns",
+            FoldedValue::Calls => "calls",
+            FoldedValue::Instructions => "instructions",
         }
+    }
+
+    /// True for the values of a time view.
+    pub fn is_time(self) -> bool {
+        matches!(self, FoldedValue::TimeNs | FoldedValue::Calls | FoldedValue::Instructions)
     }
 }
 
@@ -63,7 +86,7 @@ pub fn folded(p: &Profile, value: FoldedValue) -> Result<String, String> {
                 if parent.0 == 0 { name } else { format!("{};{}", paths[parent.0 as usize], name) }
             }
         };
-        let v: u64 = node.counters.iter().map(|c| value.of(c)).sum();
+        let v = value.of(&node.counters);
         if v > 0 {
             lines.push(format!("{path} {v}"));
         }
@@ -86,7 +109,8 @@ pub fn flamegraph(p: &Profile, value: FoldedValue, title: &str) -> Result<Vec<u8
     options.name_type = "Function:".to_string();
     let mut svg = Vec::new();
     if text.is_empty() {
-        return Err("the profile records no allocation to draw".into());
+        let what = if value.is_time() { "no measured time" } else { "no allocation" };
+        return Err(format!("the profile records {what} to draw"));
     }
     inferno::flamegraph::from_lines(&mut options, text.lines(), &mut svg).map_err(|e| format!("flame graph: {e}"))?;
     Ok(svg)
@@ -143,7 +167,7 @@ pub fn json(p: &Profile) -> Result<String, String> {
         .collect();
     let metadata: serde_json::Map<String, Value> =
         p.metadata.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
-    let doc = json!({
+    let mut doc = json!({
         "format": "mprof-json",
         "version": 1,
         "language": p.language.name(),
@@ -156,7 +180,70 @@ pub fn json(p: &Profile) -> Result<String, String> {
         "errors": errors,
         "samples": samples,
     });
+    // Only profiles with execution data carry the key, so memory-only documents keep
+    // their shape.
+    if !p.exec.is_empty()
+        && let Some(map) = doc.as_object_mut()
+    {
+        map.insert("exec".into(), exec_json(p));
+    }
     serde_json::to_string_pretty(&doc).map_err(|e| format!("json: {e}"))
+}
+
+/// The execution data (time tree, count points, I/O rows), field for field.
+fn exec_json(p: &Profile) -> Value {
+    let e = &p.exec;
+    let time = e.time.as_ref().map(|t| {
+        let nodes: Vec<Value> = t
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                json!({
+                    "id": i,
+                    "parent": n.parent.map(|x| x.0),
+                    "function": (n.func != FuncId::NONE).then_some(n.func.0),
+                    "calls": n.calls,
+                    "recursion": n.recursion,
+                    "self_ns": n.self_ns,
+                    "instructions": n.instructions,
+                })
+            })
+            .collect();
+        json!({
+            "clock": {
+                "source": t.clock.source,
+                "resolution_ps": t.clock.resolution_ps,
+                "read_cost_ps": t.clock.read_cost_ps,
+                "compensation_ps": t.clock.compensation_ps,
+                "elapsed_ns": t.clock.elapsed_ns,
+            },
+            "nodes": nodes,
+        })
+    });
+    let sources: Vec<Value> =
+        e.sources.iter().map(|s| json!({ "path": s.path, "bytes": s.bytes, "hash": s.hash })).collect();
+    let counts: Vec<Value> = e
+        .counts
+        .iter()
+        .map(|c| {
+            json!({
+                "source": c.source, "start": c.start, "end": c.end, "line": c.line, "column": c.column,
+                "kind": c.kind.name(), "function": c.function, "depth": c.depth, "count": c.count,
+            })
+        })
+        .collect();
+    let io: Vec<Value> = e
+        .io
+        .iter()
+        .map(|r| {
+            json!({
+                "stream": r.stream, "opens": r.opens, "reads": r.reads, "writes": r.writes,
+                "bytes_read": r.bytes_read, "bytes_written": r.bytes_written, "time_ns": r.time_ns,
+            })
+        })
+        .collect();
+    json!({ "time": time, "sources": sources, "counts": counts, "io": io })
 }
 
 /// The few messages of pprof's profile.proto that mprof writes, hand-written with prost.
@@ -278,11 +365,62 @@ fn clamp(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-/// The pprof message (not yet encoded), for tests and for callers that post-process it.
+/// One pprof sample before its stack is attached: values in `sample_type` order, labels.
+type SampleValues = (Vec<i64>, Vec<pprof::Label>);
+
+/// The pprof message of a memory profile (not yet encoded), for tests and for callers
+/// that post-process it.
 pub fn pprof_message(p: &Profile) -> Result<pprof::Profile, String> {
     p.validate()?;
     let mut strings = Strings::new();
-    let sample_type = ["alloc_objects:count", "alloc_space:bytes", "inuse_objects:count", "inuse_space:bytes"]
+    let category_key = strings.get("category");
+    let category_names: Vec<i64> = p.scheme.categories.iter().map(|c| strings.get(&c.name)).collect();
+    let values = |node: &Node| -> Vec<SampleValues> {
+        node.counters
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.is_zero())
+            .map(|(k, c)| {
+                (
+                    vec![clamp(c.allocs), clamp(c.bytes), clamp(c.kept_allocs()), clamp(c.kept_bytes())],
+                    vec![pprof::Label { key: category_key, str: category_names[k], num: 0, num_unit: 0 }],
+                )
+            })
+            .collect()
+    };
+    let types = ["alloc_objects:count", "alloc_space:bytes", "inuse_objects:count", "inuse_space:bytes"];
+    Ok(build_pprof(p, strings, &types, ("space", "bytes"), "alloc_space", values))
+}
+
+/// The pprof message of a time view (`exec_report::time_view`): one sample per calling
+/// context with its calls, self nanoseconds and instructions, as CPU profiles carry them.
+pub fn pprof_time_message(view: &Profile) -> Result<pprof::Profile, String> {
+    view.validate()?;
+    let strings = Strings::new();
+    let values = |node: &Node| -> Vec<SampleValues> {
+        let calls = FoldedValue::Calls.of(&node.counters);
+        let ns = FoldedValue::TimeNs.of(&node.counters);
+        let instructions = FoldedValue::Instructions.of(&node.counters);
+        if calls == 0 && ns == 0 && instructions == 0 {
+            return Vec::new();
+        }
+        vec![(vec![clamp(calls), clamp(ns), clamp(instructions)], Vec::new())]
+    };
+    let types = ["calls:count", "cpu:nanoseconds", "instructions:count"];
+    Ok(build_pprof(view, strings, &types, ("cpu", "nanoseconds"), "cpu", values))
+}
+
+/// The parts common to both pprof exports: functions, one location per (function, call
+/// site), one sample per value set of each node with its stack, metadata as comments.
+fn build_pprof(
+    p: &Profile,
+    mut strings: Strings,
+    types: &[&str],
+    period: (&str, &str),
+    default_type: &str,
+    values: impl Fn(&Node) -> Vec<SampleValues>,
+) -> pprof::Profile {
+    let sample_type = types
         .iter()
         .map(|s| {
             let (t, u) = s.split_once(':').unwrap_or((s, ""));
@@ -330,11 +468,10 @@ pub fn pprof_message(p: &Profile) -> Result<pprof::Profile, String> {
         });
         location_of_node.push(id);
     }
-    let category_key = strings.get("category");
-    let category_names: Vec<i64> = p.scheme.categories.iter().map(|c| strings.get(&c.name)).collect();
     let mut samples = Vec::new();
     for (i, node) in p.nodes.iter().enumerate() {
-        if node.counters.iter().all(Counters::is_zero) {
+        let sets = values(node);
+        if sets.is_empty() {
             continue;
         }
         // Leaf first, as pprof wants; the root is a frame only when nothing else is.
@@ -347,21 +484,14 @@ pub fn pprof_message(p: &Profile) -> Result<pprof::Profile, String> {
         if stack.is_empty() {
             stack.push(location_of_node[0]);
         }
-        for (k, c) in node.counters.iter().enumerate() {
-            if c.is_zero() {
-                continue;
-            }
-            samples.push(pprof::Sample {
-                location_id: stack.clone(),
-                value: vec![clamp(c.allocs), clamp(c.bytes), clamp(c.kept_allocs()), clamp(c.kept_bytes())],
-                label: vec![pprof::Label { key: category_key, str: category_names[k], num: 0, num_unit: 0 }],
-            });
+        for (value, label) in sets {
+            samples.push(pprof::Sample { location_id: stack.clone(), value, label });
         }
     }
     let comment = p.metadata.iter().map(|(k, v)| strings.get(&format!("{k}: {v}"))).collect();
-    let period_type = Some(pprof::ValueType { r#type: strings.get("space"), unit: strings.get("bytes") });
-    let default_sample_type = strings.get("alloc_space");
-    Ok(pprof::Profile {
+    let period_type = Some(pprof::ValueType { r#type: strings.get(period.0), unit: strings.get(period.1) });
+    let default_sample_type = strings.get(default_type);
+    pprof::Profile {
         sample_type,
         sample: samples,
         location: locations,
@@ -372,13 +502,21 @@ pub fn pprof_message(p: &Profile) -> Result<pprof::Profile, String> {
         period: 1,
         comment,
         default_sample_type,
-    })
+    }
 }
 
 /// pprof's profile.proto, gzip'd.
 pub fn pprof_gz(p: &Profile) -> Result<Vec<u8>, String> {
-    let message = pprof_message(p)?;
-    let raw = prost::Message::encode_to_vec(&message);
+    gzip_message(&pprof_message(p)?)
+}
+
+/// The time view's pprof message (`pprof_time_message`), gzip'd.
+pub fn pprof_time_gz(view: &Profile) -> Result<Vec<u8>, String> {
+    gzip_message(&pprof_time_message(view)?)
+}
+
+fn gzip_message(message: &pprof::Profile) -> Result<Vec<u8>, String> {
+    let raw = prost::Message::encode_to_vec(message);
     let mut gz = GzEncoder::new(Vec::new(), Compression::default());
     gz.write_all(&raw).map_err(|e| format!("gzip: {e}"))?;
     gz.finish().map_err(|e| format!("gzip: {e}"))

@@ -24,8 +24,10 @@
 //! ```
 
 pub mod exec;
+pub mod exec_report;
 pub mod export;
 pub mod format;
+pub mod listing;
 pub mod monitor;
 pub mod profile;
 pub mod reduce;
