@@ -298,7 +298,10 @@ fn command_line_on_time_profiles() {
     assert_eq!((code, err.as_str()), (0, ""));
     let svg = std::fs::read_to_string(path("t.svg")).unwrap();
     assert!(svg.contains("mprof: time (ns) by call path"));
-    assert!(svg.contains("main;f;g") || svg.contains(">g<") || svg.contains("g ("), "g drawn");
+    for frame in ["<title>main (", "<title>f (", "<title>g ("] {
+        assert!(svg.contains(frame), "{frame} missing from the flame graph");
+    }
+    assert!(svg.contains(" ns, "), "widths are nanoseconds");
 
     // Errors: one line each, naming what to do.
     let mut memory_only = Vec::new();
@@ -328,4 +331,31 @@ fn command_line_on_time_profiles() {
         errors.push(err.replace(&dir.path().to_string_lossy().into_owned(), "<dir>"));
     }
     insta::assert_snapshot!(errors.concat());
+}
+
+#[test]
+fn memory_and_time_in_one_file_print_both_unless_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("both.mprof").to_string_lossy().into_owned();
+    let mut p = Profile::empty(Language::Lisp, CategoryScheme::lisp());
+    p.functions = vec![FunctionInfo::named("main"), FunctionInfo::named("make")];
+    p.nodes.push(Node {
+        parent: Some(NodeId(0)),
+        func: FuncId(0),
+        call_site: 0,
+        recursion: 0,
+        counters: vec![Counters { allocs: 2, bytes: 32, ..Counters::default() }, Counters::default(), Counters::default(), Counters::default()],
+    });
+    p.exec.time = timed(&["main", "make"], 0, &[(0, 0, 1, 0, 700, 7), (1, 1, 3, 0, 300, 3)]).exec.time;
+    let mut bytes = Vec::new();
+    p.write(&mut bytes).unwrap();
+    std::fs::write(&file, &bytes).unwrap();
+    let (code, both, _) = mprof(&["report", &file]);
+    assert_eq!(code, 0);
+    assert!(both.contains("Memory kept table") && both.contains("allocated: 2 objects, 32 bytes"), "{both}");
+    assert!(both.contains("Flat profile (times in us)") && both.contains("Call graph (times in us)"), "{both}");
+    let (_, memory, _) = mprof(&["report", &file, "--show", "memory"]);
+    assert!(memory.contains("Memory kept table") && !memory.contains("Flat profile"), "{memory}");
+    let (_, time, _) = mprof(&["report", &file, "--show", "time"]);
+    assert!(!time.contains("Memory kept table") && time.contains(" 70.0        0.70  0.70   1.00      1             7    70.0  main\n"), "{time}");
 }
