@@ -18,7 +18,7 @@ use mprof_heap::{Value, alloc};
 
 use crate::builtins::{self, Pkg};
 use crate::host::{Host, Options, STDERR, STDIN, STDOUT};
-use crate::raise::{HostRequest, ProfileRequest};
+use crate::raise::{HostRequest, ProfileKinds, ProfileRequest};
 use mprof_profiler::monitor::MonitorOptions;
 use mprof_profiler::report::ReportOptions;
 use crate::syms::Syms;
@@ -335,8 +335,8 @@ impl Interpreter {
 
     fn profile_request(&mut self, req: ProfileRequest) {
         match req {
-            ProfileRequest::Start { primitives_to_caller } => {
-                self.profile_start(None, primitives_to_caller);
+            ProfileRequest::Start { primitives_to_caller, kinds } => {
+                self.start_kinds(kinds, primitives_to_caller);
                 self.arena.mutate_root(|_mc, root| {
                     let t = root.world.t();
                     root.vm.resume(t)
@@ -350,8 +350,8 @@ impl Interpreter {
                 crate::profile::reset();
                 self.arena.mutate_root(|_mc, root| root.vm.resume(Value::Nil));
             }
-            ProfileRequest::Report(options) => {
-                let text = self.profile_report(&options);
+            ProfileRequest::Report(options, kinds) => {
+                let text = self.report_kinds(&options, kinds);
                 self.resume_with_string(&text);
             }
             ProfileRequest::Write(path) => match self.profile_write(&path) {
@@ -374,6 +374,54 @@ impl Interpreter {
         }
         crate::profile::set_mode(crate::profile::Mode::Profiling);
         self.sync_vm_profiling();
+    }
+
+    /// Start recording the kinds of profile asked for (the MPROF package's start).
+    pub fn start_kinds(&mut self, kinds: ProfileKinds, primitives_to_caller: bool) {
+        if kinds.io && self.host.io.is_none() {
+            self.host.io = Some(crate::host::IoStats::default());
+        }
+        if kinds.counts {
+            self.count_start();
+        }
+        if kinds.memory {
+            self.profile_start(None, primitives_to_caller);
+        }
+        if kinds.time {
+            self.time_start(true);
+        }
+    }
+
+    /// The report of the kinds asked for: memory tables, time tables, call counts
+    /// with the annotated listings, input/output summary.
+    pub fn report_kinds(&mut self, options: &ReportOptions, kinds: ProfileKinds) -> String {
+        let mut text = String::new();
+        if kinds.memory {
+            text.push_str(&self.profile_report(options));
+        }
+        if kinds.time || kinds.counts || kinds.io {
+            let profile = self.full_profile();
+            let exec_options = mprof_profiler::exec_report::ExecReportOptions {
+                time: kinds.time,
+                counts: kinds.counts,
+                io: kinds.io,
+                merge_cycles: options.merge_cycles,
+                exact: options.exact_percentages,
+            };
+            let exec = mprof_profiler::exec_report::render_exec(&profile, &exec_options);
+            if exec.is_empty() {
+                text.push_str(";; no execution profile recorded: start one with (mprof:start :time t) or :counts t\n");
+            } else {
+                text.push_str(&exec);
+            }
+            if kinds.counts {
+                text.push_str(&mprof_profiler::listing::render_listings(
+                    &profile,
+                    &mprof_profiler::listing::ListingOptions::default(),
+                ));
+            }
+        }
+        text
     }
 
     /// Keep the VM's context stack when memory or time is being profiled.

@@ -46,17 +46,26 @@ pub enum HostRequest {
     Exit(i32),
 }
 
+/// Which profiles a start or a report is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ProfileKinds {
+    pub memory: bool,
+    pub time: bool,
+    pub counts: bool,
+    pub io: bool,
+}
+
 /// What the MPROF package asks of the driver.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProfileRequest {
-    /// Start recording (resume with T).
-    Start { primitives_to_caller: bool },
+    /// Start recording the kinds asked for (resume with T).
+    Start { primitives_to_caller: bool, kinds: ProfileKinds },
     /// Stop recording (resume with NIL).
     Stop,
     /// Forget what was recorded (resume with NIL).
     Reset,
-    /// Collect, then resume with the report text.
-    Report(mprof_profiler::report::ReportOptions),
+    /// Collect, then resume with the report text of the kinds asked for.
+    Report(mprof_profiler::report::ReportOptions, ProfileKinds),
     /// Collect, then write the profile file; resume with T, or with a string
     /// saying why it could not be written.
     Write(String),

@@ -9,13 +9,14 @@ use mprof_profiler::report::{ReportOptions, Tables};
 use super::{BuiltinDef, mprof, sys};
 use crate::ctx::Ctx;
 use crate::profile::{self, Mode};
-use crate::raise::{HostRequest, LResult, ProfileRequest, Raise};
+use crate::raise::{HostRequest, LResult, ProfileKinds, ProfileRequest, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
-/// (mprof::%start primitives-to-caller)
+/// (mprof::%start primitives-to-caller memory time counts io)
 fn start<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    Err(Raise::Request(HostRequest::Profile(ProfileRequest::Start { primitives_to_caller: a[0].truthy() })))
+    let kinds = ProfileKinds { memory: a[1].truthy(), time: a[2].truthy(), counts: a[3].truthy(), io: a[4].truthy() };
+    Err(Raise::Request(HostRequest::Profile(ProfileRequest::Start { primitives_to_caller: a[0].truthy(), kinds })))
 }
 
 fn stop<'gc>(_ctx: &mut Ctx<'_, 'gc>, _a: A<'_, 'gc>) -> LResult<'gc> {
@@ -30,7 +31,7 @@ fn enabled_p<'gc>(ctx: &mut Ctx<'_, 'gc>, _a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(ctx.bool(profile::mode() == Mode::Profiling))
 }
 
-/// (mprof::%report-text tables exact merge-cycles path-depth call-sites)
+/// (mprof::%report-text tables exact merge-cycles path-depth call-sites memory time counts io)
 fn report_text<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let tables = match a[0] {
         Value::Nil => Tables::ALL,
@@ -53,7 +54,8 @@ fn report_text<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         call_sites: a[4].truthy(),
         path_depth,
     };
-    Err(Raise::Request(HostRequest::Profile(ProfileRequest::Report(options))))
+    let kinds = ProfileKinds { memory: a[5].truthy(), time: a[6].truthy(), counts: a[7].truthy(), io: a[8].truthy() };
+    Err(Raise::Request(HostRequest::Profile(ProfileRequest::Report(options, kinds))))
 }
 
 fn designator<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<String, Raise<'gc>> {
@@ -106,11 +108,11 @@ fn export_package_symbols<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult
 }
 
 pub const BUILTINS: &[BuiltinDef] = &[
-    mprof("%START", 1, 1, start),
+    mprof("%START", 5, 5, start),
     mprof("STOP", 0, 0, stop),
     mprof("RESET", 0, 0, reset),
     mprof("ENABLED-P", 0, 0, enabled_p),
-    mprof("%REPORT-TEXT", 5, 5, report_text),
+    mprof("%REPORT-TEXT", 9, 9, report_text),
     mprof("%WRITE-PROFILE", 1, 1, write_profile),
     sys("%ALLOCATION-COUNTS", 0, 0, allocation_counts),
     sys("%COUNT-ALLOCATIONS", 1, 1, count_allocations),
