@@ -359,3 +359,35 @@ fn memory_and_time_in_one_file_print_both_unless_told() {
     let (_, time, _) = mprof(&["report", &file, "--show", "time"]);
     assert!(!time.contains("Memory kept table") && time.contains(" 70.0        0.70  0.70   1.00      1             7    70.0  main\n"), "{time}");
 }
+
+#[test]
+fn a_cycle_lists_its_members_calls_out_of_it_as_its_children() {
+    // main -> even -> odd -> leaf, main -> even -> leaf, ... -> odd -> even -> leaf.
+    let p = timed(
+        &["main", "even", "odd", "leaf"],
+        0,
+        &[
+            (0, 0, 1, 0, 1_000, 0),
+            (1, 1, 1, 0, 100, 0),
+            (2, 2, 2, 0, 200, 0),
+            (3, 3, 5, 0, 50, 0),
+            (2, 3, 1, 0, 30, 0),
+            (3, 1, 1, 0, 10, 0),
+            (6, 3, 2, 0, 20, 0),
+        ],
+    );
+    let text = render_exec(&p, &ExecReportOptions { exact: true, ..time_only() });
+    insta::assert_snapshot!(text);
+    let block = |index: &str| {
+        let start = text.find(&format!("\n{index} ")).unwrap();
+        let end = start + text[start..].find("\n---").unwrap();
+        text[start..end].to_string()
+    };
+    // The cycle as a whole: all of even's and odd's self time, leaf below it.
+    let cycle = block("[2]");
+    assert!(cycle.contains("[2]    29.08       310          100           1+3  <cycle 1> [2]"), "{cycle}");
+    // Every call of leaf comes from the cycle: even 1 + 2, odd 5.
+    assert!(cycle.contains("7.09       100                        8/8      leaf [5]"), "{cycle}");
+    let even = block("[3]");
+    assert!(even.contains("50                        3/8      leaf [5]"), "even->leaf is timed twice, once per path: {even}");
+}
