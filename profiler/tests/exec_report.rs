@@ -385,7 +385,7 @@ fn a_cycle_lists_its_members_calls_out_of_it_as_its_children() {
     };
     // The cycle as a whole: all of even's and odd's self time, leaf below it.
     let cycle = block("[2]");
-    assert!(cycle.contains("[2]    29.08       310          100           1+3  <cycle 1> [2]"), "{cycle}");
+    assert!(cycle.contains("[2]     29.08       310          100           1+3  <cycle 1> [2]"), "{cycle}");
     // Every call of leaf comes from the cycle: even 1 + 2, odd 5.
     assert!(cycle.contains("7.09       100                        8/8      leaf [5]"), "{cycle}");
     let even = block("[3]");
