@@ -290,6 +290,13 @@ fn command_line_on_time_profiles() {
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(doc["exec"]["time"]["nodes"][3]["self_ns"], 4_000_000);
     assert_eq!(doc["exec"]["io"][1]["bytes_read"], 4_096);
+    let (code, json, _) = mprof(&["export", &path("t.mprof"), "--format", "json", "--kind", "time"]);
+    assert_eq!(code, 0);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["categories"][0]["name"], "time (ns)");
+    assert_eq!(doc["nodes"][3]["counters"][0]["bytes"], 4_000_000, "g's self time under main;f");
+    assert_eq!(doc["nodes"][3]["counters"][0]["allocs"], 4, "g's calls under main;f");
+    assert_eq!(doc["nodes"][3]["counters"][1]["bytes"], 400, "g's instructions under main;f");
     let (code, _, _) = mprof(&["export", &path("t.mprof"), "--format", "pprof", "--kind", "time", "-o", &path("t.pb.gz")]);
     assert_eq!(code, 0);
     assert_eq!(std::fs::read(path("t.pb.gz")).unwrap()[..2], [0x1f, 0x8b]);
