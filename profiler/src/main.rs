@@ -1,6 +1,7 @@
 //! The `mprof` binary: glue between the command line and the library. It reads profile
 //! files, prints reports (memory tables, then whichever execution tables the file holds),
-//! merges runs and exports memory or time to other tools' formats. Every failure is one
+//! merges runs, prints annotated listings of execution counts and exports memory or
+//! time to other tools' formats. Every failure is one
 //! line on stderr (`mprof: ...`) and a non-zero exit; no input makes it panic.
 
 use std::fs;
@@ -11,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use mprof_profiler::exec_report::{ExecReportOptions, render_exec, time_view};
 use mprof_profiler::export::{self, FoldedValue};
+use mprof_profiler::listing::{ListingOptions, find_source, render_listing, render_listings};
 use mprof_profiler::{Profile, ReportOptions, Tables, render_report};
 
 #[derive(Parser)]
@@ -71,6 +73,20 @@ enum Command {
         /// instructions). Defaults to bytes or time.
         #[arg(long, value_enum)]
         value: Option<ValueArg>,
+    },
+    /// Print a program's listing annotated with the execution counts of a `--count`
+    /// run (pxp style): line number, the count where it changes, a bar, the code.
+    Listing {
+        file: PathBuf,
+        /// The source as it was run (found by its recorded path or its file name);
+        /// every counted source when absent.
+        source: Option<PathBuf>,
+        /// Only the top-level definitions of these names.
+        #[arg(long, value_name = "F,G", value_delimiter = ',')]
+        only: Vec<String>,
+        /// Columns for the program text.
+        #[arg(long, default_value_t = 72)]
+        width: usize,
     },
     /// Convert a profile for other tools.
     Export {
@@ -254,6 +270,23 @@ fn run(cli: Cli) -> Result<(), String> {
                 text.push('\n');
                 text.push_str(&exec);
             }
+            emit(None, text.as_bytes())
+        }
+        Command::Listing { file, source, only, width } => {
+            let p = load(&file)?;
+            let options = ListingOptions { only, width: width.max(20) };
+            let text = match source {
+                None if p.exec.counts.is_empty() => {
+                    return Err(format!("{}: the profile holds no execution counts (run with --count)", file.display()));
+                }
+                None => render_listings(&p, &options),
+                Some(source) => {
+                    let path = source.to_string_lossy();
+                    let index = find_source(&p, &path).map_err(|e| format!("{}: {e}", file.display()))?;
+                    let text = fs::read_to_string(&source).map_err(|e| format!("cannot read {path}: {e}"))?;
+                    render_listing(&p, index, &text, &options)?
+                }
+            };
             emit(None, text.as_bytes())
         }
         Command::Merge { files, output } => {
