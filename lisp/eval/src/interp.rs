@@ -19,6 +19,7 @@ use mprof_heap::{Value, alloc};
 use crate::builtins::{self, Pkg};
 use crate::host::{Host, Options, STDERR, STDIN, STDOUT};
 use crate::raise::{HostRequest, ProfileKinds, ProfileRequest};
+use mprof_profiler::timing::TimeRecorder;
 use mprof_profiler::monitor::MonitorOptions;
 use mprof_profiler::report::ReportOptions;
 use crate::syms::Syms;
@@ -424,9 +425,9 @@ impl Interpreter {
         text
     }
 
-    /// Keep the VM's context stack when memory or time is being profiled.
+    /// Keep the VM's memory context stack while memory is being profiled.
     fn sync_vm_profiling(&mut self) {
-        let on = crate::profile::mode() == crate::profile::Mode::Profiling || crate::profile::timing();
+        let on = crate::profile::mode() == crate::profile::Mode::Profiling;
         self.vm_profiling = on;
         self.arena.mutate_root(|_mc, root| {
             let Root { world, vm, .. } = root;
@@ -437,9 +438,12 @@ impl Interpreter {
     /// Start measuring time per calling context (`--time`). `compensate` subtracts
     /// the measured cost of the clock reads.
     pub fn time_start(&mut self, compensate: bool) {
-        crate::profile::start_timing(compensate);
+        let recorder = Box::new(TimeRecorder::new(crate::profile::monitor_options(), compensate));
         self.time_profile = None;
-        self.sync_vm_profiling();
+        self.arena.mutate_root(|_mc, root| {
+            let Root { world, vm, .. } = root;
+            vm.set_timing(Some(recorder), world);
+        });
     }
 
     /// Place execution counters in code loaded from files from now on (`--count`).
@@ -450,11 +454,15 @@ impl Interpreter {
     /// Stop recording everything: allocations, time and counts (what was recorded is kept).
     pub fn profile_stop(&mut self) {
         crate::profile::set_mode(crate::profile::Mode::Off);
-        let instructions = self.arena.mutate(|_mc, root| root.vm.instructions());
-        if let Some(t) = crate::profile::stop_timing(instructions) {
-            self.time_profile = Some(t);
+        let stopped = self.arena.mutate_root(|_mc, root| {
+            let Root { world, vm, .. } = root;
+            vm.counting = false;
+            let instructions = vm.instructions();
+            vm.set_timing(None, world).map(|mut t| t.snapshot(instructions))
+        });
+        if stopped.is_some() {
+            self.time_profile = stopped;
         }
-        self.arena.mutate_root(|_mc, root| root.vm.counting = false);
         self.sync_vm_profiling();
     }
 
@@ -462,8 +470,8 @@ impl Interpreter {
     /// (time, counts, I/O) beside it.
     pub fn full_profile(&mut self) -> mprof_profiler::Profile {
         let mut p = crate::profile::profile();
-        let instructions = self.arena.mutate(|_mc, root| root.vm.instructions());
-        p.exec.time = crate::profile::time_snapshot(instructions).or_else(|| self.time_profile.clone());
+        let running = self.arena.mutate_root(|_mc, root| root.vm.time_snapshot());
+        p.exec.time = running.or_else(|| self.time_profile.clone());
         let (sources, counts) = self.arena.mutate(|_mc, root| root.vm.count_registry.to_exec(&root.vm.counts));
         p.exec.sources = sources;
         p.exec.counts = counts;

@@ -25,8 +25,6 @@ use mprof_profiler::monitor::{Bin, FuncId, FunctionInfo, Monitor, MonitorOptions
 use mprof_profiler::report::{ReportOptions, render_report};
 use mprof_profiler::scheme::{CategoryScheme, Language};
 use mprof_profiler::Profile;
-use mprof_profiler::exec::TimeProfile;
-use mprof_profiler::timing::TimeRecorder;
 
 /// The first site id of profiled allocations (1..=4 are counting-mode sites).
 const FIRST_PROFILED_SITE: u32 = 8;
@@ -87,8 +85,6 @@ pub struct ProfState {
     /// Identifies this monitor in the ids cached in protos.
     pub generation: u32,
     started: Instant,
-    /// The time profile being recorded (`--time`), fed by the same call/return hooks.
-    pub time: Option<TimeRecorder>,
 }
 
 thread_local! {
@@ -113,7 +109,6 @@ impl ProfState {
             primitives_to_caller: false,
             generation: NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             started: Instant::now(),
-            time: None,
         }
     }
 }
@@ -180,15 +175,11 @@ pub fn profiling() -> bool {
     mode() == Mode::Profiling
 }
 
-/// A stack entry for a function called from `call_site` in its caller;
-/// `instructions` is the VM's running instruction count (for the time profile).
-pub fn push_function(func: FuncId, call_site: u64, instructions: u64) {
+/// A stack entry for a function called from `call_site` in its caller.
+pub fn push_function(func: FuncId, call_site: u64) {
     PROF.with(|p| {
         if let Some(st) = p.borrow_mut().as_mut() {
             st.stack.push(Entry { func: Some(func), call_site, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
-            if let Some(t) = st.time.as_mut() {
-                t.enter(func, instructions);
-            }
         }
     });
 }
@@ -198,58 +189,24 @@ pub fn push_transparent() {
     PROF.with(|p| {
         if let Some(st) = p.borrow_mut().as_mut() {
             st.stack.push(Entry { func: None, call_site: 0, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
-            if let Some(t) = st.time.as_mut() {
-                t.enter_transparent();
-            }
         }
     });
 }
 
 /// Cut the context stack to `depth` entries.
-pub fn truncate(depth: usize, instructions: u64) {
+pub fn truncate(depth: usize) {
     PROF.with(|p| {
-        if let Some(st) = p.borrow_mut().as_mut() {
-            if st.stack.len() > depth {
-                st.stack.truncate(depth);
-            }
-            if let Some(t) = st.time.as_mut() {
-                t.truncate(depth, instructions);
-            }
+        if let Some(st) = p.borrow_mut().as_mut()
+            && st.stack.len() > depth
+        {
+            st.stack.truncate(depth);
         }
     });
 }
 
-/// Tell the time recorder the VM's instruction count (when its stack is rebuilt).
-pub fn set_instructions(instructions: u64) {
-    with_state(|st| {
-        if let Some(t) = st.time.as_mut() {
-            t.set_instructions(instructions);
-        }
-    });
-}
-
-/// Start recording the time profile (the VM must then keep the context stack).
-pub fn start_timing(compensate: bool) {
-    with_state(|st| {
-        if st.time.is_none() {
-            st.time = Some(TimeRecorder::new(st.monitor.options(), compensate));
-        }
-    });
-}
-
-/// Stop recording time; returns the time profile recorded.
-pub fn stop_timing(instructions: u64) -> Option<TimeProfile> {
-    with_state(|st| st.time.take().map(|mut t| t.snapshot(instructions)))
-}
-
-/// Whether the time profile is being recorded.
-pub fn timing() -> bool {
-    PROF.with(|p| p.borrow().as_ref().is_some_and(|s| s.time.is_some()))
-}
-
-/// The time profile so far, without stopping.
-pub fn time_snapshot(instructions: u64) -> Option<TimeProfile> {
-    with_state(|st| st.time.as_mut().map(|t| t.snapshot(instructions)))
+/// The monitor options (the time recorder shapes its tree the same way).
+pub fn monitor_options() -> MonitorOptions {
+    with_state(|st| st.monitor.options())
 }
 
 pub fn depth() -> usize {

@@ -21,6 +21,8 @@ use std::rc::Rc;
 use gc_arena::{Collect, Gc, Mutation};
 use mprof_heap::code::{Op, Proto};
 use crate::counting::{CountCtx, CountRegistry, SpanTable};
+use mprof_profiler::monitor::FuncId;
+use mprof_profiler::timing::TimeRecorder;
 use mprof_heap::value::{Function, Ptr, SYM_MACRO, Symbol};
 use mprof_heap::{Value, alloc};
 
@@ -204,9 +206,15 @@ pub struct Vm<'gc> {
     compile_file: Option<Rc<str>>,
     #[collect(require_static)]
     compile_line: u32,
-    /// Keep the profiler's context stack in step with the frames.
+    /// Some profile wants call and return events (memory or time).
     #[collect(require_static)]
     pub profiling: bool,
+    /// Keep the memory profiler's context stack in step with the frames.
+    #[collect(require_static)]
+    memory_profiling: bool,
+    /// The time recorder, fed directly by calls and returns (no thread-local access).
+    #[collect(require_static)]
+    time: Option<Box<TimeRecorder>>,
     #[collect(require_static)]
     primitives_to_caller: bool,
     /// The profiler's monitor generation, so cached function ids are checked
@@ -281,6 +289,8 @@ impl<'gc> Vm<'gc> {
             compile_file: None,
             compile_line: 0,
             profiling: false,
+            memory_profiling: false,
+            time: None,
             primitives_to_caller: false,
             prof_generation: 0,
             builtin_prof_ids: Vec::new(),
@@ -369,14 +379,14 @@ impl<'gc> Vm<'gc> {
         let cont = Cont::Native(Box::new(native));
         self.frames.push(Frame { func: Value::Nil, proto: None, pc: 0, base: h, ret: h, node: 0, cont });
         if self.profiling {
-            crate::profile::push_transparent();
+            self.hook_enter(None);
         }
     }
 
     fn pop_frame(&mut self) -> Option<Frame<'gc>> {
         let f = self.frames.pop();
         if self.profiling {
-            crate::profile::truncate(self.frames.len(), self.instructions());
+            self.hook_truncate(self.frames.len());
         }
         f
     }
@@ -384,45 +394,123 @@ impl<'gc> Vm<'gc> {
     fn truncate_frames(&mut self, n: usize) {
         self.frames.truncate(n);
         if self.profiling {
-            crate::profile::truncate(n, self.instructions());
+            self.hook_truncate(n);
         }
     }
 
-    /// Start or stop keeping the profiler's context stack; when starting,
+    /// A frame was pushed: tell the profiles that want it. `None` is a frame they do
+    /// not show (native frames, primitives charged to their caller).
+    fn hook_enter(&mut self, func: Option<FuncId>) {
+        if self.memory_profiling {
+            match func {
+                Some(f) => crate::profile::push_function(f, self.caller_site()),
+                None => crate::profile::push_transparent(),
+            }
+        }
+        if self.time.is_some() {
+            let instructions = self.instructions();
+            if let Some(t) = self.time.as_deref_mut() {
+                match func {
+                    Some(f) => t.enter(f, instructions),
+                    None => t.enter_transparent(),
+                }
+            }
+        }
+    }
+
+    /// Frames were popped down to `n`.
+    fn hook_truncate(&mut self, n: usize) {
+        if self.memory_profiling {
+            crate::profile::truncate(n);
+        }
+        if self.time.is_some() {
+            let instructions = self.instructions();
+            if let Some(t) = self.time.as_deref_mut() {
+                t.truncate(n, instructions);
+            }
+        }
+    }
+
+    fn refresh_profiling(&mut self) {
+        self.profiling = self.memory_profiling || self.time.is_some();
+        self.primitives_to_caller = crate::profile::primitives_to_caller();
+        self.prof_generation = crate::profile::generation();
+    }
+
+    /// The profiler function of each running frame, outermost first.
+    fn running_functions(&mut self, world: &World<'gc>) -> Vec<Option<FuncId>> {
+        (0..self.frames.len())
+            .map(|i| match self.frames[i].proto {
+                Some(p) => self.proto_function(p, world),
+                None => None,
+            })
+            .collect()
+    }
+
+    /// Start or stop keeping the memory profiler's context stack; when starting,
     /// push an entry for every frame already running.
     pub fn set_profiling(&mut self, on: bool, world: &World<'gc>) {
-        self.profiling = on;
-        crate::profile::truncate(0, self.instructions());
-        crate::profile::set_instructions(self.instructions());
+        self.memory_profiling = on;
+        self.refresh_profiling();
+        crate::profile::truncate(0);
         if !on {
             return;
         }
-        self.primitives_to_caller = crate::profile::primitives_to_caller();
-        self.prof_generation = crate::profile::generation();
-        for i in 0..self.frames.len() {
-            match self.frames[i].proto {
-                Some(p) => self.prof_push_proto(p, world),
+        for (i, f) in self.running_functions(world).into_iter().enumerate() {
+            let site = self.frames.get(i.wrapping_sub(1)).map(|f| f.pc as u64).unwrap_or(0);
+            match f {
+                Some(f) => crate::profile::push_function(f, site),
                 None => crate::profile::push_transparent(),
             }
         }
     }
 
-    /// Push the profiler entry of a compiled function.
-    fn prof_push_proto(&mut self, proto: Ptr<'gc, Proto<'gc>>, world: &World<'gc>) {
+    /// Install (or, with `None`, remove) the time recorder; returns the one it replaces.
+    /// A new recorder gets an entry for every frame already running.
+    pub fn set_timing(&mut self, recorder: Option<Box<TimeRecorder>>, world: &World<'gc>) -> Option<Box<TimeRecorder>> {
+        let old = std::mem::replace(&mut self.time, recorder);
+        self.refresh_profiling();
+        if self.time.is_some() {
+            let running = self.running_functions(world);
+            let instructions = self.instructions();
+            if let Some(t) = self.time.as_deref_mut() {
+                t.set_instructions(instructions);
+                for f in running {
+                    match f {
+                        Some(f) => t.enter(f, instructions),
+                        None => t.enter_transparent(),
+                    }
+                }
+            }
+        }
+        old
+    }
+
+    /// The time profile recorded so far, if time is being recorded.
+    pub fn time_snapshot(&mut self) -> Option<mprof_profiler::exec::TimeProfile> {
+        let instructions = self.instructions();
+        self.time.as_deref_mut().map(|t| t.snapshot(instructions))
+    }
+
+    /// The profiler's function for a compiled function (None: charged to its caller).
+    fn proto_function(&mut self, proto: Ptr<'gc, Proto<'gc>>, world: &World<'gc>) -> Option<FuncId> {
         let p = &Gc::as_ref(proto).val;
         if self.primitives_to_caller && p.info.file.as_deref().is_some_and(|f| f.starts_with("prelude/")) {
-            crate::profile::push_transparent();
-            return;
+            return None;
         }
         let cached = p.prof_id.get();
-        let id = if cached >> 32 == self.prof_generation as u64 && cached & 0xffff_ffff != 0 {
-            mprof_profiler::monitor::FuncId((cached & 0xffff_ffff) as u32 - 1)
-        } else {
-            let (id, cache) = crate::profile::function_id(cached, || function_info(p, world));
-            p.prof_id.set(cache);
-            id
-        };
-        crate::profile::push_function(id, self.caller_site(), self.instructions());
+        if cached >> 32 == self.prof_generation as u64 && cached & 0xffff_ffff != 0 {
+            return Some(FuncId((cached & 0xffff_ffff) as u32 - 1));
+        }
+        let (id, cache) = crate::profile::function_id(cached, || function_info(p, world));
+        p.prof_id.set(cache);
+        Some(id)
+    }
+
+    /// Push the profiler entry of a compiled function.
+    fn prof_push_proto(&mut self, proto: Ptr<'gc, Proto<'gc>>, world: &World<'gc>) {
+        let f = self.proto_function(proto, world);
+        self.hook_enter(f);
     }
 
     /// The call site of the call being made: the saved pc of the nearest Lisp
@@ -447,17 +535,17 @@ impl<'gc> Vm<'gc> {
             self.builtin_prof_ids.resize(i + 1, 0);
         }
         let cached = self.builtin_prof_ids[i];
-        if cached >> 32 == self.prof_generation as u64 && cached & 0xffff_ffff != 0 {
-            let fid = mprof_profiler::monitor::FuncId((cached & 0xffff_ffff) as u32 - 1);
-            crate::profile::push_function(fid, self.caller_site(), self.instructions());
-            return true;
-        }
-        let (fid, cache) = crate::profile::function_id(cached, || {
-            let name = builtins::table().get(i).map(|d| d.name).unwrap_or("?");
-            mprof_profiler::monitor::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
-        });
-        self.builtin_prof_ids[i] = cache;
-        crate::profile::push_function(fid, self.caller_site(), self.instructions());
+        let fid = if cached >> 32 == self.prof_generation as u64 && cached & 0xffff_ffff != 0 {
+            FuncId((cached & 0xffff_ffff) as u32 - 1)
+        } else {
+            let (fid, cache) = crate::profile::function_id(cached, || {
+                let name = builtins::table().get(i).map(|d| d.name).unwrap_or("?");
+                mprof_profiler::monitor::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
+            });
+            self.builtin_prof_ids[i] = cache;
+            fid
+        };
+        self.hook_enter(Some(fid));
         true
     }
 }
@@ -1204,7 +1292,7 @@ impl<'gc> Vm<'gc> {
                 let r = f(&mut ctx, &self.stack[base..base + nargs]);
                 let multiple = ctx.multiple;
                 if pushed {
-                    crate::profile::truncate(self.frames.len(), self.instructions());
+                    self.hook_truncate(self.frames.len());
                 }
                 let v = r?;
                 self.stack.truncate(ret);
