@@ -635,7 +635,7 @@ fn count_summary(p: &Profile) -> String {
     out.push('\n');
     let _ = writeln!(
         out,
-        "{} count points: {} function entries, {} branches, {} body forms, {} top-level forms",
+        "count points: {} (function entries {}, branches {}, body forms {}, top-level forms {})",
         p.exec.counts.len(),
         points(CountKind::Entry),
         points(CountKind::Branch),
@@ -644,7 +644,7 @@ fn count_summary(p: &Profile) -> String {
     );
     let _ = writeln!(
         out,
-        "executed: {} body forms, {} branches taken, {} top-level forms",
+        "executions: body forms {}, branches taken {}, top-level forms {}",
         executions(CountKind::Statement),
         executions(CountKind::Branch),
         executions(CountKind::Toplevel)

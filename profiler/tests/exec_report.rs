@@ -2,8 +2,9 @@
 //! time view the exports read, and `mprof report/flamegraph/export` on time profiles.
 //! Profiles are built by hand so every number is known by construction.
 
-use std::process::Command;
+mod common;
 
+use common::mprof;
 use mprof_profiler::exec::{ClockInfo, CountKind, CountPoint, IoRow, SourceFile, TimeNode, TimeProfile};
 use mprof_profiler::exec_report::{render_exec, time_view, ExecReportOptions};
 use mprof_profiler::export::{self, FoldedValue};
@@ -192,7 +193,7 @@ fn call_counts_and_io_summaries() {
     insta::assert_snapshot!(text);
     assert!(text.contains("  helper  prog.lisp:3   1000\n"), "nested definitions are indented: {text}");
     assert!(text.contains("<TOTAL>                 2028\n"), "{text}");
-    assert!(text.contains("executed: 1000 body forms, 1000 branches taken, 1 top-level forms"), "{text}");
+    assert!(text.contains("executions: body forms 1000, branches taken 1000, top-level forms 1"), "{text}");
     assert!(text.contains("<TOTAL>                1      5      12        4096            345  2620.00\n"), "{text}");
     // lib.lisp sorts before prog.lisp; within a file, by line.
     let order: Vec<usize> = ["util", "main", "helper", "fib"].iter().map(|n| text.find(n).unwrap()).collect();
@@ -241,15 +242,6 @@ fn a_profile_file_round_trip_prints_the_same_tables() {
     for title in ["Flat profile", "Call graph", "Function call counts", "Input/output summary"] {
         assert!(text.contains(title), "{title} missing");
     }
-}
-
-fn mprof(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mprof")).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

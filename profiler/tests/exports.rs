@@ -3,8 +3,8 @@
 mod common;
 
 use std::io::Read;
-use std::process::Command;
 
+use common::mprof;
 use mprof_profiler::export::{self, FoldedValue};
 use mprof_profiler::*;
 
@@ -58,15 +58,6 @@ fn flamegraph_draws_every_function() {
     for name in ["main", "make_red_widget", "make_blue_widget", "make_widget"] {
         assert!(svg.contains(name), "{name} missing");
     }
-}
-
-fn mprof(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mprof")).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

@@ -110,27 +110,30 @@ impl IoStats {
     /// A read of `bytes` from the file `name` (whole-file reads: OPEN, LOAD).
     pub fn read_file(&mut self, name: &str, bytes: u64, ns: u64) {
         let i = self.row(name);
-        let r = &mut self.rows[i];
-        r.reads += 1;
-        r.bytes_read += bytes;
-        r.time_ns += ns;
+        self.add(i, false, bytes, ns);
     }
 
     /// A read of `bytes` from a host channel.
     pub fn read_channel(&mut self, channel: u32, bytes: u64, ns: u64) {
         let i = self.channel_row(channel);
-        let r = &mut self.rows[i];
-        r.reads += 1;
-        r.bytes_read += bytes;
-        r.time_ns += ns;
+        self.add(i, false, bytes, ns);
     }
 
     /// A write of `bytes` to a host channel.
     pub fn write_channel(&mut self, channel: u32, bytes: u64, ns: u64) {
         let i = self.channel_row(channel);
-        let r = &mut self.rows[i];
-        r.writes += 1;
-        r.bytes_written += bytes;
+        self.add(i, true, bytes, ns);
+    }
+
+    fn add(&mut self, row: usize, write: bool, bytes: u64, ns: u64) {
+        let r = &mut self.rows[row];
+        if write {
+            r.writes += 1;
+            r.bytes_written += bytes;
+        } else {
+            r.reads += 1;
+            r.bytes_read += bytes;
+        }
         r.time_ns += ns;
     }
 

@@ -237,9 +237,10 @@ pub struct Vm<'gc> {
     #[collect(require_static)]
     count_spans: SpanTable,
     count_span_roots: Vec<Value<'gc>>,
-    /// The load whose source index is known: (address of its text, source index).
+    /// The text of the load whose source index is known, and that index. Holding the
+    /// text keeps its address from being reused by another load's text.
     #[collect(require_static)]
-    count_source: (usize, u32),
+    count_source: Option<(Rc<str>, u32)>,
     /// Instructions executed before the current slice, the slice's fuel, and the fuel
     /// left at the last call or return: together the running instruction count.
     #[collect(require_static)]
@@ -299,7 +300,7 @@ impl<'gc> Vm<'gc> {
             count_registry: CountRegistry::default(),
             count_spans: SpanTable::default(),
             count_span_roots: Vec::new(),
-            count_source: (0, 0),
+            count_source: None,
             instr_base: 0,
             slice_fuel: 0,
             fuel_now: 0,
@@ -1612,11 +1613,15 @@ impl<'gc> Vm<'gc> {
                         self.count_span_roots.clear();
                         let converted = match file {
                             Some(path) if self.counting => {
-                                let key = Rc::as_ptr(text) as *const u8 as usize;
-                                if self.count_source.0 != key {
-                                    self.count_source = (key, self.count_registry.source(path, text));
-                                }
-                                self.count_spans.source = self.count_source.1;
+                                let source = match &self.count_source {
+                                    Some((t, i)) if Rc::ptr_eq(t, text) => *i,
+                                    _ => {
+                                        let i = self.count_registry.source(path, text);
+                                        self.count_source = Some((text.clone(), i));
+                                        i
+                                    }
+                                };
+                                self.count_spans.source = source;
                                 let mut spans = Vec::new();
                                 let r = mprof_heap::datum::datum_to_value_spanned(
                                     env.mc,

@@ -2,7 +2,19 @@
 //! monitor the events of the paper's examples.
 #![allow(dead_code)]
 
+use std::process::Command;
+
 use mprof_profiler::*;
+
+/// Runs the `mprof` binary: (exit status, standard output, standard error).
+pub fn mprof(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mprof")).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
 
 /// The paper's producer/consumer example (Figure 1): 10,000 widgets of 204 bytes, 5,019
 /// made red (never freed) and 4,981 made blue (freed), in the paper's interleaving-free
