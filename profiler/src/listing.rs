@@ -71,7 +71,7 @@ impl<'a> Points<'a> {
             {
                 break;
             }
-            if offset < c.end.max(c.start + 1) && best.is_none_or(|b| kind_rank(c.kind) > kind_rank(b.kind)) {
+            if offset < c.end.max(c.start.saturating_add(1)) && best.is_none_or(|b| kind_rank(c.kind) > kind_rank(b.kind)) {
                 best = Some(c);
             }
         }

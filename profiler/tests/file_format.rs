@@ -168,3 +168,67 @@ fn every_truncation_and_byte_flip_is_an_error_or_a_profile_never_a_panic() {
         }
     }
 }
+
+/// A profile holding every kind of execution data, for the corruption tests.
+fn with_exec() -> Profile {
+    use mprof_profiler::exec::*;
+    let mut p = common::three_cycle();
+    let text = "(defun f (x) (if x (g) (h)))\n";
+    let mut time = TimeProfile::default();
+    time.clock = ClockInfo { source: "test".into(), resolution_ps: 10_000, read_cost_ps: 12_000, compensation_ps: 0, elapsed_ns: 900 };
+    for (parent, func, self_ns) in [(0u32, 0u32, 100u64), (1, 1, 300), (2, 2, 500)] {
+        time.nodes.push(TimeNode {
+            parent: Some(NodeId(parent)),
+            func: FuncId(func),
+            calls: 2,
+            recursion: 1,
+            self_ns,
+            instructions: 40,
+        });
+    }
+    p.exec.time = Some(time);
+    p.exec.sources.push(SourceFile { path: "f.lisp".into(), bytes: text.len() as u64, hash: source_hash(text.as_bytes()) });
+    for (start, end, kind, count) in [(0u64, 28u64, CountKind::Entry, 7u64), (19, 22, CountKind::Branch, 3), (23, 26, CountKind::Branch, 4)] {
+        p.exec.counts.push(CountPoint { source: 0, start, end, line: 1, column: start as u32 + 1, kind, function: "F".into(), depth: 0, count });
+    }
+    p.exec.io.push(exec::IoRow { stream: "out.txt".into(), opens: 1, reads: 0, writes: 3, bytes_read: 0, bytes_written: 30, time_ns: 77 });
+    p
+}
+
+#[test]
+fn execution_data_round_trips_and_merges() {
+    let p = with_exec();
+    let back = Profile::read(&bytes_of(&p)).unwrap();
+    assert_eq!(back, p);
+    let mut twice = p.clone();
+    twice.merge(&p).unwrap();
+    let t = twice.exec.time.as_ref().map(|t| t.nodes.clone()).unwrap_or_default();
+    assert_eq!(t.len(), 4, "same paths are unified");
+    assert_eq!((t[3].self_ns, t[3].calls, t[3].instructions), (1000, 4, 80));
+    assert_eq!(twice.exec.counts.iter().map(|c| c.count).collect::<Vec<_>>(), vec![14, 6, 8]);
+    assert_eq!(twice.exec.io[0].bytes_written, 60);
+}
+
+#[test]
+fn corrupt_execution_sections_are_errors_never_panics() {
+    use mprof_profiler::exec_report::{ExecReportOptions, render_exec};
+    use mprof_profiler::listing::{ListingOptions, render_listing};
+    let good = bytes_of(&with_exec());
+    let text = "(defun f (x) (if x (g) (h)))\n";
+    for cut in 0..good.len() {
+        assert!(Profile::read(&good[..cut]).is_err(), "cut at {cut}");
+    }
+    for i in 0..good.len() {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut bad = good.clone();
+            bad[i] ^= flip;
+            if let Ok(p) = Profile::read(&bad) {
+                assert_eq!(p.validate(), Ok(()));
+                let _ = render_exec(&p, &ExecReportOptions::default());
+                for s in 0..p.exec.sources.len() {
+                    let _ = render_listing(&p, s, text, &ListingOptions::default());
+                }
+            }
+        }
+    }
+}
