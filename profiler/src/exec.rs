@@ -13,7 +13,9 @@
 //!   in that context, so self times partition the profiled time: the total time of a
 //!   function or call arc is a sum of self times over subtrees, taken once per path (the
 //!   outermost activation, ATOM's rule for recursion);
-//! - every count point names a source inside `sources`; (source, start, kind) is unique.
+//! - every count point names a source inside `sources`; (source, start, kind) is unique
+//!   except for entries, where (source, start, function) is: one form may define several
+//!   functions (a DEFSTRUCT's constructor and accessors).
 
 use rustc_hash::FxHashMap;
 
@@ -258,16 +260,20 @@ impl Exec {
             };
             source_map.push(idx as u32);
         }
-        let mut point_ids: FxHashMap<(u32, u64, CountKind), usize> = FxHashMap::default();
+        let key = |c: &CountPoint, source: u32| {
+            let name = if c.kind == CountKind::Entry { c.function.clone() } else { String::new() };
+            (source, c.start, c.kind, name)
+        };
+        let mut point_ids: FxHashMap<(u32, u64, CountKind, String), usize> = FxHashMap::default();
         for (i, c) in self.counts.iter().enumerate() {
-            point_ids.insert((c.source, c.start, c.kind), i);
+            point_ids.insert(key(c, c.source), i);
         }
         for c in &other.counts {
             let source = source_map.get(c.source as usize).copied().unwrap_or(c.source);
-            match point_ids.get(&(source, c.start, c.kind)) {
+            match point_ids.get(&key(c, source)) {
                 Some(&i) => self.counts[i].count = self.counts[i].count.saturating_add(c.count),
                 None => {
-                    point_ids.insert((source, c.start, c.kind), self.counts.len());
+                    point_ids.insert(key(c, source), self.counts.len());
                     self.counts.push(CountPoint { source, ..c.clone() });
                 }
             }

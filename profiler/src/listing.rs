@@ -59,33 +59,33 @@ impl<'a> Points<'a> {
         Points { points }
     }
 
-    /// The innermost point containing `offset`: the latest start at or before it whose
-    /// form extends past it, the highest-ranked kind among equal starts.
-    fn at(&self, offset: usize) -> Option<&'a CountPoint> {
+    /// The count in effect at `offset`: that of the innermost point containing it (the
+    /// latest start at or before it whose form extends past it; among points starting
+    /// there, the highest-ranked kind). Entries of several functions defined by one form
+    /// (a DEFSTRUCT) count together: calls into what the form defines.
+    fn at(&self, offset: usize) -> Option<u64> {
         let offset = offset as u64;
         let upto = self.points.partition_point(|c| c.start <= offset);
-        let mut best: Option<&CountPoint> = None;
-        for c in self.points[..upto].iter().rev() {
-            if let Some(b) = best
-                && c.start < b.start
-            {
-                break;
-            }
-            if offset < c.end.max(c.start.saturating_add(1)) && best.is_none_or(|b| kind_rank(c.kind) > kind_rank(b.kind)) {
-                best = Some(c);
-            }
-        }
-        // Nothing starts at the nearest start: look further out for an enclosing form.
-        if best.is_none() {
-            best = self.points[..upto].iter().rev().find(|c| offset < c.end).copied();
-        }
-        best
+        let inside = |c: &CountPoint| offset < c.end.max(c.start.saturating_add(1));
+        let innermost = self.points[..upto].iter().rev().find(|c| inside(c))?;
+        let rank = self.points[..upto]
+            .iter()
+            .filter(|c| c.start == innermost.start && inside(c))
+            .map(|c| kind_rank(c.kind))
+            .max()?;
+        Some(
+            self.points[..upto]
+                .iter()
+                .filter(|c| c.start == innermost.start && kind_rank(c.kind) == rank && inside(c))
+                .map(|c| c.count)
+                .fold(0u64, u64::saturating_add),
+        )
     }
 
     /// True when a point strictly inside (start, end) has another count than the count
     /// in effect at `start`.
     fn varies_inside(&self, start: usize, end: usize) -> bool {
-        let outer = self.at(start).map(|c| c.count);
+        let outer = self.at(start);
         let (start, end) = (start as u64, end as u64);
         let from = self.points.partition_point(|c| c.start <= start);
         self.points[from..].iter().take_while(|c| c.start < end).any(|c| Some(c.count) != outer)
@@ -161,7 +161,7 @@ pub fn render_listing(p: &Profile, source: usize, text: &str, o: &ListingOptions
                 let mut shown: Option<Option<u64>> = None;
                 for l in form_lines {
                     let (line_no, count) = match (l.kind, l.first_offset) {
-                        (LineKind::Code, Some(off)) => (Some(lines.of(off)), points.at(off).map(|c| c.count)),
+                        (LineKind::Code, Some(off)) => (Some(lines.of(off)), points.at(off)),
                         _ => (None, shown.flatten()),
                     };
                     let print = l.first_offset.is_some() && shown != Some(count) && count.is_some();

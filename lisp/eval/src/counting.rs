@@ -10,7 +10,8 @@
 //! compiles to one `Op::Count` before its code, which adds one to a slot of the VM's
 //! count vector: no call, no hash, no thread-local access.
 //!
-//! Invariants: a count point is identified by (source, start offset, kind), so compiling
+//! Invariants: a count point is identified by (source, start offset, kind, and for an
+//! entry the function's name), so compiling
 //! a form again (the compiler restarts after each macro expansion) reuses its points;
 //! point ids index `CountRegistry::points` and the VM's count vector alike; forms of the
 //! prelude, of `-e` and of the REPL are never counted (they have no source file).
@@ -35,7 +36,9 @@ pub struct PointInfo {
 #[derive(Default, Debug)]
 pub struct CountRegistry {
     pub points: Vec<PointInfo>,
-    index: HashMap<(u32, usize, CountKind), u32>,
+    /// (source, start, kind, function): two functions one form defines (a DEFSTRUCT's
+    /// constructor and accessors) have points of their own at the same place.
+    index: HashMap<(u32, usize, CountKind, String), u32>,
     pub sources: Vec<SourceFile>,
     source_index: HashMap<Rc<str>, u32>,
 }
@@ -59,7 +62,8 @@ impl CountRegistry {
     /// The id of the point counting `kind` executions of the form at `span`.
     pub fn point(&mut self, source: u32, span: Span, kind: CountKind, function: &str, depth: u32) -> u32 {
         let next = self.points.len() as u32;
-        *self.index.entry((source, span.start, kind)).or_insert_with(|| {
+        let name = if kind == CountKind::Entry { function.to_string() } else { String::new() };
+        *self.index.entry((source, span.start, kind, name)).or_insert_with(|| {
             self.points.push(PointInfo { source, span, kind, function: function.to_string(), depth });
             next
         })
@@ -117,10 +121,13 @@ mod tests {
         let a = r.point(s, span(0), CountKind::Statement, "F", 0);
         let b = r.point(s, span(0), CountKind::Entry, "F", 0);
         assert_ne!(a, b, "kinds are distinct points");
+        let c = r.point(s, span(0), CountKind::Entry, "G", 0);
+        assert_ne!(b, c, "two functions defined by one form have their own entries");
         assert_eq!(r.point(s, span(0), CountKind::Statement, "F", 0), a);
         assert_eq!(r.source(&path, "(f)"), s, "same contents, same source");
         assert_ne!(r.source(&path, "(g)"), s, "changed contents, new source");
         let (sources, points) = r.to_exec(&[5]);
+        assert_eq!(points.len(), 3);
         assert_eq!(sources.len(), 2);
         assert_eq!((points[0].count, points[1].count), (5, 0));
     }
