@@ -283,6 +283,15 @@ mod tests {
     }
 
     #[test]
+    fn entries_of_functions_one_form_defines_add_up() {
+        let text = "(defstruct w a)\n";
+        let mut p = profile_for(text, &[("(defstruct w a)", CountKind::Entry, 4), ("(defstruct w a)", CountKind::Entry, 6)]);
+        p.exec.counts[1].function = "W-A".into();
+        let out = render_listing(&p, 0, text, &ListingOptions::default()).unwrap_or_else(|e| e);
+        assert!(out.contains("10.---|(defstruct w a)"), "{out}");
+    }
+
+    #[test]
     fn a_changed_source_is_refused() {
         let text = "(f)\n";
         let p = profile_for(text, &[("(f)", CountKind::Toplevel, 1)]);
