@@ -404,3 +404,47 @@ fn the_repl_reports_counts_and_time() {
     assert!(r.stdout.contains("Flat profile"), "{}", r.stdout);
     assert!(r.stdout.contains("Call graph"), "{}", r.stdout);
 }
+
+/// Branches that are atoms (`n`, `:zero`) have no identity of their own; they are
+/// counted at their place in the list, and a LOOP clause's form shows its own count.
+const ATOMS: &str = "(defun fib (n)
+  (if (< n 2)
+      n
+      (+ (fib (- n 1)) (fib (- n 2)))))
+
+(defun kind (k)
+  (case (mod k 3)
+    (0 :zero)
+    (1 :one)
+    (t :other)))
+
+(defun evens (n)
+  (let ((acc 0))
+    (loop for i below n
+          do (when (evenp i) (incf acc)))
+    acc))
+
+(fib 10)
+(dotimes (i 10) (kind i))
+(evens 10)
+";
+
+#[test]
+fn atoms_and_loop_clauses_are_counted_in_place() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let r = run_with_files(
+        dir.path(),
+        &[("atoms.lisp", ATOMS)],
+        &["--count", "--report", "report.txt", "--profile-out", "atoms.mprof", "atoms.lisp"],
+        "",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report = std::fs::read_to_string(dir.path().join("report.txt")).unwrap_or_default();
+    let listing = &report[report.find("Execution counts:").unwrap_or(0)..];
+    insta::assert_snapshot!("atoms_listing", listing);
+    // fib(10): 177 calls, 89 leaves (n < 2) and 88 inner calls.
+    for line in ["177.---|(defun fib (n)", "89.---|      n", "88.---|      (+ (fib", "4.---|    (0 :zero)", "3.---|    (1 :one)"] {
+        assert!(listing.contains(line), "{line} missing from\n{listing}");
+    }
+    assert!(listing.contains("10.---|") && listing.contains("5.---|"), "loop body 10, branch 5:\n{listing}");
+}

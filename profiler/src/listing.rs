@@ -82,13 +82,25 @@ impl<'a> Points<'a> {
         )
     }
 
-    /// True when a point strictly inside (start, end) has another count than the count
-    /// in effect at `start`.
+    /// The count a printed line shows: that in effect at its first form, unless that form
+    /// has no point of its own and a point starts later on the line (`do (when ...)` in a
+    /// LOOP: the line shows the WHEN's count, not the loop's).
+    fn line_count(&self, first: usize, end: usize) -> Option<u64> {
+        let (first64, end64) = (first as u64, end as u64);
+        let from = self.points.partition_point(|c| c.start < first64);
+        match self.points.get(from) {
+            Some(c) if c.start > first64 && c.start < end64 => self.at(c.start as usize),
+            _ => self.at(first),
+        }
+    }
+
+    /// True when the list at (start, end) cannot go on one line: a point inside it has
+    /// another count than the one that line would show.
     fn varies_inside(&self, start: usize, end: usize) -> bool {
-        let outer = self.at(start);
+        let shown = self.line_count(start, end);
         let (start, end) = (start as u64, end as u64);
         let from = self.points.partition_point(|c| c.start <= start);
-        self.points[from..].iter().take_while(|c| c.start < end).any(|c| Some(c.count) != outer)
+        self.points[from..].iter().take_while(|c| c.start < end).any(|c| Some(c.count) != shown)
     }
 }
 
@@ -154,14 +166,23 @@ pub fn render_listing(p: &Profile, source: usize, text: &str, o: &ListingOptions
                     push_line(&mut out, &m, l.indent, &l.text);
                 }
             }
-            Block::Form { definition, lines: form_lines, .. } => {
+            Block::Form { definition, lines: form_lines, span } => {
                 if !only.is_empty() && !definition.as_ref().is_some_and(|(_, name)| only.contains(&name.to_uppercase())) {
                     continue;
                 }
+                // Where each line's text ends in the source: the next line's first form.
+                let mut ends = vec![span.end; form_lines.len()];
+                let mut next = span.end;
+                for (i, l) in form_lines.iter().enumerate().rev() {
+                    ends[i] = next;
+                    if let (LineKind::Code, Some(off)) = (l.kind, l.first_offset) {
+                        next = off;
+                    }
+                }
                 let mut shown: Option<Option<u64>> = None;
-                for l in form_lines {
+                for (i, l) in form_lines.iter().enumerate() {
                     let (line_no, count) = match (l.kind, l.first_offset) {
-                        (LineKind::Code, Some(off)) => (Some(lines.of(off)), points.at(off)),
+                        (LineKind::Code, Some(off)) => (Some(lines.of(off)), points.line_count(off, ends[i])),
                         _ => (None, shown.flatten()),
                     };
                     let print = l.first_offset.is_some() && shown != Some(count) && count.is_some();

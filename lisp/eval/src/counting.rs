@@ -6,7 +6,9 @@
 //! compiler then wraps chosen forms in `Ir::Count`: each function body (entry count),
 //! each branch of a conditional (after macroexpansion every `when`, `cond`, `case`,
 //! `and`, `or` is an `if`), each form of a body (progn, let, function and loop bodies —
-//! a loop's body forms run once per iteration), and each top-level form. A counted form
+//! a loop's body forms run once per iteration), and each top-level form. An atom has no
+//! identity to look up, so a branch or progn form that is an atom (`(if (< n 2) n ...)`)
+//! is found by the cons that holds it in its list. A counted form
 //! compiles to one `Op::Count` before its code, which adds one to a slot of the VM's
 //! count vector: no call, no hash, no thread-local access.
 //!
@@ -92,11 +94,13 @@ impl CountRegistry {
     }
 }
 
-/// The spans of the lists of the top-level form being compiled, by cons address.
+/// The spans of the lists of the top-level form being compiled, by cons address, and of
+/// the elements of those lists by the address of the cons holding them.
 #[derive(Default, Debug)]
 pub struct SpanTable {
     pub source: u32,
     pub spans: HashMap<usize, Span>,
+    pub cells: HashMap<usize, Span>,
 }
 
 /// What the compiler's front end needs to place counters.

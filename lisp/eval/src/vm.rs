@@ -1610,6 +1610,7 @@ impl<'gc> Vm<'gc> {
                             _ => env.world.packages.user,
                         };
                         self.count_spans.spans.clear();
+                        self.count_spans.cells.clear();
                         self.count_span_roots.clear();
                         let converted = match file {
                             Some(path) if self.counting => {
@@ -1622,7 +1623,7 @@ impl<'gc> Vm<'gc> {
                                     }
                                 };
                                 self.count_spans.source = source;
-                                let mut spans = Vec::new();
+                                let mut spans = mprof_heap::datum::SourceSpans::default();
                                 let r = mprof_heap::datum::datum_to_value_spanned(
                                     env.mc,
                                     &env.world.packages,
@@ -1630,9 +1631,15 @@ impl<'gc> Vm<'gc> {
                                     &datum,
                                     &mut spans,
                                 );
-                                for (v, span) in spans {
+                                for (v, span) in spans.lists {
                                     if let Some(a) = v.heap_address() {
                                         self.count_spans.spans.insert(a, span);
+                                    }
+                                }
+                                // Every cons of the form is a cell: rooting the cells roots all.
+                                for (v, span) in spans.cells {
+                                    if let Some(a) = v.heap_address() {
+                                        self.count_spans.cells.insert(a, span);
                                         self.count_span_roots.push(v);
                                     }
                                 }

@@ -28,14 +28,23 @@ pub fn datum_to_value<'gc>(
     convert(mc, packages, package, datum, None)
 }
 
-/// [`datum_to_value`] that also lists every cons made for a list datum (the first cons
-/// of its spine) with the datum's source span, for the execution counter's listing.
+/// Where the conses made from a datum came from, for the execution counter's listing.
+#[derive(Default)]
+pub struct SourceSpans<'gc> {
+    /// The first cons of each list datum's spine, with the list's span.
+    pub lists: Vec<(Value<'gc>, Span)>,
+    /// Every cons of every spine, with the span of the element in its car (so that an
+    /// atom, which has no identity of its own, can be found by its place in a list).
+    pub cells: Vec<(Value<'gc>, Span)>,
+}
+
+/// [`datum_to_value`] that also records where each cons came from (see [`SourceSpans`]).
 pub fn datum_to_value_spanned<'gc>(
     mc: &Mutation<'gc>,
     packages: &Packages<'gc>,
     package: Ptr<'gc, Package<'gc>>,
     datum: &Datum,
-    spans: &mut Vec<(Value<'gc>, Span)>,
+    spans: &mut SourceSpans<'gc>,
 ) -> Result<Value<'gc>, DatumError> {
     convert(mc, packages, package, datum, Some(spans))
 }
@@ -45,13 +54,13 @@ fn convert<'gc>(
     packages: &Packages<'gc>,
     package: Ptr<'gc, Package<'gc>>,
     datum: &Datum,
-    mut spans: Option<&mut Vec<(Value<'gc>, Span)>>,
+    mut spans: Option<&mut SourceSpans<'gc>>,
 ) -> Result<Value<'gc>, DatumError> {
     // Work items: either convert a datum, or assemble a compound from the
     // last `n` converted values.
     enum Work<'d> {
         Convert(&'d Datum),
-        List { n: usize, dotted: bool, span: Span },
+        List { items: &'d [Datum], dotted: bool, span: Span },
         Vector(usize),
     }
     let mut work = vec![Work::Convert(datum)];
@@ -64,7 +73,7 @@ fn convert<'gc>(
                         done.push(Value::Nil);
                         continue;
                     }
-                    work.push(Work::List { n: items.len(), dotted: tail.is_some(), span: d.span });
+                    work.push(Work::List { items, dotted: tail.is_some(), span: d.span });
                     if let Some(t) = tail {
                         work.push(Work::Convert(t));
                     }
@@ -80,12 +89,18 @@ fn convert<'gc>(
                 }
                 _ => done.push(atom_to_value(mc, packages, package, d)?),
             },
-            Work::List { n, dotted, span } => {
+            Work::List { items, dotted, span } => {
                 let tail = if dotted { done.pop().unwrap_or(Value::Nil) } else { Value::Nil };
-                let start = done.len().saturating_sub(n);
+                let start = done.len().saturating_sub(items.len());
                 let v = alloc::list_with_tail(mc, &done[start..], tail);
                 if let Some(spans) = spans.as_mut() {
-                    spans.push((v, span));
+                    spans.lists.push((v, span));
+                    let mut cell = v;
+                    for item in items {
+                        let Value::Cons(c) = cell else { break };
+                        spans.cells.push((cell, item.span));
+                        cell = c.cdr.get();
+                    }
                 }
                 done.truncate(start);
                 done.push(v);

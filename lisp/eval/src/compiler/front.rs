@@ -61,6 +61,15 @@ enum EnvEntry<'gc> {
     Tags { tags: Vec<Value<'gc>>, id: TagbodyId, fn_id: FnId, up_depth: u32 },
 }
 
+/// The cons of `list` whose car is element `n` (0-based); NIL past the end.
+fn nth_cell<'gc>(list: Value<'gc>, n: usize) -> Value<'gc> {
+    let mut cell = list;
+    for _ in 0..n {
+        cell = cdr(cell);
+    }
+    cell
+}
+
 /// Parsed declarations at the head of a body.
 struct Decls<'gc> {
     specials: Vec<Value<'gc>>,
@@ -253,6 +262,24 @@ impl<'a, 'gc> Front<'a, 'gc> {
         Ir::Count(id, Box::new(ir))
     }
 
+    /// Compile `f`, which is the car of `cell`, with a count of `kind`: its own span
+    /// when it is a source list, else (an atom) the span of its place in the list.
+    fn counted_in_list(&mut self, kind: CountKind, f: Value<'gc>, cell: Value<'gc>) -> R<'gc, Ir<'gc>> {
+        self.pending = Some(kind);
+        let ir = self.form(f)?;
+        if matches!(f, Value::Cons(_)) || matches!(ir, Ir::Count(..)) {
+            return Ok(ir);
+        }
+        let span = match &self.counting {
+            Some(c) => cell.heap_address().and_then(|a| c.spans.cells.get(&a).copied()),
+            None => None,
+        };
+        Ok(match span {
+            Some(span) => self.counted(kind, span, ir),
+            None => ir,
+        })
+    }
+
     /// The name a count point shows for a function.
     fn function_label(&self, name: Value<'gc>) -> String {
         match name {
@@ -353,21 +380,32 @@ impl<'a, 'gc> Front<'a, 'gc> {
                 return match args.as_slice() {
                     [c, t] => {
                         let c = self.form(*c)?;
-                        self.pending = Some(CountKind::Branch);
-                        Ok(Ir::If(Box::new(c), Box::new(self.form(*t)?), Box::new(Ir::Const(Value::Nil))))
+                        let t = self.counted_in_list(CountKind::Branch, *t, nth_cell(form, 2))?;
+                        Ok(Ir::If(Box::new(c), Box::new(t), Box::new(Ir::Const(Value::Nil))))
                     }
                     [c, t, e] => {
                         let c = self.form(*c)?;
-                        self.pending = Some(CountKind::Branch);
-                        let t = self.form(*t)?;
-                        self.pending = Some(CountKind::Branch);
-                        Ok(Ir::If(Box::new(c), Box::new(t), Box::new(self.form(*e)?)))
+                        let t = self.counted_in_list(CountKind::Branch, *t, nth_cell(form, 2))?;
+                        let e = self.counted_in_list(CountKind::Branch, *e, nth_cell(form, 3))?;
+                        Ok(Ir::If(Box::new(c), Box::new(t), Box::new(e)))
                     }
                     _ => syntax("IF takes a test, a then form and an optional else form", form),
                 };
             }
             if is!(progn) {
-                return self.body(&args);
+                // The forms are counted in place, so that an atom (a CASE clause's `:zero`,
+                // spliced into a PROGN by the macro) is found by the cons holding it.
+                let mut out = Vec::with_capacity(args.len());
+                let mut cell = cdr(form);
+                for &f in &args {
+                    out.push(self.counted_in_list(CountKind::Statement, f, cell)?);
+                    cell = cdr(cell);
+                }
+                return Ok(match out.len() {
+                    0 => Ir::Const(Value::Nil),
+                    1 => out.pop().unwrap_or(Ir::Const(Value::Nil)),
+                    _ => Ir::Progn(out),
+                });
             }
             if is!(let_) || is!(let_star) {
                 return self.let_form(form, &args, is!(let_star));
