@@ -174,8 +174,10 @@ fn with_exec() -> Profile {
     use mprof_profiler::exec::*;
     let mut p = common::three_cycle();
     let text = "(defun f (x) (if x (g) (h)))\n";
-    let mut time = TimeProfile::default();
-    time.clock = ClockInfo { source: "test".into(), resolution_ps: 10_000, read_cost_ps: 12_000, compensation_ps: 0, elapsed_ns: 900 };
+    let mut time = TimeProfile {
+        clock: ClockInfo { source: "test".into(), resolution_ps: 10_000, read_cost_ps: 12_000, compensation_ps: 0, elapsed_ns: 900 },
+        ..TimeProfile::default()
+    };
     for (parent, func, self_ns) in [(0u32, 0u32, 100u64), (1, 1, 300), (2, 2, 500)] {
         time.nodes.push(TimeNode {
             parent: Some(NodeId(parent)),

@@ -1206,7 +1206,7 @@ impl<'gc> Vm<'gc> {
         extras: &[Value<'gc>],
     ) -> VResult<'gc> {
         let p = &proto.info.params;
-        if extras.len() % 2 != 0 {
+        if !extras.len().is_multiple_of(2) {
             return Err(Raise::program(format!(
                 "odd number of &KEY arguments in a call to {}",
                 self.name_of(env, func)
@@ -1525,16 +1525,8 @@ impl<'gc> Vm<'gc> {
         } else {
             None
         };
-        let compiled = compiler::compile_toplevel(
-            env.mc,
-            env.world,
-            &map,
-            &mut synthesized,
-            form,
-            file.as_deref(),
-            self.compile_line,
-            counting,
-        );
+        let origin = compiler::Origin { file: file.as_deref(), line: self.compile_line };
+        let compiled = compiler::compile_toplevel(env.mc, env.world, &map, &mut synthesized, form, origin, counting);
         self.synthesized = synthesized;
         if self.counts.len() < self.count_registry.points.len() {
             self.counts.resize(self.count_registry.points.len(), 0);

@@ -341,7 +341,7 @@ pub fn symbol_set_package<'gc>(
 pub fn package_symbols_mut<'gc>(
     mc: &Mutation<'gc>,
     p: Ptr<'gc, Package<'gc>>,
-) -> std::cell::RefMut<'gc, indexmap::IndexMap<Box<str>, (Ptr<'gc, Symbol<'gc>>, bool)>> {
+) -> std::cell::RefMut<'gc, SymbolTable<'gc>> {
     let w = Gc::write(mc, p);
     let inner = field!(w, Obj, val);
     unlock!(inner, Package, symbols).borrow_mut()

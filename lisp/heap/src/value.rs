@@ -84,7 +84,9 @@ impl<'gc> Value<'gc> {
         matches!(self, Value::Nil | Value::Cons(_))
     }
 
-    /// The `eq` identity: immediates by value, heap objects by address.
+    /// The `eq` identity: immediates by value, heap objects by address. Named after
+    /// Lisp's EQ on purpose; `PartialEq` would suggest EQL or EQUAL.
+    #[allow(clippy::should_implement_trait)]
     pub fn eq(self, other: Value<'gc>) -> bool {
         use Value::*;
         match (self, other) {
@@ -322,6 +324,9 @@ pub struct HashTable<'gc> {
     pub count: usize,
 }
 
+/// A package's symbols by name, each with whether it is external.
+pub type SymbolTable<'gc> = IndexMap<Box<str>, (Ptr<'gc, Symbol<'gc>>, bool)>;
+
 /// A package: a name space of symbols.
 #[derive(Collect)]
 #[collect(no_drop)]
@@ -331,7 +336,7 @@ pub struct Package<'gc> {
     #[collect(require_static)]
     pub nicknames: RefCell<Vec<String>>,
     /// Every symbol accessible as present in this package, with whether it is external.
-    pub symbols: RefLock<IndexMap<Box<str>, (Ptr<'gc, Symbol<'gc>>, bool)>>,
+    pub symbols: RefLock<SymbolTable<'gc>>,
     pub uses: RefLock<Vec<Ptr<'gc, Package<'gc>>>>,
 }
 
@@ -364,6 +369,20 @@ pub struct RandomState {
     pub state: Cell<u64>,
 }
 
+impl std::fmt::Debug for Value<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Nil => write!(f, "NIL"),
+            Value::Unbound => write!(f, "#<unbound>"),
+            Value::Fixnum(i) => write!(f, "{i}"),
+            Value::Char(c) => write!(f, "#\\{c}"),
+            Value::Symbol(s) => write!(f, "{}", s.name),
+            Value::Float(x) => write!(f, "{}", x.val),
+            other => write!(f, "#<object {:x}>", other.heap_address().unwrap_or(0)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,19 +396,5 @@ mod tests {
     fn a_cons_object_is_small() {
         // Obj<Cons> = tag (8) + two values (32).
         assert_eq!(std::mem::size_of::<Obj<Cons<'static>>>(), 40);
-    }
-}
-
-impl std::fmt::Debug for Value<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Value::Nil => write!(f, "NIL"),
-            Value::Unbound => write!(f, "#<unbound>"),
-            Value::Fixnum(i) => write!(f, "{i}"),
-            Value::Char(c) => write!(f, "#\\{c}"),
-            Value::Symbol(s) => write!(f, "{}", s.name),
-            Value::Float(x) => write!(f, "{}", x.val),
-            other => write!(f, "#<object {:x}>", other.heap_address().unwrap_or(0)),
-        }
     }
 }

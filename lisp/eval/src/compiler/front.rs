@@ -755,7 +755,7 @@ impl<'a, 'gc> Front<'a, 'gc> {
     }
 
     fn setq(&mut self, form: Value<'gc>, args: &[Value<'gc>]) -> R<'gc, Ir<'gc>> {
-        if args.len() % 2 != 0 {
+        if !args.len().is_multiple_of(2) {
             return syntax("SETQ takes pairs of variables and values", form);
         }
         let mut out = Vec::new();

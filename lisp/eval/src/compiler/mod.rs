@@ -19,6 +19,13 @@ pub use front::{CompileError, Expansions, Synthesized};
 
 use crate::world::World;
 
+/// Where a top-level form comes from: its file (None for the REPL, `-e`, `eval`) and line.
+#[derive(Clone, Copy, Debug)]
+pub struct Origin<'s> {
+    pub file: Option<&'s str>,
+    pub line: u32,
+}
+
 /// Compile a top-level form into a function of no arguments that evaluates it.
 pub fn compile_toplevel<'gc>(
     mc: &Mutation<'gc>,
@@ -26,10 +33,10 @@ pub fn compile_toplevel<'gc>(
     expansions: &Expansions<'gc>,
     synthesized: &mut Synthesized<'gc>,
     form: Value<'gc>,
-    file: Option<&str>,
-    line: u32,
+    origin: Origin<'_>,
     counting: Option<crate::counting::CountCtx<'_>>,
 ) -> Result<Ptr<'gc, Proto<'gc>>, CompileError<'gc>> {
+    let Origin { file, line } = origin;
     let mut front = front::Front::new(mc, &world.packages, &world.syms, expansions, synthesized);
     front.line = line;
     front.counting = counting;
