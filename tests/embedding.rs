@@ -242,3 +242,30 @@ fn native_functions_are_callable_from_lisp() {
     // A native error is a Lisp error the program can handle.
     assert_eq!(lisp.eval("(handler-case (host-add 1 \"x\") (error () :refused))"), Ok(HostValue::Symbol(":REFUSED".into())));
 }
+
+#[test]
+fn a_host_records_counts_and_time_through_the_api() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("prog.lisp");
+    std::fs::write(&path, "(defun sq (x) (* x x))\n(defun sum-sq (n) (let ((s 0)) (dotimes (i n) (incf s (sq i))) s))\n(sum-sq 100)\n")
+        .expect("write program");
+    let (mut lisp, _out) = lisp_with(Options::default());
+    lisp.count_start();
+    lisp.time_start(true);
+    lisp.load_file(&path.to_string_lossy()).expect("program runs");
+    lisp.profile_stop();
+    let p = lisp.full_profile();
+    let entry = |name: &str| {
+        p.exec.counts.iter().find(|c| c.kind == mprof_profiler::exec::CountKind::Entry && c.function == name).map(|c| c.count)
+    };
+    assert_eq!((entry("SQ"), entry("SUM-SQ")), (Some(100), Some(1)));
+    let t = p.exec.time.as_ref().expect("a time profile");
+    let sq = p.functions.iter().position(|f| f.name == "SQ").expect("SQ interned") as u32;
+    let calls: u64 = t.nodes.iter().filter(|n| n.func.0 == sq).map(|n| n.calls).sum();
+    assert_eq!(calls, 100);
+    // Stopped: further runs add nothing.
+    lisp.eval("(sum-sq 10)").expect("runs");
+    let again = lisp.full_profile();
+    assert_eq!(again.exec.time, p.exec.time);
+    assert_eq!(again.exec.counts.iter().map(|c| c.count).sum::<u64>(), p.exec.counts.iter().map(|c| c.count).sum::<u64>());
+}

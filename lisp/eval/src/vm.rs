@@ -224,7 +224,8 @@ pub struct Vm<'gc> {
     /// The profiler's cached function ids of builtins, by builtin id.
     #[collect(require_static)]
     builtin_prof_ids: Vec<u64>,
-    /// Place execution counters in code compiled from source files (counting.rs).
+    /// Place execution counters in code compiled from source files (counting.rs), and
+    /// let the counters of code compiled so count.
     #[collect(require_static)]
     pub counting: bool,
     /// Execution counts, indexed by count point id.
@@ -846,13 +847,16 @@ impl<'gc> Vm<'gc> {
                     self.fuel_now = *fuel;
                     return self.do_return(env);
                 }
-                Op::Count(k) => match self.counts.get_mut(k as usize) {
+                // Code compiled while counting keeps its counters: they count only
+                // while counting is on.
+                Op::Count(k) if self.counting => match self.counts.get_mut(k as usize) {
                     Some(c) => *c += 1,
                     None => {
                         self.counts.resize(k as usize + 1, 0);
                         self.counts[k as usize] = 1;
                     }
                 },
+                Op::Count(_) => {}
                 Op::Inline { op, sym } => {
                     use mprof_heap::code::InlineOp as I;
                     let n = self.stack.len();
