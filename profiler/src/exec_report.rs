@@ -240,14 +240,14 @@ fn flat_profile(out: &mut String, r: &Reduction, clock: &ClockInfo, unit: Unit, 
     let source = if clock.source.is_empty() { "not recorded" } else { clock.source.as_str() };
     let _ = writeln!(
         out,
-        "clock: {source}; resolution {}, one read costs {}",
+        "clock: {source}; smallest step seen {}, one read costs {}",
         ns_text(clock.resolution_ps),
         ns_text(clock.read_cost_ps)
     );
     if clock.compensation_ps > 0 {
         let _ = writeln!(
             out,
-            "compensation: {} subtracted from the self time on top at each call and each return",
+            "compensation: {} (one read) subtracted from the self time on top at each call and return that reads the clock; the rest of the profiler's own work is not",
             ns_text(clock.compensation_ps)
         );
     } else {
