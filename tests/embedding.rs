@@ -269,3 +269,16 @@ fn a_host_records_counts_and_time_through_the_api() {
     assert_eq!(again.exec.time, p.exec.time);
     assert_eq!(again.exec.counts.iter().map(|c| c.count).sum::<u64>(), p.exec.counts.iter().map(|c| c.count).sum::<u64>());
 }
+
+#[test]
+fn an_error_in_a_file_names_its_top_level_form() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("bad.lisp");
+    std::fs::write(&path, "(defun f (x) (car x))\n\n(f 5)\n").expect("write program");
+    let (mut lisp, _out) = lisp();
+    let file = path.to_string_lossy().into_owned();
+    let e = lisp.load_file(&file).expect_err("(car 5) fails");
+    assert_eq!(e.location, Some(format!("{file}:3")));
+    let e = lisp.eval("(f 6)").expect_err("(car 6) fails");
+    assert_eq!(e.location, None, "a form from the host has no file");
+}

@@ -67,6 +67,9 @@ pub fn format_error(e: &LispError, lead: &str, margin: &str) -> String {
     if let Some(bt) = format_backtrace(&e.backtrace) {
         out.push_str(&format!("{margin}  backtrace: {bt}\n"));
     }
+    if let Some(at) = &e.location {
+        out.push_str(&format!("{margin}  in the top-level form at {at}\n"));
+    }
     out
 }
 
@@ -214,6 +217,7 @@ fn run(lisp: &mut Interpreter, args: &Args, at_line_start: Rc<Cell<bool>>) -> i3
                     message: format!("cannot read standard input: {e}"),
                     backtrace: vec![],
                     exit_code: None,
+                    location: None,
                 }),
             }
         } else {
@@ -267,6 +271,7 @@ mod tests {
             message: message.into(),
             backtrace: backtrace.iter().map(|s| s.to_string()).collect(),
             exit_code: None,
+            location: None,
         }
     }
 

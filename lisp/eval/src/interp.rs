@@ -65,6 +65,8 @@ pub struct LispError {
     pub backtrace: Vec<String>,
     /// Set when the program asked to exit with this code.
     pub exit_code: Option<i32>,
+    /// `file:line` of the top-level form that was running, when it came from a file.
+    pub location: Option<String>,
 }
 
 impl std::fmt::Display for LispError {
@@ -199,6 +201,7 @@ impl Interpreter {
             message: format!("cannot read {path}: {e}"),
             backtrace: vec![],
             exit_code: None,
+            location: None,
         })?;
         self.eval_source(&src, Some(path)).map(|_| ())
     }
@@ -233,6 +236,7 @@ impl Interpreter {
                 message: format!("{name:?} is not a symbol name"),
                 backtrace: vec![],
                 exit_code: None,
+                location: None,
             });
         }
         self.host.natives.push((name.to_string(), Box::new(f)));
@@ -260,6 +264,7 @@ impl Interpreter {
                 message: format!("The function {name} is undefined."),
                 backtrace: vec![],
                 exit_code: None,
+                location: None,
             });
         }
         self.drive()?;
@@ -320,6 +325,7 @@ impl Interpreter {
                             message: format!("exit with code {code}"),
                             backtrace: vec![],
                             exit_code: Some(code),
+                            location: None,
                         });
                     }
                 },
@@ -546,11 +552,12 @@ impl Interpreter {
             let report_ctx = print_context(world, false);
             let message = crate::conditions::static_report(c, &report_ctx)
                 .unwrap_or_else(|| mprof_heap::printer::print_to_string(c, &report_ctx));
-            (type_name, message, root.vm.backtrace.clone())
+            (type_name, message, (root.vm.backtrace.clone(), root.vm.error_location.clone()))
         });
+        let (backtrace, location) = backtrace;
         // A condition with a Lisp :report function is reported by Lisp.
         let lisp_report = self.lisp_report();
-        LispError { condition_type, message: lisp_report.unwrap_or(message), backtrace, exit_code: None }
+        LispError { condition_type, message: lisp_report.unwrap_or(message), backtrace, exit_code: None, location }
     }
 
     /// Run the prelude's report function on the unhandled condition, if the

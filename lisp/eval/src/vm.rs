@@ -188,6 +188,10 @@ pub struct Vm<'gc> {
     /// Function names, innermost first, captured when an error went unhandled.
     #[collect(require_static)]
     pub backtrace: Vec<String>,
+    /// `file:line` of the top-level form that was running when an error went unhandled
+    /// (None for forms typed at the REPL or given with `-e`).
+    #[collect(require_static)]
+    pub error_location: Option<String>,
     #[collect(require_static)]
     pub frame_limit: usize,
     #[collect(require_static)]
@@ -283,6 +287,7 @@ impl<'gc> Vm<'gc> {
             next_tag: 1,
             result: Value::Nil,
             backtrace: Vec::new(),
+            error_location: None,
             frame_limit,
             aborting: false,
             kick: Kick::None,
@@ -1729,6 +1734,11 @@ impl<'gc> Vm<'gc> {
             .filter(|n| !skip.iter().any(|s| n == s || n.ends_with(&format!("::{s}")) || n.ends_with(&format!(":{s}"))))
             .take(50)
             .collect();
+        self.error_location = self.frames.iter().rev().find_map(|f| {
+            let info = &Gc::as_ref(f.proto?).val.info;
+            let file = info.file.as_deref()?;
+            (info.toplevel && !file.starts_with("prelude/") && file != "-e" && info.line > 0).then(|| format!("{file}:{}", info.line))
+        });
         self.result = condition;
         self.aborting = true;
         let _ = self.unwind_to(env, ExitTarget::Abort, Vec::new());
