@@ -329,7 +329,14 @@ struct CallCounts {
     recursive: Vec<u64>,
     /// Per entity: calls from the top level and the time under them.
     spontaneous: Vec<(u64, u64)>,
+    /// (caller entity or `SPONTANEOUS`, callee entity) -> the callee's own time on behalf
+    /// of the caller: gprof's "self" of a parent or child line (its "descendants" is the
+    /// arc's total minus this).
+    arc_self: FxHashMap<(usize, usize), u64>,
 }
+
+/// The caller key of calls from the top level in `CallCounts::arc_self`.
+const SPONTANEOUS: usize = usize::MAX;
 
 impl CallCounts {
     /// `view` must have passed `reduce` (so parents precede children and functions exist).
@@ -363,7 +370,47 @@ impl CallCounts {
             called: vec![0; nent],
             recursive: vec![0; nent],
             spontaneous: vec![(0, 0); nent],
+            arc_self: FxHashMap::default(),
         };
+        // The entities a node stands for: its function's (or merged cycle's), and its
+        // cycle's when members are shown apart.
+        let keys = |i: usize| -> [Option<usize>; 2] {
+            let f = nodes[i].func;
+            let cycle = if merged { None } else { cycle_of.get(f.0 as usize).copied().flatten() };
+            [Some(ent_of(f)), cycle]
+        };
+        // A node's own time is the callee's self time on behalf of every distinct caller of
+        // an arc into one of its entities above it on the path (each arc's outermost
+        // occurrence, ATOM's rule): walk up, collect those arcs, credit each once.
+        let mut arcs_here: Vec<(usize, usize)> = Vec::new();
+        for i in 1..nodes.len() {
+            let own = time_of(&nodes[i].counters);
+            if own == 0 {
+                continue;
+            }
+            let targets = keys(i);
+            arcs_here.clear();
+            let mut m = i;
+            while m != 0 {
+                let parent = nodes[m].parent.map_or(0, |x| x.0 as usize);
+                for b in keys(m).into_iter().flatten().filter(|b| targets.contains(&Some(*b))) {
+                    let callers = if parent == 0 { [Some(SPONTANEOUS), None] } else { keys(parent) };
+                    for a in callers.into_iter().flatten() {
+                        // Calls within an entity, and a member's calls into its own cycle,
+                        // are not arcs.
+                        let member_of = |x: usize, cy: usize| cycle_of.get(x).copied().flatten() == Some(cy);
+                        let inside = a == b || (a != SPONTANEOUS && (member_of(a, b) || member_of(b, a)));
+                        if !inside && !arcs_here.contains(&(a, b)) {
+                            arcs_here.push((a, b));
+                        }
+                    }
+                }
+                m = parent;
+            }
+            for &arc in &arcs_here {
+                *c.arc_self.entry(arc).or_default() += own;
+            }
+        }
         for (i, n) in nodes.iter().enumerate().skip(1) {
             let b = ent_of(n.func);
             // With members unmerged, the cycle entry counts the same calls as a whole.
@@ -402,6 +449,11 @@ impl CallCounts {
 
     fn arc(&self, caller: usize, callee: usize) -> u64 {
         self.arcs.get(&(caller, callee)).copied().unwrap_or(0)
+    }
+
+    /// The callee's own time on behalf of the caller (at most the arc's total `t`).
+    fn arc_self(&self, caller: usize, callee: usize, t: u64) -> u64 {
+        self.arc_self.get(&(caller, callee)).copied().unwrap_or(0).min(t)
     }
 
     fn called_text(&self, e: usize) -> String {
@@ -480,11 +532,13 @@ fn call_graph(out: &mut String, r: &Reduction, calls: &CallCounts, unit: Unit, e
     }
 
     let mut lines: Vec<Option<GraphLine>> = Vec::new(); // None = rule
-    let arc_line = |e: usize, t: u64, n: u64, total: u64| GraphLine {
+    // A parent or child line: the callee's self time and its descendants' time on
+    // behalf of the caller (together, the time of the arc), as gprof prints them.
+    let arc_line = |e: usize, t: u64, own: u64, n: u64, total: u64| GraphLine {
         index: String::new(),
-        pct: percent(t, total_ns, exact),
-        self_t: unit.show(t),
-        desc: String::new(),
+        pct: String::new(),
+        self_t: unit.show(own),
+        desc: unit.show(t.saturating_sub(own)),
         called: format!("{n}/{total}"),
         name: format!("    {}", name_of(e)),
     };
@@ -492,11 +546,12 @@ fn call_graph(out: &mut String, r: &Reduction, calls: &CallCounts, unit: Unit, e
         let ent = &r.entities[e];
         let (sp_calls, sp_time) = calls.spontaneous[e];
         if sp_calls > 0 || sp_time > 0 {
+            let own = calls.arc_self(SPONTANEOUS, e, sp_time);
             lines.push(Some(GraphLine {
                 index: String::new(),
-                pct: percent(sp_time, total_ns, exact),
-                self_t: unit.show(sp_time),
-                desc: String::new(),
+                pct: String::new(),
+                self_t: unit.show(own),
+                desc: unit.show(sp_time.saturating_sub(own)),
                 called: format!("{sp_calls}/{}", calls.called[e]),
                 name: "    <spontaneous>".into(),
             }));
@@ -504,7 +559,8 @@ fn call_graph(out: &mut String, r: &Reduction, calls: &CallCounts, unit: Unit, e
         let mut ups = callers[e].clone();
         ups.sort_by(|a, b| b.1.cmp(&a.1).then(index[a.0].cmp(&index[b.0])));
         for (caller, t) in ups {
-            lines.push(Some(arc_line(caller, t, calls.arc(caller, e), calls.called[e])));
+            let own = calls.arc_self(caller, e, t);
+            lines.push(Some(arc_line(caller, t, own, calls.arc(caller, e), calls.called[e])));
         }
         let self_ns = time_of(&ent.self_counters);
         let total = time_of(&ent.total);
@@ -522,7 +578,7 @@ fn call_graph(out: &mut String, r: &Reduction, calls: &CallCounts, unit: Unit, e
             for m in members {
                 lines.push(Some(GraphLine {
                     index: String::new(),
-                    pct: percent(time_of(&r.entities[m].self_counters), total_ns, exact),
+                    pct: String::new(),
                     self_t: unit.show(time_of(&r.entities[m].self_counters)),
                     desc: String::new(),
                     called: calls.called_text(m),
@@ -532,22 +588,24 @@ fn call_graph(out: &mut String, r: &Reduction, calls: &CallCounts, unit: Unit, e
             let mut downs = cycle_children[e].clone();
             downs.sort_by(|a, b| b.1.cmp(&a.1).then(index[a.0].cmp(&index[b.0])));
             for (callee, t, n) in downs {
-                lines.push(Some(arc_line(callee, t, n, calls.called[callee])));
+                let own = calls.arc_self(e, callee, t);
+                lines.push(Some(arc_line(callee, t, own, n, calls.called[callee])));
             }
         } else {
             let mut downs = callees[e].clone();
             downs.sort_by(|a, b| b.1.cmp(&a.1).then(index[a.0].cmp(&index[b.0])));
             for (callee, t) in downs {
-                lines.push(Some(arc_line(callee, t, calls.arc(e, callee), calls.called[callee])));
+                let own = calls.arc_self(e, callee, t);
+                lines.push(Some(arc_line(callee, t, own, calls.arc(e, callee), calls.called[callee])));
             }
         }
         lines.push(None);
     }
 
     let headings = [
-        ["", "", "callTime", "", "called/total", "    parents"],
+        ["", "", "self", "descendants", "called/total", "    parents"],
         ["index", "%time", "self", "descendants", "called+self", "name [index]"],
-        ["", "", "callTime", "", "called/total", "    children"],
+        ["", "", "self", "descendants", "called/total", "    children"],
     ];
     let present = lines.iter().flatten();
     let width = |pick: &dyn Fn(&GraphLine) -> &str, col: usize| {
@@ -591,7 +649,8 @@ fn call_graph(out: &mut String, r: &Reduction, calls: &CallCounts, unit: Unit, e
     for text in [
         "self: time with the function on top of the stack. descendants: time in the functions it",
         "called, each activation timed at its outermost one (ATOM's rule for recursion).",
-        "callTime: time in the callee and its descendants on behalf of the caller, measured.",
+        "On parent and child lines: the callee's self and descendants time on behalf of that",
+        "caller, measured per calling context (never apportioned by call counts).",
         "called+self: calls from other functions (and the top level) + calls from itself;",
         "for a cycle, + calls between its members. %time: share of all profiled time.",
     ] {

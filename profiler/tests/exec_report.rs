@@ -384,9 +384,13 @@ fn a_cycle_lists_its_members_calls_out_of_it_as_its_children() {
     };
     // The cycle as a whole: all of even's and odd's self time, leaf below it.
     let cycle = block("[2]");
-    assert!(cycle.contains("[2]     29.08       310          100           1+3  <cycle 1> [2]"), "{cycle}");
+    assert!(cycle.contains("[2]     29.08   310          100           1+3  <cycle 1> [2]"), "{cycle}");
     // Every call of leaf comes from the cycle: even 1 + 2, odd 5.
-    assert!(cycle.contains("7.09       100                        8/8      leaf [5]"), "{cycle}");
+    assert!(cycle.contains("100            0           8/8      leaf [5]"), "{cycle}");
     let even = block("[3]");
-    assert!(even.contains("50                        3/8      leaf [5]"), "even->leaf is timed twice, once per path: {even}");
+    assert!(even.contains("50            0           3/8      leaf [5]"), "even->leaf is timed twice, once per path: {even}");
+    // main -> even: even's own time under that arc includes its nested activation
+    // (100 + 10); the rest (odd 200, leaf 100) is descendants.
+    assert!(even.contains("110          300           1/2      main [1]"), "{even}");
+    assert!(even.contains("10           20           1/2      odd <cycle 1> [4]"), "{even}");
 }
