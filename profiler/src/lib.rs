@@ -6,8 +6,13 @@
 //! display phase (`Profile::read`, `reduce`, `render_report`, `export`) reads files, sums
 //! them (`Profile::merge`) and prints the paper's four tables or other tools' formats.
 //!
+//! Beside the memory profile a file may hold execution profiles (`exec`): a time tree
+//! recorded by `timing::TimeRecorder` (ATOM's gprof), statement counts (pxp) and an I/O
+//! summary; `exec_report` prints their tables and `listing` the annotated listing.
+//!
 //! This crate knows nothing of Lisp or C: it is given function identities and names,
-//! call sites, a category scheme and sizes. `Language` only changes wording.
+//! call sites, a category scheme and sizes. `Language` only changes wording. The one
+//! exception is `listing`, which re-prints Lisp source with the reader's pretty printer.
 //!
 //! ```
 //! use mprof_profiler::*;
