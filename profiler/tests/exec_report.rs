@@ -391,6 +391,6 @@ fn a_cycle_lists_its_members_calls_out_of_it_as_its_children() {
     assert!(even.contains("50            0           3/8      leaf [5]"), "even->leaf is timed twice, once per path: {even}");
     // main -> even: even's own time under that arc includes its nested activation
     // (100 + 10); the rest (odd 200, leaf 100) is descendants.
-    assert!(even.contains("110          300           1/2      main [1]"), "{even}");
-    assert!(even.contains("10           20           1/2      odd <cycle 1> [4]"), "{even}");
+    // (Parent lines come before the entry's own line, outside `block`.)
+    assert!(text.contains("                110          300           1/2      main [1]\n                 10           20           1/2      odd <cycle 1> [4]\n[3] "), "{text}");
 }
