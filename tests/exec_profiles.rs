@@ -360,9 +360,10 @@ fn an_unhandled_error_still_reports_and_writes_the_profile() {
     assert!(p.exec.time.is_some());
 }
 
+/// Runs a program that never ends under --count --time, sends it `signal` once it runs,
+/// and checks that it ends with an interrupt error having printed and written its profile.
 #[cfg(unix)]
-#[test]
-fn an_interrupted_program_still_reports_and_writes_the_profile() {
+fn interrupted_run_keeps_the_profile(signal: &str) {
     use std::process::{Command, Stdio};
     let dir = tempfile::tempdir().expect("temporary directory");
     let program = "(defvar *n* 0)\n(defun spin () (loop (incf *n*)))\n(spin)\n";
@@ -374,10 +375,10 @@ fn an_interrupted_program_still_reports_and_writes_the_profile() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start mprof-lisp");
-    // Interrupt once the program is running (its profile file does not exist before).
+    // Give the interpreter time to start and install its handlers.
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
-    assert!(killed.is_ok_and(|s| s.success()), "kill -INT failed");
+    let sent = Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
+    assert!(sent.is_ok_and(|s| s.success()), "kill -{signal} failed");
     let out = child.wait_with_output().expect("wait for mprof-lisp");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -386,6 +387,18 @@ fn an_interrupted_program_still_reports_and_writes_the_profile() {
     let p = read_profile(&dir.path().join("spin.mprof"));
     assert_eq!(count_of(&p, CountKind::Entry, "(defun spin () (loop (incf *n*)))", program), 1);
     assert!(count_of(&p, CountKind::Statement, "(incf *n*)", program) > 0);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_program_still_reports_and_writes_the_profile() {
+    interrupted_run_keeps_the_profile("INT");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_terminated_program_still_reports_and_writes_the_profile() {
+    interrupted_run_keeps_the_profile("TERM");
 }
 
 #[test]

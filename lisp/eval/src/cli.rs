@@ -184,11 +184,17 @@ pub fn main() -> i32 {
     let command_line: Vec<String> = std::env::args().collect();
     crate::profile_cli::start(&mut lisp, &args.profiling, &command_line.join(" "));
     if args.profiling.any() && args.file.is_some() {
-        // Ctrl-C ends a profiled program with an interrupt error rather than killing
-        // it, so its profile is still printed and written (the REPL sets its own).
+        // Ctrl-C and SIGTERM (kill, timeout) end a profiled program with an interrupt
+        // error rather than killing it, so its profile is still printed and written.
+        // The REPL sets its own Ctrl-C handler and keeps SIGTERM's default.
         let flag = lisp.host().interrupt.clone();
-        if let Err(e) = ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::SeqCst)) {
+        let on_interrupt = flag.clone();
+        if let Err(e) = ctrlc::set_handler(move || on_interrupt.store(true, std::sync::atomic::Ordering::SeqCst)) {
             write_stderr(&format!("mprof-lisp: Ctrl-C will not keep the profile: {e}\n"));
+        }
+        #[cfg(unix)]
+        if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGTERM, flag) {
+            write_stderr(&format!("mprof-lisp: SIGTERM will not keep the profile: {e}\n"));
         }
     }
     let status = run(&mut lisp, &args, at_line_start);
