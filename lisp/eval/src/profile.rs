@@ -4,7 +4,10 @@
 //!
 //! The state is thread-local because the hooks are plain functions called
 //! from the heap crate (which knows nothing of the evaluator) and because tag
-//! drops — the frees — run inside the collector, outside any VM call.
+//! drops — the frees — run inside the collector, outside any VM call. The time
+//! profile is not kept here: the VM owns its recorder and calls it directly, as
+//! a thread-local access per call and return would be most of `--time`'s cost;
+//! it only borrows this monitor's function table (and its options).
 //!
 //! Invariants:
 //! - While profiling, the context stack has one entry per VM frame (native
