@@ -168,6 +168,17 @@ fn put_counters(out: &mut Vec<u8>, c: &Counters) {
     put_varint(out, c.freed_bytes);
 }
 
+/// A tree node's link: its parent as a gap back from its own index (0 for the root) and
+/// its function as index + 1 (0 for the root). Shared by NODES and TIME.
+fn put_tree_link(out: &mut Vec<u8>, index: usize, parent: Option<NodeId>, func: FuncId) {
+    let gap = match parent {
+        Some(parent) => (index as u64).wrapping_sub(parent.0 as u64),
+        None => 0,
+    };
+    put_varint(out, gap);
+    put_varint(out, if func == FuncId::NONE { 0 } else { func.0 as u64 + 1 });
+}
+
 fn error_kind_code(kind: HeapErrorKind) -> u64 {
     match kind {
         HeapErrorKind::DoubleFree => 0,
@@ -235,12 +246,7 @@ pub fn encode(p: &Profile) -> Vec<u8> {
     s.clear();
     put_varint(&mut s, p.nodes.len() as u64);
     for (i, n) in p.nodes.iter().enumerate() {
-        let gap = match n.parent {
-            Some(parent) => (i as u64).wrapping_sub(parent.0 as u64),
-            None => 0,
-        };
-        put_varint(&mut s, gap);
-        put_varint(&mut s, if n.func == FuncId::NONE { 0 } else { n.func.0 as u64 + 1 });
+        put_tree_link(&mut s, i, n.parent, n.func);
         put_varint(&mut s, n.call_site);
         put_varint(&mut s, n.recursion);
         let mask = n
@@ -319,12 +325,7 @@ fn encode_exec(out: &mut Vec<u8>, e: &Exec) {
         }
         put_varint(&mut s, t.nodes.len() as u64);
         for (i, n) in t.nodes.iter().enumerate() {
-            let gap = match n.parent {
-                Some(parent) => (i as u64).wrapping_sub(parent.0 as u64),
-                None => 0,
-            };
-            put_varint(&mut s, gap);
-            put_varint(&mut s, if n.func == FuncId::NONE { 0 } else { n.func.0 as u64 + 1 });
+            put_tree_link(&mut s, i, n.parent, n.func);
             for v in [n.calls, n.recursion, n.self_ns, n.instructions] {
                 put_varint(&mut s, v);
             }
@@ -488,6 +489,32 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// Reads the link written by `put_tree_link` for node `i` of a tree whose nodes are
+    /// called `kind` in messages ("node", "time node"), checking it against the nodes
+    /// before it and the `nfunc` functions.
+    fn tree_link(&mut self, i: usize, nfunc: u64, kind: &str) -> Result<(Option<NodeId>, FuncId), FormatError> {
+        let at = self.offset();
+        let gap = self.varint(|| format!("the parent gap of {kind} {i}"))?;
+        let parent = match (i, gap) {
+            (0, 0) => None,
+            (0, _) => return Err(self.invalid(at, &format!("parent gap 0 for the root ({kind} 0)"), gap.to_string())),
+            (_, g) if g >= 1 && g <= i as u64 => Some(NodeId((i as u64 - g) as u32)),
+            _ => return Err(self.invalid(at, &format!("a parent gap between 1 and {i} for {kind} {i}"), gap.to_string())),
+        };
+        let at = self.offset();
+        let func = self.varint(|| format!("the function of {kind} {i}"))?;
+        let func = match (i, func) {
+            (0, 0) => FuncId::NONE,
+            (0, _) => return Err(self.invalid(at, "function 0 (none) for the root", func.to_string())),
+            (_, f) if f >= 1 && f <= nfunc => FuncId((f - 1) as u32),
+            _ => {
+                let expected = format!("a function number between 1 and {nfunc} for {kind} {i}");
+                return Err(self.invalid(at, &expected, func.to_string()));
+            }
+        };
+        Ok((parent, func))
+    }
+
     fn counters(&mut self, what: impl Fn() -> String) -> Result<Counters, FormatError> {
         Ok(Counters {
             allocs: self.varint(|| format!("the allocation count of {}", what()))?,
@@ -648,28 +675,7 @@ impl Decoded {
                 let mut nodes = Vec::with_capacity(n);
                 for i in 0..n {
                     let what = || format!("node {i}");
-                    let at = s.offset();
-                    let gap = s.varint(|| format!("the parent gap of {}", what()))?;
-                    let parent = match (i, gap) {
-                        (0, 0) => None,
-                        (0, _) => return Err(s.invalid(at, "parent gap 0 for the root (node 0)", gap.to_string())),
-                        (_, g) if g >= 1 && g <= i as u64 => Some(NodeId((i as u64 - g) as u32)),
-                        _ => return Err(s.invalid(at, &format!("a parent gap between 1 and {i} for {}", what()), gap.to_string())),
-                    };
-                    let at = s.offset();
-                    let func = s.varint(|| format!("the function of {}", what()))?;
-                    let func = match (i, func) {
-                        (0, 0) => FuncId::NONE,
-                        (0, _) => return Err(s.invalid(at, "function 0 (none) for the root", func.to_string())),
-                        (_, f) if f >= 1 && f <= nfunc => FuncId((f - 1) as u32),
-                        _ => {
-                            return Err(s.invalid(
-                                at,
-                                &format!("a function number between 1 and {nfunc} for {}", what()),
-                                func.to_string(),
-                            ));
-                        }
-                    };
+                    let (parent, func) = s.tree_link(i, nfunc, "node")?;
                     let call_site = s.varint(|| format!("the call site of {}", what()))?;
                     let recursion = s.varint(|| format!("the recursion count of {}", what()))?;
                     let at = s.offset();
@@ -775,26 +781,7 @@ impl Decoded {
                 }
                 let mut nodes = Vec::with_capacity(n);
                 for i in 0..n {
-                    let at = s.offset();
-                    let gap = s.varint(|| format!("the parent gap of time node {i}"))?;
-                    let parent = match (i, gap) {
-                        (0, 0) => None,
-                        (_, g) if i > 0 && g >= 1 && g <= i as u64 => Some(NodeId((i as u64 - g) as u32)),
-                        _ => {
-                            let expected = if i == 0 { "parent gap 0 for the root".to_string() } else { format!("a parent gap between 1 and {i} for time node {i}") };
-                            return Err(s.invalid(at, &expected, gap.to_string()));
-                        }
-                    };
-                    let at = s.offset();
-                    let func = s.varint(|| format!("the function of time node {i}"))?;
-                    let func = match (i, func) {
-                        (0, 0) => FuncId::NONE,
-                        (_, f) if i > 0 && f >= 1 && f <= nfunc => FuncId((f - 1) as u32),
-                        _ => {
-                            let expected = if i == 0 { "function 0 (none) for the root".to_string() } else { format!("a function number between 1 and {nfunc} for time node {i}") };
-                            return Err(s.invalid(at, &expected, func.to_string()));
-                        }
-                    };
+                    let (parent, func) = s.tree_link(i, nfunc, "time node")?;
                     nodes.push(TimeNode {
                         parent,
                         func,
