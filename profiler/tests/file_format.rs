@@ -150,23 +150,29 @@ fn unknown_sections_are_skipped() {
     assert_eq!(Profile::read(&with_extra).unwrap(), common::widgets());
 }
 
-#[test]
-fn every_truncation_and_byte_flip_is_an_error_or_a_profile_never_a_panic() {
-    let good = bytes_of(&common::three_cycle());
+/// Every truncation of `good` must be an error, and every byte flip an error or a profile
+/// that satisfies the invariants and survives `use_it` (printing it) without a panic.
+fn corruptions_are_errors_or_valid(good: &[u8], use_it: impl Fn(&Profile)) {
     for cut in 0..good.len() {
         assert!(Profile::read(&good[..cut]).is_err(), "cut at {cut}");
     }
     for i in 0..good.len() {
         for flip in [0x01u8, 0x80, 0xff] {
-            let mut bad = good.clone();
+            let mut bad = good.to_vec();
             bad[i] ^= flip;
             if let Ok(p) = Profile::read(&bad) {
-                // Whatever was read must satisfy the invariants and be printable.
                 assert_eq!(p.validate(), Ok(()));
-                let _ = render_report(&p, &ReportOptions::default());
+                use_it(&p);
             }
         }
     }
+}
+
+#[test]
+fn every_truncation_and_byte_flip_is_an_error_or_a_profile_never_a_panic() {
+    corruptions_are_errors_or_valid(&bytes_of(&common::three_cycle()), |p| {
+        let _ = render_report(p, &ReportOptions::default());
+    });
 }
 
 /// A profile holding every kind of execution data, for the corruption tests.
@@ -215,22 +221,11 @@ fn execution_data_round_trips_and_merges() {
 fn corrupt_execution_sections_are_errors_never_panics() {
     use mprof_profiler::exec_report::{ExecReportOptions, render_exec};
     use mprof_profiler::listing::{ListingOptions, render_listing};
-    let good = bytes_of(&with_exec());
     let text = "(defun f (x) (if x (g) (h)))\n";
-    for cut in 0..good.len() {
-        assert!(Profile::read(&good[..cut]).is_err(), "cut at {cut}");
-    }
-    for i in 0..good.len() {
-        for flip in [0x01u8, 0x80, 0xff] {
-            let mut bad = good.clone();
-            bad[i] ^= flip;
-            if let Ok(p) = Profile::read(&bad) {
-                assert_eq!(p.validate(), Ok(()));
-                let _ = render_exec(&p, &ExecReportOptions::default());
-                for s in 0..p.exec.sources.len() {
-                    let _ = render_listing(&p, s, text, &ListingOptions::default());
-                }
-            }
+    corruptions_are_errors_or_valid(&bytes_of(&with_exec()), |p| {
+        let _ = render_exec(p, &ExecReportOptions::default());
+        for s in 0..p.exec.sources.len() {
+            let _ = render_listing(p, s, text, &ListingOptions::default());
         }
-    }
+    });
 }
