@@ -408,24 +408,12 @@ impl Interpreter {
         }
         if kinds.time || kinds.counts || kinds.io {
             let profile = self.full_profile();
-            let exec_options = mprof_profiler::exec_report::ExecReportOptions {
-                time: kinds.time,
-                counts: kinds.counts,
-                io: kinds.io,
-                merge_cycles: options.merge_cycles,
-                exact: options.exact_percentages,
-            };
-            let exec = mprof_profiler::exec_report::render_exec(&profile, &exec_options);
+            let listing = mprof_profiler::listing::ListingOptions::default();
+            let exec = exec_tables(&profile, kinds, options, kinds.counts.then_some(&listing));
             if exec.is_empty() {
                 text.push_str(";; no execution profile recorded: start one with (mprof:start :time t) or :counts t\n");
             } else {
                 text.push_str(&exec);
-            }
-            if kinds.counts {
-                text.push_str(&mprof_profiler::listing::render_listings(
-                    &profile,
-                    &mprof_profiler::listing::ListingOptions::default(),
-                ));
             }
         }
         text
@@ -638,6 +626,29 @@ impl Host {
     pub fn detached() -> Host {
         Host::new(Box::new(std::io::sink()), Box::new(std::io::sink()), Box::new(std::io::empty()), Options::default())
     }
+}
+
+/// The execution tables of `kinds` that `profile` holds (time, call counts, I/O), then,
+/// with `listing`, the annotated listing of every counted source. Empty when there is
+/// nothing to print. Shared by the MPROF package's report and the command line.
+pub fn exec_tables(
+    profile: &mprof_profiler::Profile,
+    kinds: ProfileKinds,
+    options: &ReportOptions,
+    listing: Option<&mprof_profiler::listing::ListingOptions>,
+) -> String {
+    let exec_options = mprof_profiler::exec_report::ExecReportOptions {
+        time: kinds.time,
+        counts: kinds.counts,
+        io: kinds.io,
+        merge_cycles: options.merge_cycles,
+        exact: options.exact_percentages,
+    };
+    let mut text = mprof_profiler::exec_report::render_exec(profile, &exec_options);
+    if let Some(o) = listing {
+        text.push_str(&mprof_profiler::listing::render_listings(profile, o));
+    }
+    text
 }
 
 fn print_context<'a, 'gc>(world: &'a World<'gc>, escape: bool) -> mprof_heap::printer::PrintContext<'a, 'gc> {

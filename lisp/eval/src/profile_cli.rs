@@ -8,11 +8,11 @@
 //! even when the program ends in an error, an `exit` or an interrupt.
 
 use mprof_profiler::monitor::MonitorOptions;
-use mprof_profiler::exec_report::{ExecReportOptions, render_exec};
-use mprof_profiler::listing::{ListingOptions, render_listings};
+use mprof_profiler::listing::ListingOptions;
 use mprof_profiler::report::{ReportOptions, Tables};
 
 use crate::Interpreter;
+use crate::raise::ProfileKinds;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ProfileArgs {
@@ -138,23 +138,15 @@ pub fn finish(lisp: &mut Interpreter, args: &ProfileArgs) -> Result<(), String> 
     }
     lisp.profile_stop();
     let profile = lisp.full_profile();
-    let exec_options = ExecReportOptions {
-        time: args.time,
-        counts: args.count,
-        io: args.io_wanted(),
-        merge_cycles: args.merge_cycles,
-        exact: args.exact,
-    };
-    let exec = render_exec(&profile, &exec_options);
+    let kinds = ProfileKinds { memory: args.profile, time: args.time, counts: args.count, io: args.io_wanted() };
+    let listing = ListingOptions { only: args.only.clone(), ..ListingOptions::default() };
+    let want_listing = args.count && !args.summary_only;
+    let exec = crate::interp::exec_tables(&profile, kinds, &options, want_listing.then_some(&listing));
     if !exec.is_empty() {
         if !text.is_empty() {
             text.push('\n');
         }
         text.push_str(&exec);
-    }
-    if args.count && !args.summary_only {
-        let o = ListingOptions { only: args.only.clone(), ..ListingOptions::default() };
-        text.push_str(&render_listings(&profile, &o));
     }
     match &args.report {
         Some(path) => std::fs::write(path, &text).map_err(|e| format!("cannot write the report to {path}: {e}"))?,
