@@ -16,10 +16,7 @@ fn run(args: &[&str], stdin: &str) -> Run {
 /// messages are the short relative names).
 fn run_with_files(files: &[(&str, &str)], args: &[&str]) -> Run {
     let dir = tempfile::tempdir().expect("temporary directory");
-    for (name, text) in files {
-        std::fs::write(dir.path().join(name), text).expect("write test file");
-    }
-    run_in(dir.path(), args, "")
+    mprof_e2e::run_with_files(dir.path(), files, args, "")
 }
 
 #[test]

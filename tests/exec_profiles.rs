@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use mprof_e2e::{Run, run_in};
+use mprof_e2e::run_with_files;
 use mprof_profiler::Profile;
 use mprof_profiler::exec::CountKind;
 
@@ -48,13 +48,6 @@ const MUTUAL: &str = "(defun my-even-p (n) (if (= n 0) t (my-odd-p (- n 1))))
       nil))
 (repeat 20)
 ";
-
-fn run_with_files(dir: &Path, files: &[(&str, &str)], args: &[&str], stdin: &str) -> Run {
-    for (name, text) in files {
-        std::fs::write(dir.join(name), text).expect("write test file");
-    }
-    run_in(dir, args, stdin)
-}
 
 fn read_profile(path: &Path) -> Profile {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("no profile at {}: {e}", path.display()));

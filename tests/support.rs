@@ -102,3 +102,10 @@ fn read_all(mut r: impl std::io::Read) -> String {
     String::from_utf8_lossy(&buf).into_owned()
 }
 
+/// Write `files` (name, text) into `dir`, then run the binary there with `args`.
+pub fn run_with_files(dir: &Path, files: &[(&str, &str)], args: &[&str], stdin: &str) -> Run {
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).expect("write test file");
+    }
+    run_in(dir, args, stdin)
+}
