@@ -282,3 +282,26 @@ fn an_error_in_a_file_names_its_top_level_form() {
     let e = lisp.eval("(f 6)").expect_err("(car 6) fails");
     assert_eq!(e.location, None, "a form from the host has no file");
 }
+
+#[test]
+fn reset_forgets_counts_times_and_io_but_keeps_recording() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("prog.lisp");
+    std::fs::write(&path, "(defun sq (x) (* x x))\n(dotimes (i 7) (sq i))\n(write-string \"hi\")\n").expect("write program");
+    let (mut lisp, _out) = lisp_with(Options::default());
+    lisp.count_start();
+    lisp.time_start(true);
+    lisp.host().io = Some(mprof_lisp::host::IoStats::default());
+    lisp.load_file(&path.to_string_lossy()).expect("program runs");
+    lisp.eval("(mprof:reset)").expect("reset");
+    let p = lisp.full_profile();
+    assert!(p.exec.counts.iter().all(|c| c.count == 0), "{:?}", p.exec.counts);
+    assert!(p.exec.io.is_empty(), "{:?}", p.exec.io);
+    let calls: u64 = p.exec.time.as_ref().map_or(0, |t| t.nodes.iter().map(|n| n.calls).sum());
+    assert!(calls <= 2, "only the reset's own calls are left: {calls}");
+    // Recording goes on: the code compiled with counters counts again.
+    lisp.eval("(sq 3)").expect("runs");
+    let p = lisp.full_profile();
+    let sq = p.exec.counts.iter().find(|c| c.function == "SQ" && c.kind == mprof_profiler::exec::CountKind::Entry);
+    assert_eq!(sq.map(|c| c.count), Some(1));
+}

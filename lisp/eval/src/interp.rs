@@ -354,7 +354,7 @@ impl Interpreter {
                 self.arena.mutate_root(|_mc, root| root.vm.resume(Value::Nil));
             }
             ProfileRequest::Reset => {
-                crate::profile::reset();
+                self.profile_reset();
                 self.arena.mutate_root(|_mc, root| root.vm.resume(Value::Nil));
             }
             ProfileRequest::Report(options, kinds) => {
@@ -443,6 +443,17 @@ impl Interpreter {
     /// Place execution counters in code loaded from files from now on (`--count`).
     pub fn count_start(&mut self) {
         self.arena.mutate_root(|_mc, root| root.vm.counting = true);
+    }
+
+    /// Forget everything recorded so far — allocations, times, counts, I/O — while
+    /// recording goes on as it was.
+    pub fn profile_reset(&mut self) {
+        crate::profile::reset();
+        self.time_profile = None;
+        self.arena.mutate_root(|_mc, root| root.vm.reset_exec_profiles());
+        if self.host.io.is_some() {
+            self.host.io = Some(crate::host::IoStats::default());
+        }
     }
 
     /// Stop recording everything: allocations, time and counts (what was recorded is kept).

@@ -493,6 +493,16 @@ impl<'gc> Vm<'gc> {
         old
     }
 
+    /// Forget the execution counts and the times recorded so far (the MPROF package's
+    /// reset); recording goes on if it was on.
+    pub fn reset_exec_profiles(&mut self) {
+        self.counts.iter_mut().for_each(|c| *c = 0);
+        let instructions = self.instructions();
+        if let Some(t) = self.time.as_deref_mut() {
+            t.reset(instructions);
+        }
+    }
+
     /// The time profile recorded so far, if time is being recorded.
     pub fn time_snapshot(&mut self) -> Option<mprof_profiler::exec::TimeProfile> {
         let instructions = self.instructions();
