@@ -2,11 +2,13 @@
 //! (program output on standard output, diagnostics on standard error), its
 //! exit status, the piped REPL, and that no input makes it panic.
 //!
-//! Every message a user reads is pinned by an insta snapshot. The binary is
-//! (re)built by `cargo build -p mprof-lisp --bin mprof-lisp` into the target
-//! directory this test runs from, so the test never runs a stale binary.
+//! Every message a user reads is pinned by an insta snapshot. The test is declared
+//! by the package that owns the binary (lisp/cli/Cargo.toml), so cargo builds the
+//! current binary for it.
 
-use mprof_e2e::{Run, run_in};
+mod support;
+
+use support::{Run, run_in};
 
 fn run(args: &[&str], stdin: &str) -> Run {
     run_in(&std::env::temp_dir(), args, stdin)
@@ -16,7 +18,7 @@ fn run(args: &[&str], stdin: &str) -> Run {
 /// messages are the short relative names).
 fn run_with_files(files: &[(&str, &str)], args: &[&str]) -> Run {
     let dir = tempfile::tempdir().expect("temporary directory");
-    mprof_e2e::run_with_files(dir.path(), files, args, "")
+    support::run_with_files(dir.path(), files, args, "")
 }
 
 #[test]

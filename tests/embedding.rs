@@ -256,7 +256,7 @@ fn a_host_records_counts_and_time_through_the_api() {
     lisp.profile_stop();
     let p = lisp.full_profile();
     let entry = |name: &str| {
-        p.exec.counts.iter().find(|c| c.kind == mprof_profiler::exec::CountKind::Entry && c.function == name).map(|c| c.count)
+        p.exec.counts.iter().find(|c| c.kind == mprof_engine::exec::CountKind::Entry && c.function == name).map(|c| c.count)
     };
     assert_eq!((entry("SQ"), entry("SUM-SQ")), (Some(100), Some(1)));
     let t = p.exec.time.as_ref().expect("a time profile");
@@ -291,7 +291,7 @@ fn reset_forgets_counts_times_and_io_but_keeps_recording() {
     let (mut lisp, _out) = lisp_with(Options::default());
     lisp.count_start();
     lisp.time_start(true);
-    lisp.host().io = Some(mprof_lisp::host::IoStats::default());
+    lisp.io_start();
     lisp.load_file(&path.to_string_lossy()).expect("program runs");
     lisp.eval("(mprof:reset)").expect("reset");
     let p = lisp.full_profile();
@@ -302,6 +302,6 @@ fn reset_forgets_counts_times_and_io_but_keeps_recording() {
     // Recording goes on: the code compiled with counters counts again.
     lisp.eval("(sq 3)").expect("runs");
     let p = lisp.full_profile();
-    let sq = p.exec.counts.iter().find(|c| c.function == "SQ" && c.kind == mprof_profiler::exec::CountKind::Entry);
+    let sq = p.exec.counts.iter().find(|c| c.function == "SQ" && c.kind == mprof_engine::exec::CountKind::Entry);
     assert_eq!(sq.map(|c| c.count), Some(1));
 }

@@ -2,6 +2,8 @@
 //! and call counts), `--time` (gprof-style flat profile and call graph), `--io`, the
 //! MPROF package's `:counts`/`:time` reports, and profiles surviving an abnormal end.
 //!
+//! These tests are declared by lisp/cli/Cargo.toml (they run the `mprof-lisp` binary).
+//!
 //! Counts are known by construction and pinned exactly (snapshots and assertions).
 //! Times are not reproducible: snapshots of time tables mask every decimal number and
 //! put rows in name order, so they pin the layout, the call counts, the instruction
@@ -9,9 +11,11 @@
 
 use std::path::Path;
 
-use mprof_e2e::run_with_files;
-use mprof_profiler::Profile;
-use mprof_profiler::exec::CountKind;
+mod support;
+
+use support::run_with_files;
+use mprof_engine::Profile;
+use mprof_engine::exec::CountKind;
 
 /// A loop of 1000 whose branch is taken 300 times, and a recursion called 2^11 - 1 times.
 const BRANCHES: &str = ";;; Counts known by construction.
@@ -221,24 +225,15 @@ fn count_listing_shows_counts_known_by_construction() {
     assert!(entries.contains(&("COUNT-DOWN", 2047)), "{entries:?}");
     assert!(entries.contains(&("RUN", 1)), "{entries:?}");
 
-    // `mprof listing` prints the same listing later from the file and the source.
-    let out = std::process::Command::new(mprof_e2e::mprof_binary())
-        .args(["listing", "counts.mprof", "branches.lisp"])
-        .current_dir(dir.path())
-        .output()
-        .expect("run mprof listing");
-    let listing = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(listing.contains("700.---|") && report.contains(listing.as_ref()), "{listing}");
+    // The listing printed later from the file and the source (what `mprof listing` does;
+    // the command itself is tested with the `mprof` binary in profiler/cli/tests).
+    let source = mprof_listing::find_source(&p, "branches.lisp").expect("source recorded");
+    let options = mprof_listing::ListingOptions::default();
+    let listing = mprof_listing::render_listing(&p, source, BRANCHES, &options).expect("listing");
+    assert!(listing.contains("700.---|") && report.contains(listing.as_str()), "{listing}");
     // A changed source is refused rather than mislabelled.
-    std::fs::write(dir.path().join("branches.lisp"), BRANCHES.replace("300", "301")).expect("rewrite");
-    let out = std::process::Command::new(mprof_e2e::mprof_binary())
-        .args(["listing", "counts.mprof", "branches.lisp"])
-        .current_dir(dir.path())
-        .output()
-        .expect("run mprof listing");
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("changed since the run"));
+    let err = mprof_listing::render_listing(&p, source, &BRANCHES.replace("300", "301"), &options).unwrap_err();
+    assert!(err.contains("changed since the run"), "{err}");
 }
 
 #[test]
@@ -271,7 +266,7 @@ fn time_call_graph_of_mutual_recursion() {
 
     let p = read_profile(&dir.path().join("time.mprof"));
     let Some(t) = &p.exec.time else { panic!("no time profile in the file") };
-    let name = |n: &mprof_profiler::exec::TimeNode| p.functions.get(n.func.0 as usize).map(|f| f.name.as_str());
+    let name = |n: &mprof_engine::exec::TimeNode| p.functions.get(n.func.0 as usize).map(|f| f.name.as_str());
     let calls = |f: &str| t.nodes.iter().filter(|n| name(n) == Some(f)).map(|n| n.calls).sum::<u64>();
     assert_eq!(calls("MY-EVEN-P"), 120);
     assert_eq!(calls("MY-ODD-P"), 100);
@@ -361,7 +356,7 @@ fn interrupted_run_keeps_the_profile(signal: &str) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let program = "(defvar *n* 0)\n(defun spin () (loop (incf *n*)))\n(spin)\n";
     std::fs::write(dir.path().join("spin.lisp"), program).expect("write program");
-    let child = Command::new(mprof_e2e::binary())
+    let child = Command::new(support::binary())
         .args(["--count", "--time", "--profile-out", "spin.mprof", "spin.lisp"])
         .current_dir(dir.path())
         .stdout(Stdio::piped())

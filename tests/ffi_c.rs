@@ -2,12 +2,13 @@
 //! (frame pointers on, sibling calls off, as the README advises), run under the
 //! library (preloaded, or statically linked), and the profiles they write are
 //! checked against the numbers each program's own deterministic generator
-//! implies. The library is built by `cargo build -p mprof-ffi` into the same
-//! target directory as this test.
+//! implies. This test belongs to the package `mprof-ffi` (ffi-c/Cargo.toml), so cargo
+//! has built libmprof.so and libmprof.a into the test's own target directory first.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
-use mprof_profiler::reduce::{ReduceOptions, Reduction, reduce};
-use mprof_profiler::{HeapErrorKind, Profile, ReportOptions, render_report};
+use mprof_engine::reduce::{ReduceOptions, Reduction, reduce};
+use mprof_display::{ReportOptions, render_report};
+use mprof_engine::{HeapErrorKind, Profile};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -35,33 +36,20 @@ struct Lib {
     dir: PathBuf,
 }
 
-/// Build libmprof once for all tests, into this test's own target directory.
+/// The libmprof that cargo built for this test: the package's library, in the
+/// target directory's profile folder beside the folder of this test's executable.
 fn lib() -> &'static Lib {
     static LIB: OnceLock<Lib> = OnceLock::new();
     LIB.get_or_init(|| {
         let exe = std::env::current_exe().expect("test executable path");
         // <target>/<profile>/deps/ffi_c-<hash>
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("target/<profile>")
-            .to_path_buf();
-        let target = profile_dir.parent().expect("target dir").to_path_buf();
-        let release = profile_dir.file_name().is_some_and(|n| n == "release");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args(["build", "-p", "mprof-ffi"])
-            .env("CARGO_TARGET_DIR", &target);
-        if release {
-            cmd.arg("--release");
-        }
-        let out = cmd.output().expect("run cargo build");
-        assert!(
-            out.status.success(),
-            "cargo build -p mprof-ffi failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Lib { dir: profile_dir }
+        let deps = exe.parent().expect("target/<profile>/deps").to_path_buf();
+        let profile_dir = deps.parent().expect("target/<profile>").to_path_buf();
+        let dir = [profile_dir, deps]
+            .into_iter()
+            .find(|d| d.join("libmprof.so").is_file() && d.join("libmprof.a").is_file())
+            .expect("cargo builds libmprof.so and libmprof.a for this test (package mprof-ffi)");
+        Lib { dir }
     })
 }
 
@@ -217,7 +205,7 @@ fn widget_leak_table_shows_exactly_the_red_widgets_when_preloaded() {
     let bin = p
         .bins
         .iter()
-        .find(|b| b.key == mprof_profiler::BinKey::Size(204))
+        .find(|b| b.key == mprof_engine::BinKey::Size(204))
         .expect("204-byte bin");
     assert_eq!(
         (bin.counters.allocs, bin.counters.frees),
@@ -529,7 +517,7 @@ fn the_bin_table_names_the_program_types_of_each_size() {
     let bin = p
         .bins
         .iter()
-        .find(|b| b.key == mprof_profiler::BinKey::Size(204))
+        .find(|b| b.key == mprof_engine::BinKey::Size(204))
         .expect("204-byte bin");
     assert_eq!(
         bin.labels,

@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use mprof_lisp::{Interpreter, Options};
-use mprof_profiler::monitor::MonitorOptions;
-use mprof_profiler::report::ReportOptions;
+use mprof_engine::monitor::MonitorOptions;
+use mprof_display::report::ReportOptions;
 
 fn interpreter() -> Interpreter {
     match Interpreter::with_io(
@@ -67,12 +67,12 @@ fn widgets_kept_are_exactly_the_red_widgets() {
     lisp.profile_stop();
     let red = eval(&mut lisp, "(length *red-widgets*)");
     let _ = lisp.profile_report(&ReportOptions::default());
-    let profile = mprof_lisp::profile::profile();
+    let profile = lisp.full_profile();
     let widget_type = profile.types.iter().position(|t| t == "WIDGET").expect("a WIDGET bin");
     let row = profile
         .bins
         .iter()
-        .find(|b| matches!(b.key, mprof_profiler::profile::BinKey::Type(t) if t.0 as usize == widget_type))
+        .find(|b| matches!(b.key, mprof_engine::profile::BinKey::Type(t) if t.0 as usize == widget_type))
         .expect("the WIDGET row");
     assert_eq!(row.counters.allocs, 10000, "one structure per constructor call");
     assert_eq!(red, vec!["4917".to_string()]);
@@ -87,7 +87,7 @@ fn make_list_records_exactly_its_conses() {
     lisp.profile_stop();
     eval(&mut lisp, "(mprof:reset) (mprof:with-profiling () (setq *l* (make-list 1000)))");
     let _ = lisp.profile_report(&ReportOptions::default());
-    let totals = mprof_lisp::profile::with_state(|st| st.monitor.totals());
+    let totals = lisp.memory_totals();
     let cons = &totals.per_category[0];
     assert_eq!(cons.allocs, 1000, "exactly 1000 conses");
     assert_eq!(cons.frees, 0, "all still referenced by *l*");

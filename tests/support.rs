@@ -1,40 +1,18 @@
-//! Helpers shared by the end-to-end tests: the `mprof-lisp` binary under test
-//! (rebuilt into the test's own target directory, so a test never runs a stale
-//! binary) and a runner that captures its exit status and both output streams.
+//! Helpers shared by the end-to-end tests of the `mprof-lisp` binary: the binary
+//! cargo built for the test (`CARGO_BIN_EXE_mprof-lisp`: these tests are declared by
+//! the package that owns the binary, lisp/cli/Cargo.toml, so the binary is always
+//! the current one) and a runner that captures its exit status and both output streams.
+//! Each test file includes it with `mod support;`.
+#![allow(dead_code)]
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The `mprof-lisp` binary under test, built once per test process.
+/// The `mprof-lisp` binary under test.
 pub fn binary() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| build("mprof-lisp", "mprof-lisp"))
-}
-
-/// The `mprof` binary (reports, listings, exports), built once per test process.
-pub fn mprof_binary() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| build("mprof-profiler", "mprof"))
-}
-
-/// Builds `bin` of `package` into the target directory this test runs from.
-fn build(package: &str, bin: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    // <target>/<profile>/deps/<test>-<hash>
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf();
-    let target = profile_dir.parent().expect("target dir").to_path_buf();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.args(["build", "-p", package, "--bin", bin]).env("CARGO_TARGET_DIR", &target);
-    if profile_dir.file_name().is_some_and(|n| n == "release") {
-        cmd.arg("--release");
-    }
-    let out = cmd.output().expect("run cargo build");
-    assert!(out.status.success(), "cargo build -p {package} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    profile_dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX))
+    Path::new(env!("CARGO_BIN_EXE_mprof-lisp"))
 }
 
 pub struct Run {

@@ -73,7 +73,7 @@ def main():
     args = ap.parse_args()
 
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    sh(["cargo", "build", "--release", "-q", "-p", "mprof-ffi", "-p", "mprof-profiler"], cwd=ROOT)
+    sh(["cargo", "build", "--release", "-q", "-p", "mprof-ffi", "-p", "mprof-cli"], cwd=ROOT)
     lib = os.path.join(target, "release", "libmprof.so")
     mprof = os.path.join(target, "release", "mprof")
     heaptrack = None if args.no_heaptrack else shutil.which("heaptrack")

@@ -10,4 +10,4 @@
 # Usage: bench/profiler/run.sh   (from anywhere; uses CARGO_TARGET_DIR if set)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-cargo bench -p mprof-profiler --bench reduce
+cargo bench -p mprof-cli --bench reduce

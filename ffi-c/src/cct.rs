@@ -404,12 +404,12 @@ mod tests {
         for s in [0u64, 1, 32, 33, 256, 257, 2048, 2049, 1 << 40] {
             assert_eq!(
                 category_of_size(s) as u8,
-                mprof_profiler::CategoryScheme::c_category_of_size(s),
+                mprof_engine::CategoryScheme::c_category_of_size(s),
                 "size {s}"
             );
         }
         assert_eq!(bin_of_size(1024), 1024);
         assert_eq!(bin_of_size(1025), 1025);
-        assert_eq!(BINS as u64, mprof_profiler::LARGEST_SIZE_BIN + 2);
+        assert_eq!(BINS as u64, mprof_engine::LARGEST_SIZE_BIN + 2);
     }
 }

@@ -1,4 +1,4 @@
-//! Turning the recorded tree into an `mprof_profiler::Profile` and writing it.
+//! Turning the recorded tree into an `mprof_engine::Profile` and writing it.
 //!
 //! Runs under the reentrancy guard and [`DUMP_LOCK`]: at exit, on the dump
 //! signal, on `mprof_dump`, and before aborting on a heap error. Raw nodes
@@ -10,15 +10,14 @@
 //! The file is written to a temporary name and renamed, so a reader never
 //! sees half a profile.
 
-use crate::cct::{self, BINS, CATEGORIES, ROOT};
+use crate::cct::{self, BINS, ROOT};
 use crate::lock::SpinLock;
 use crate::runtime::{self, ErrorKind};
 use crate::symbolize::Symbolizer;
-use mprof_profiler::{
-    BinKey, BinRow, CategoryScheme, Counters, FuncId, FunctionInfo, HeapError, HeapErrorKind,
-    Language, Node, NodeId, Profile,
+use mprof_engine::{
+    BinKey, BinRow, CategoryScheme, Counters, FunctionInfo, HeapError, HeapErrorKind, Language,
+    NodeId, Profile, ProfileBuilder,
 };
-use std::collections::HashMap;
 
 pub static DUMP_LOCK: SpinLock = SpinLock::new();
 
@@ -64,8 +63,7 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
     }
 
     let mut profile = Profile::empty(Language::C, CategoryScheme::c_sizes());
-    let mut functions: HashMap<FunctionInfo, FuncId> = HashMap::new();
-    let mut children: HashMap<(u32, u32, u64), u32> = HashMap::new();
+    let mut builder = ProfileBuilder::new();
     let mut mapped = vec![0u32; n];
     for i in 1..n {
         if !keep[i] {
@@ -86,25 +84,9 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
                 line: None,
                 module: frame.module,
             };
-            let func = *functions.entry(info.clone()).or_insert_with(|| {
-                profile.functions.push(info);
-                FuncId(profile.functions.len() as u32 - 1)
-            });
-            if node != 0 && profile.nodes[node as usize].func == func {
-                profile.nodes[node as usize].recursion += 1;
-                continue;
-            }
+            let func = builder.function(&mut profile, info);
             let site = frame.line.map_or(0, u64::from);
-            node = *children.entry((node, func.0, site)).or_insert_with(|| {
-                profile.nodes.push(Node {
-                    parent: Some(NodeId(node)),
-                    func,
-                    call_site: site,
-                    recursion: 0,
-                    counters: vec![Counters::default(); CATEGORIES],
-                });
-                profile.nodes.len() as u32 - 1
-            });
+            node = builder.child(&mut profile, NodeId(node), func, site).0;
         }
         mapped[i] = node;
         for (dst, src) in profile.nodes[node as usize]
@@ -118,11 +100,7 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
     let types = crate::symbolize::type_names_by_size();
     for (size, c) in totals.bins.iter().enumerate().take(BINS) {
         if c.iter().any(|&x| x != 0) {
-            let key = if size as u64 > mprof_profiler::LARGEST_SIZE_BIN {
-                BinKey::Larger
-            } else {
-                BinKey::Size(size as u64)
-            };
+            let key = BinKey::of_size(size as u64);
             let labels = match key {
                 BinKey::Size(s) => types.get(&s).cloned().unwrap_or_default(),
                 _ => Vec::new(),

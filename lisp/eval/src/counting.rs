@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use mprof_profiler::exec::{CountKind, CountPoint, SourceFile, source_hash};
+use mprof_engine::exec::{CountKind, CountPoint, SourceFile, source_hash};
 use mprof_reader::Span;
 
 /// What the compiler knows of a count point.

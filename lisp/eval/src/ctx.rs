@@ -7,7 +7,7 @@ use mprof_heap::printer::{PrintContext, print_to_string};
 use mprof_heap::value::{Package, Ptr, StreamKind};
 use mprof_heap::{Value, alloc};
 
-use crate::host::{Host, STDOUT};
+use crate::host::Host;
 use crate::raise::{ErrorKind, Raise};
 use crate::world::World;
 
@@ -161,11 +161,6 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
             Value::Stream(s) => s.borrow().column,
             _ => 0,
         }
-    }
-
-    /// Write to standard output directly (diagnostics of the driver).
-    pub fn write_stdout(&mut self, text: &str) {
-        let _ = self.host.write(STDOUT, text);
     }
 
     pub fn string_arg(&self, v: Value<'gc>) -> Result<String, Raise<'gc>> {

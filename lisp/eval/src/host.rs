@@ -60,7 +60,7 @@ pub struct Host {
 /// streams do no I/O and have none. Invariant: `by_channel[c]`, when set, indexes `rows`.
 #[derive(Default, Debug)]
 pub struct IoStats {
-    rows: Vec<mprof_profiler::exec::IoRow>,
+    rows: Vec<mprof_engine::exec::IoRow>,
     by_name: std::collections::HashMap<String, usize>,
     by_channel: Vec<Option<usize>>,
 }
@@ -70,7 +70,7 @@ impl IoStats {
         if let Some(&i) = self.by_name.get(name) {
             return i;
         }
-        self.rows.push(mprof_profiler::exec::IoRow { stream: name.to_string(), ..Default::default() });
+        self.rows.push(mprof_engine::exec::IoRow { stream: name.to_string(), ..Default::default() });
         self.by_name.insert(name.to_string(), self.rows.len() - 1);
         self.rows.len() - 1
     }
@@ -137,7 +137,7 @@ impl IoStats {
         r.time_ns += ns;
     }
 
-    pub fn rows(&self) -> Vec<mprof_profiler::exec::IoRow> {
+    pub fn rows(&self) -> Vec<mprof_engine::exec::IoRow> {
         self.rows.clone()
     }
 }
@@ -156,7 +156,7 @@ impl Host {
     }
 
     /// The I/O summary rows recorded so far (none when not recording).
-    pub fn io_rows(&self) -> Vec<mprof_profiler::exec::IoRow> {
+    pub fn io_rows(&self) -> Vec<mprof_engine::exec::IoRow> {
         self.io.as_ref().map(IoStats::rows).unwrap_or_default()
     }
 

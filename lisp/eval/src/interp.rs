@@ -19,9 +19,9 @@ use mprof_heap::{Value, alloc};
 use crate::builtins::{self, Pkg};
 use crate::host::{Host, Options, STDERR, STDIN, STDOUT};
 use crate::raise::{HostRequest, ProfileKinds, ProfileRequest};
-use mprof_profiler::timing::TimeRecorder;
-use mprof_profiler::monitor::MonitorOptions;
-use mprof_profiler::report::ReportOptions;
+use mprof_engine::timing::TimeRecorder;
+use mprof_engine::monitor::{MonitorOptions, Totals};
+use mprof_display::report::ReportOptions;
 use crate::syms::Syms;
 use crate::vm::{Env, Step, Vm};
 use crate::world::{World, make_condition_types};
@@ -87,7 +87,7 @@ pub struct Interpreter {
     vm_profiling: bool,
     last_sample: std::time::Instant,
     /// The time profile of the last timed run, once timing stopped.
-    time_profile: Option<mprof_profiler::exec::TimeProfile>,
+    time_profile: Option<mprof_engine::exec::TimeProfile>,
 }
 
 const PRELUDE: &[(&str, &str)] = &[
@@ -383,6 +383,29 @@ impl Interpreter {
         self.sync_vm_profiling();
     }
 
+    /// Configure the calling-context tree (call sites, depth, folding) and whether
+    /// builtins are charged to their caller, before anything is recorded.
+    pub fn profile_configure(&mut self, options: MonitorOptions, primitives_to_caller: bool) {
+        crate::profile::configure(options, primitives_to_caller);
+    }
+
+    /// A `key: value` line for the profile file's header (the program run, say).
+    pub fn set_profile_metadata(&mut self, key: &str, value: &str) {
+        crate::profile::set_metadata(key, value);
+    }
+
+    /// Start counting reads, writes and opens per stream (the I/O summary).
+    pub fn io_start(&mut self) {
+        if self.host.io.is_none() {
+            self.host.io = Some(crate::host::IoStats::default());
+        }
+    }
+
+    /// The totals of the memory profile recorded so far.
+    pub fn memory_totals(&self) -> Totals {
+        crate::profile::with_state(|st| st.monitor.totals())
+    }
+
     /// Start recording the kinds of profile asked for (the MPROF package's start).
     pub fn start_kinds(&mut self, kinds: ProfileKinds, primitives_to_caller: bool) {
         if kinds.io && self.host.io.is_none() {
@@ -408,7 +431,7 @@ impl Interpreter {
         }
         if kinds.time || kinds.counts || kinds.io {
             let profile = self.full_profile();
-            let listing = mprof_profiler::listing::ListingOptions::default();
+            let listing = mprof_listing::ListingOptions::default();
             let exec = exec_tables(&profile, kinds, options, kinds.counts.then_some(&listing));
             if exec.is_empty() {
                 text.push_str(";; no execution profile recorded: start one with (mprof:start :time t) or :counts t\n");
@@ -473,7 +496,7 @@ impl Interpreter {
 
     /// Everything recorded so far: the memory profile with the execution profiles
     /// (time, counts, I/O) beside it.
-    pub fn full_profile(&mut self) -> mprof_profiler::Profile {
+    pub fn full_profile(&mut self) -> mprof_engine::Profile {
         let mut p = crate::profile::profile();
         let running = self.arena.mutate_root(|_mc, root| root.vm.time_snapshot());
         p.exec.time = running.or_else(|| self.time_profile.clone());
@@ -643,21 +666,21 @@ impl Host {
 /// with `listing`, the annotated listing of every counted source. Empty when there is
 /// nothing to print. Shared by the MPROF package's report and the command line.
 pub fn exec_tables(
-    profile: &mprof_profiler::Profile,
+    profile: &mprof_engine::Profile,
     kinds: ProfileKinds,
     options: &ReportOptions,
-    listing: Option<&mprof_profiler::listing::ListingOptions>,
+    listing: Option<&mprof_listing::ListingOptions>,
 ) -> String {
-    let exec_options = mprof_profiler::exec_report::ExecReportOptions {
+    let exec_options = mprof_display::exec_report::ExecReportOptions {
         time: kinds.time,
         counts: kinds.counts,
         io: kinds.io,
         merge_cycles: options.merge_cycles,
         exact: options.exact_percentages,
     };
-    let mut text = mprof_profiler::exec_report::render_exec(profile, &exec_options);
+    let mut text = mprof_display::exec_report::render_exec(profile, &exec_options);
     if let Some(o) = listing {
-        text.push_str(&mprof_profiler::listing::render_listings(profile, o));
+        text.push_str(&mprof_listing::listing::render_listings(profile, o));
     }
     text
 }

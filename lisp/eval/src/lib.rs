@@ -1,10 +1,16 @@
 //! mprof-lisp: an embeddable interpreter for a Kyoto-Common-Lisp-like subset
 //! of Common Lisp, built for memory allocation profiling.
 //!
-//! Forms are compiled ([`compiler`]) to compact code run by a stackless VM
-//! ([`vm`]) whose state lives in a gc-arena root; the [`Interpreter`] drives
+//! Forms are compiled (module `compiler`) to compact code run by a stackless VM
+//! (module `vm`) whose state lives in a gc-arena root; the [`Interpreter`] drives
 //! it in fuel slices and collects garbage between them. Every heap object is
 //! made by `mprof_heap::alloc_object`, the funnel the profiler listens to.
+//!
+//! The public surface is the embedding API: [`Interpreter`] (evaluate, load, call,
+//! register host functions, profile and report), [`Options`] (limits and streams),
+//! [`HostValue`] and [`LispError`]. Everything else is private to the crate, and the
+//! crate pulls in no command-line, line-editing, signal or allocator crate: those are
+//! the binary's (crate `mprof-lisp-cli`).
 //!
 //! ```
 //! use mprof_lisp::{Interpreter, HostValue, Options};
@@ -21,24 +27,22 @@
 //! assert_eq!(lisp.eval(r#"(host-greeting "lisp")"#).unwrap(), HostValue::String("hello, lisp".into()));
 //! ```
 
-pub mod builtins;
-pub mod cli;
-pub mod repl;
-pub mod compiler;
-pub mod conditions;
-pub mod counting;
-pub mod ctx;
-pub mod equal;
-pub mod format;
-pub mod host;
-pub mod interp;
-pub mod profile;
-pub mod profile_cli;
-pub mod raise;
-pub mod syms;
-pub mod types;
-pub mod vm;
-pub mod world;
+pub(crate) mod builtins;
+pub(crate) mod compiler;
+pub(crate) mod conditions;
+pub(crate) mod counting;
+pub(crate) mod ctx;
+pub(crate) mod equal;
+pub(crate) mod format;
+pub(crate) mod host;
+pub(crate) mod interp;
+pub(crate) mod profile;
+pub(crate) mod raise;
+pub(crate) mod syms;
+pub(crate) mod types;
+pub(crate) mod vm;
+pub(crate) mod world;
 
-pub use host::Options;
-pub use interp::{HostValue, Interpreter, LispError};
+pub use host::{Host, IoStats, Options, STDERR, STDIN, STDOUT};
+pub use interp::{HostValue, Interpreter, LispError, exec_tables};
+pub use raise::ProfileKinds;

@@ -24,10 +24,10 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use mprof_heap::{AllocEvent, AllocHooks, Category};
-use mprof_profiler::monitor::{Bin, FuncId, FunctionInfo, Monitor, MonitorOptions, NodeId, Sample, TypeId};
-use mprof_profiler::report::{ReportOptions, render_report};
-use mprof_profiler::scheme::{CategoryScheme, Language};
-use mprof_profiler::Profile;
+use mprof_engine::monitor::{Bin, FuncId, FunctionInfo, Monitor, MonitorOptions, NodeId, Sample, TypeId};
+use mprof_display::report::{ReportOptions, render_report};
+use mprof_engine::scheme::{CategoryScheme, Language};
+use mprof_engine::Profile;
 
 /// The first site id of profiled allocations (1..=4 are counting-mode sites).
 const FIRST_PROFILED_SITE: u32 = 8;
@@ -173,11 +173,6 @@ pub fn counts() -> Counts {
     with_state(|st| st.counts)
 }
 
-/// Whether frames should be pushed on the context stack.
-pub fn profiling() -> bool {
-    mode() == Mode::Profiling
-}
-
 /// A stack entry for a function called from `call_site` in its caller.
 pub fn push_function(func: FuncId, call_site: u64) {
     PROF.with(|p| {
@@ -210,10 +205,6 @@ pub fn truncate(depth: usize) {
 /// The monitor options (the time recorder shapes its tree the same way).
 pub fn monitor_options() -> MonitorOptions {
     with_state(|st| st.monitor.options())
-}
-
-pub fn depth() -> usize {
-    PROF.with(|p| p.borrow().as_ref().map(|s| s.stack.len()).unwrap_or(0))
 }
 
 /// Intern a function for the profile. `cached` is the proto's cached id

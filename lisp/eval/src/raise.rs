@@ -14,12 +14,8 @@ pub enum ErrorKind {
     Program,
     /// `simple-control-error`
     Control,
-    /// `division-by-zero`
-    DivisionByZero,
     /// `simple-arithmetic-error` (overflow, domain errors)
     Arithmetic,
-    /// `simple-file-error`
-    File,
     /// `simple-stream-error` (end of file, closed streams)
     Stream,
     /// `simple-package-error`
@@ -65,7 +61,7 @@ pub enum ProfileRequest {
     /// Forget what was recorded (resume with NIL).
     Reset,
     /// Collect, then resume with the report text of the kinds asked for.
-    Report(mprof_profiler::report::ReportOptions, ProfileKinds),
+    Report(mprof_display::report::ReportOptions, ProfileKinds),
     /// Collect, then write the profile file; resume with T, or with a string
     /// saying why it could not be written.
     Write(String),

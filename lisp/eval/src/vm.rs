@@ -21,8 +21,8 @@ use std::rc::Rc;
 use gc_arena::{Collect, Gc, Mutation};
 use mprof_heap::code::{Op, Proto};
 use crate::counting::{CountCtx, CountRegistry, SpanTable};
-use mprof_profiler::monitor::FuncId;
-use mprof_profiler::timing::TimeRecorder;
+use mprof_engine::monitor::FuncId;
+use mprof_engine::timing::TimeRecorder;
 use mprof_heap::value::{Function, Ptr, SYM_MACRO, Symbol};
 use mprof_heap::{Value, alloc};
 
@@ -95,9 +95,6 @@ pub struct Frame<'gc> {
     /// Stack height to cut back to on return (below the function and arguments).
     #[collect(require_static)]
     pub ret: u32,
-    /// The profiler's calling-context node (0 = not yet resolved).
-    #[collect(require_static)]
-    pub node: u32,
     pub cont: Cont<'gc>,
 }
 
@@ -384,7 +381,7 @@ impl<'gc> Vm<'gc> {
     fn push_native(&mut self, native: Native<'gc>) {
         let h = self.stack.len() as u32;
         let cont = Cont::Native(Box::new(native));
-        self.frames.push(Frame { func: Value::Nil, proto: None, pc: 0, base: h, ret: h, node: 0, cont });
+        self.frames.push(Frame { func: Value::Nil, proto: None, pc: 0, base: h, ret: h, cont });
         if self.profiling {
             self.hook_enter(None);
         }
@@ -504,7 +501,7 @@ impl<'gc> Vm<'gc> {
     }
 
     /// The time profile recorded so far, if time is being recorded.
-    pub fn time_snapshot(&mut self) -> Option<mprof_profiler::exec::TimeProfile> {
+    pub fn time_snapshot(&mut self) -> Option<mprof_engine::exec::TimeProfile> {
         let instructions = self.instructions();
         self.time.as_deref_mut().map(|t| t.snapshot(instructions))
     }
@@ -557,7 +554,7 @@ impl<'gc> Vm<'gc> {
         } else {
             let (fid, cache) = crate::profile::function_id(cached, || {
                 let name = builtins::table().get(i).map(|d| d.name).unwrap_or("?");
-                mprof_profiler::monitor::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
+                mprof_engine::monitor::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
             });
             self.builtin_prof_ids[i] = cache;
             fid
@@ -1208,7 +1205,6 @@ impl<'gc> Vm<'gc> {
             pc: 0,
             base: base as u32,
             ret: ret as u32,
-            node: 0,
             cont: Cont::Lisp,
         });
         if self.profiling {
@@ -1836,7 +1832,7 @@ fn feature_names(world: &World<'_>) -> Vec<String> {
 /// What the profile shows of a compiled function: its name (as the printer
 /// writes it, without a package prefix for COMMON-LISP and CL-USER symbols),
 /// file and line.
-fn function_info<'gc>(p: &Proto<'gc>, world: &World<'gc>) -> mprof_profiler::monitor::FunctionInfo {
+fn function_info<'gc>(p: &Proto<'gc>, world: &World<'gc>) -> mprof_engine::monitor::FunctionInfo {
     let name = if p.info.toplevel {
         "(top level)".to_string()
     } else {
@@ -1857,7 +1853,7 @@ fn function_info<'gc>(p: &Proto<'gc>, world: &World<'gc>) -> mprof_profiler::mon
     let file = p.info.file.clone().filter(|f| !f.starts_with("prelude/"));
     // All top-level forms share one "(top level)" entry (no line).
     let line = if file.is_some() && p.info.line > 0 && !p.info.toplevel { Some(p.info.line) } else { None };
-    mprof_profiler::monitor::FunctionInfo {
+    mprof_engine::monitor::FunctionInfo {
         name,
         line,
         file,

@@ -7,8 +7,9 @@
 //! `(MPROF-SYSTEM:BACKQUOTE X)`, and the evaluator gives them meaning.
 //!
 //! Pipeline: `lexer` (logos tokens) -> `token` (numbers, symbols, character names) ->
-//! `parser` (explicit-stack assembly, reader macros, `#+`/`#-`) -> `Datum`. The `pretty`
-//! module re-lays out source text for listings, printing atoms and comments as written.
+//! `parser` (explicit-stack assembly, reader macros, `#+`/`#-`) -> `Datum`. `syntax_noise`
+//! tells a re-layout tool (the listing's pretty printer, crate `mprof-listing`) which
+//! bytes of a list's text are structure.
 //!
 //! Invariants:
 //! - no input panics, hangs or overflows the Rust stack: the parser never recurses and
@@ -31,7 +32,7 @@ mod datum;
 mod error;
 mod lexer;
 mod parser;
-pub mod pretty;
+mod syntax_noise;
 mod token;
 
 pub use datum::{
@@ -39,6 +40,7 @@ pub use datum::{
 };
 pub use error::{Position, ReadError, ReadErrorKind};
 pub use parser::{DEFAULT_MAX_DEPTH, ReadOptions, Reader};
+pub use syntax_noise::syntax_noise;
 
 /// Reads one datum starting at byte offset `start`. `Ok(None)` when only whitespace,
 /// comments (and forms skipped by `#+`/`#-`) remain. Returns the datum and the offset just

@@ -6,7 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mprof_profiler::{Profile, ReportOptions, render_report};
+use mprof_display::{ReportOptions, render_report};
+use mprof_engine::Profile;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(profile) = Profile::read(data) else { return };
@@ -18,6 +19,6 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(Profile::read(&bytes).as_ref(), Ok(&profile));
     let mut doubled = profile.clone();
     doubled.merge(&profile).expect("a profile merges with itself");
-    let _ = mprof_profiler::export::folded(&profile, Default::default());
-    let _ = mprof_profiler::export::pprof_gz(&profile);
+    let _ = mprof_display::export::folded(&profile, Default::default());
+    let _ = mprof_display::export::pprof_gz(&profile);
 });

@@ -4,7 +4,7 @@
 //! (prelude/mprof.lisp) parses keyword arguments and writes the report.
 
 use mprof_heap::{Value, alloc};
-use mprof_profiler::report::{ReportOptions, Tables};
+use mprof_display::report::{ReportOptions, Tables};
 
 use super::{BuiltinDef, mprof, sys};
 use crate::ctx::Ctx;

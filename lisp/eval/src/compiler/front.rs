@@ -20,7 +20,7 @@ use mprof_heap::{Packages, Value};
 
 use super::ir::*;
 use crate::counting::CountCtx;
-use mprof_profiler::exec::CountKind;
+use mprof_engine::exec::CountKind;
 use crate::syms::Syms;
 
 /// Macro expansions made so far for the form being compiled, keyed by the

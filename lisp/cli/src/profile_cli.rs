@@ -1,0 +1,156 @@
+//! The profiling options of the `mprof-lisp` command line and what they do
+//! around a run: start recording before the program, then collect, print the
+//! tables (standard error, or `--report FILE`) and write the profile file.
+//!
+//! Three kinds of profile can be asked for together: memory (`--profile`), time
+//! (`--time`, with the I/O summary) and execution counts (`--count`, printed as
+//! a pxp-style annotated listing). Whatever was asked for is reported and written
+//! even when the program ends in an error, an `exit` or an interrupt.
+
+use mprof_display::{ReportOptions, Tables};
+use mprof_engine::MonitorOptions;
+use mprof_lisp::{Interpreter, ProfileKinds, exec_tables};
+use mprof_listing::ListingOptions;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ProfileArgs {
+    /// Profile the program's allocations; print the mprof tables when it ends
+    /// and write the profile file.
+    #[arg(long)]
+    pub profile: bool,
+    /// Where to write the profile file (read it with `mprof report FILE`).
+    #[arg(long, value_name = "FILE", default_value = "mprof.out")]
+    pub profile_out: String,
+    /// Print the tables to FILE instead of standard error.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<String>,
+    /// Tables to print: kept,bins,direct,graph (default: all).
+    #[arg(long, value_name = "LIST")]
+    pub tables: Option<String>,
+    /// Exact percentages (one decimal, no 99 cap).
+    #[arg(long)]
+    pub exact: bool,
+    /// Merge recursion cycles into single entries, as the paper did.
+    #[arg(long)]
+    pub merge_cycles: bool,
+    /// Distinguish the call sites of a function (one node per calling place).
+    #[arg(long)]
+    pub call_sites: bool,
+    /// Callers shown in the memory kept table.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub path_depth: usize,
+    /// Charge builtins and library functions to their Lisp caller.
+    #[arg(long)]
+    pub primitives_to_caller: bool,
+    /// Deepest calling-context depth recorded (deeper frames count at the cap).
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub context_depth: u32,
+    /// Keep direct self-recursion as separate nodes instead of folding it.
+    #[arg(long)]
+    pub no_fold_recursion: bool,
+    /// Measure time per call arc (gprof-style flat profile and call graph) and
+    /// summarize input/output.
+    #[arg(long)]
+    pub time: bool,
+    /// Do not subtract the measured cost of the clock reads from self times.
+    #[arg(long)]
+    pub no_compensation: bool,
+    /// Summarize input/output per stream (implied by --time).
+    #[arg(long)]
+    pub io: bool,
+    /// Count executions of each function, branch and body form, and print the
+    /// program's listing annotated with the counts.
+    #[arg(long)]
+    pub count: bool,
+    /// With --count: list only these functions (comma-separated names).
+    #[arg(long, value_name = "F,G", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// With --count: print the call count table only, no listing.
+    #[arg(long)]
+    pub summary_only: bool,
+}
+
+impl ProfileArgs {
+    pub fn report_options(&self) -> Result<ReportOptions, String> {
+        let tables = match &self.tables {
+            None => Tables::ALL,
+            Some(list) => Tables::parse(&list.replace("kept", "leak"))?,
+        };
+        Ok(ReportOptions {
+            tables,
+            exact_percentages: self.exact,
+            merge_cycles: self.merge_cycles,
+            call_sites: self.call_sites,
+            path_depth: self.path_depth,
+        })
+    }
+}
+
+impl ProfileArgs {
+    /// Whether any kind of profile was asked for.
+    pub fn any(&self) -> bool {
+        self.profile || self.time || self.count || self.io
+    }
+
+    fn io_wanted(&self) -> bool {
+        self.io || self.time
+    }
+}
+
+/// Start recording what was asked for.
+pub fn start(lisp: &mut Interpreter, args: &ProfileArgs, command_line: &str) {
+    if !args.any() {
+        return;
+    }
+    let options = MonitorOptions {
+        call_sites: args.call_sites,
+        max_depth: args.context_depth,
+        fold_self_recursion: !args.no_fold_recursion,
+    };
+    lisp.profile_configure(options, args.primitives_to_caller);
+    lisp.set_profile_metadata("program", command_line);
+    if args.io_wanted() {
+        lisp.io_start();
+    }
+    if args.count {
+        lisp.count_start();
+    }
+    if args.profile {
+        lisp.profile_start(None, args.primitives_to_caller);
+    }
+    if args.time {
+        lisp.time_start(!args.no_compensation);
+    }
+}
+
+/// After the run (however it ended): print the tables and listings and write the
+/// profile file.
+pub fn finish(lisp: &mut Interpreter, args: &ProfileArgs) -> Result<(), String> {
+    if !args.any() {
+        return Ok(());
+    }
+    let options = args.report_options()?;
+    let mut text = String::new();
+    if args.profile {
+        text.push_str(&lisp.profile_report(&options));
+    }
+    lisp.profile_stop();
+    let profile = lisp.full_profile();
+    let kinds = ProfileKinds { memory: args.profile, time: args.time, counts: args.count, io: args.io_wanted() };
+    let listing = ListingOptions { only: args.only.clone(), ..ListingOptions::default() };
+    let want_listing = args.count && !args.summary_only;
+    let exec = exec_tables(&profile, kinds, &options, want_listing.then_some(&listing));
+    if !exec.is_empty() {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&exec);
+    }
+    match &args.report {
+        Some(path) => std::fs::write(path, &text).map_err(|e| format!("cannot write the report to {path}: {e}"))?,
+        None => eprint!("{text}"),
+    }
+    let mut file = std::fs::File::create(&args.profile_out)
+        .map_err(|e| format!("cannot write the profile to {}: {e}", args.profile_out))?;
+    profile.write(&mut file).map_err(|e| format!("cannot write the profile to {}: {e}", args.profile_out))
+}

@@ -1,0 +1,349 @@
+//! The `mprof` binary: glue between the command line and the engine, display and
+//! listing crates. It reads profile
+//! files, prints reports (memory tables, then whichever execution tables the file holds),
+//! merges runs, prints annotated listings of execution counts and exports memory or
+//! time to other tools' formats. Every failure is one
+//! line on stderr (`mprof: ...`) and a non-zero exit; no input makes it panic.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use mprof_display::exec_report::{ExecReportOptions, render_exec, time_view};
+use mprof_display::export::{self, FoldedValue};
+use mprof_display::{ReportOptions, Tables, render_report};
+use mprof_engine::Profile;
+use mprof_listing::{ListingOptions, find_source, render_listing, render_listings};
+
+#[derive(Parser)]
+#[command(
+    name = "mprof",
+    version,
+    about = "Memory and execution profiler: reports, merges and exports mprof profiles"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the tables of a profile: memory (leak/kept, bins, direct allocation, call
+    /// graph, errors), then time (flat profile, call graph), call counts and I/O, as held.
+    /// Several files are summed first.
+    Report {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Comma-separated kinds of data to print: memory, time, counts, io, all.
+        #[arg(long, default_value = "all")]
+        show: String,
+        /// Comma-separated tables: leak (or kept), bins, direct, graph, errors, all.
+        #[arg(long, default_value = "all")]
+        tables: String,
+        /// Print percentages with one decimal instead of two-character fields (time tables:
+        /// whole nanoseconds and two decimals).
+        #[arg(long)]
+        exact: bool,
+        /// Merge recursion cycles into one entry each, as the original mprof did.
+        #[arg(long)]
+        merge_cycles: bool,
+        /// Distinguish call sites within a function in printed paths.
+        #[arg(long)]
+        call_sites: bool,
+        /// Number of callers shown in the leak/kept and errors tables.
+        #[arg(long, default_value_t = 5)]
+        path_depth: usize,
+    },
+    /// Sum the profiles of several runs or processes into one file.
+    Merge {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Draw a flame graph (SVG) of the bytes allocated or of the time measured.
+    Flamegraph {
+        file: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Which profile to draw.
+        #[arg(long, value_enum, default_value = "memory")]
+        kind: KindArg,
+        /// What the widths count (memory: bytes, allocs, kept; time: time, calls,
+        /// instructions). Defaults to bytes or time.
+        #[arg(long, value_enum)]
+        value: Option<ValueArg>,
+    },
+    /// Print a program's listing annotated with the execution counts of a `--count`
+    /// run (pxp style): line number, the count where it changes, a bar, the code.
+    Listing {
+        file: PathBuf,
+        /// The source as it was run (found by its recorded path or its file name);
+        /// every counted source when absent.
+        source: Option<PathBuf>,
+        /// Only the top-level definitions of these names.
+        #[arg(long, value_name = "F,G", value_delimiter = ',')]
+        only: Vec<String>,
+        /// Columns for the program text.
+        #[arg(long, default_value_t = 72)]
+        width: usize,
+    },
+    /// Convert a profile for other tools.
+    Export {
+        file: PathBuf,
+        #[arg(long, value_enum)]
+        format: FormatArg,
+        /// Output file (standard output when absent).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Which profile to export.
+        #[arg(long, value_enum, default_value = "memory")]
+        kind: KindArg,
+        /// What folded stacks count (memory: bytes, allocs, kept; time: time, calls,
+        /// instructions). Defaults to bytes or time.
+        #[arg(long, value_enum)]
+        value: Option<ValueArg>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum KindArg {
+    Memory,
+    Time,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Folded,
+    Json,
+    Pprof,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ValueArg {
+    Bytes,
+    Allocs,
+    Kept,
+    /// Self time in nanoseconds.
+    Time,
+    Calls,
+    Instructions,
+}
+
+impl From<ValueArg> for FoldedValue {
+    fn from(v: ValueArg) -> Self {
+        match v {
+            ValueArg::Bytes => FoldedValue::Bytes,
+            ValueArg::Allocs => FoldedValue::Allocs,
+            ValueArg::Kept => FoldedValue::KeptBytes,
+            ValueArg::Time => FoldedValue::TimeNs,
+            ValueArg::Calls => FoldedValue::Calls,
+            ValueArg::Instructions => FoldedValue::Instructions,
+        }
+    }
+}
+
+/// What `mprof report --show` prints.
+#[derive(Clone, Copy, Default)]
+struct Show {
+    memory: bool,
+    time: bool,
+    counts: bool,
+    io: bool,
+}
+
+impl Show {
+    fn parse(list: &str) -> Result<Show, String> {
+        let mut s = Show::default();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match name {
+                "memory" => s.memory = true,
+                "time" => s.time = true,
+                "counts" => s.counts = true,
+                "io" => s.io = true,
+                "all" => s = Show { memory: true, time: true, counts: true, io: true },
+                other => return Err(format!("unknown kind `{other}` for --show (expected memory, time, counts, io or all)")),
+            }
+        }
+        if !(s.memory || s.time || s.counts || s.io) {
+            return Err("--show names nothing (expected memory, time, counts, io or all)".into());
+        }
+        Ok(s)
+    }
+}
+
+/// True when the profile holds memory data (allocations, bins, errors or samples), as
+/// opposed to a file written by an execution-only run.
+fn has_memory(p: &Profile) -> bool {
+    p.nodes.iter().any(|n| n.counters.iter().any(|c| !c.is_zero()))
+        || !p.bins.is_empty()
+        || !p.errors.is_empty()
+        || !p.samples.is_empty()
+}
+
+/// The profile an export or flame graph reads, and the value it counts: the memory
+/// profile itself, or the time view of its time profile.
+fn select(p: Profile, file: &Path, kind: KindArg, value: Option<ValueArg>) -> Result<(Profile, FoldedValue), String> {
+    let value: FoldedValue = match (kind, value) {
+        (KindArg::Memory, None) => FoldedValue::Bytes,
+        (KindArg::Time, None) => FoldedValue::TimeNs,
+        (_, Some(v)) => v.into(),
+    };
+    match kind {
+        KindArg::Memory if value.is_time() => {
+            Err(format!("--value {} counts time: add --kind time", value.unit()))
+        }
+        KindArg::Time if !value.is_time() => {
+            Err(format!("--value {} counts memory: use time, calls or instructions with --kind time", value.unit()))
+        }
+        KindArg::Memory => Ok((p, value)),
+        KindArg::Time => match time_view(&p) {
+            Some(view) => Ok((view, value)),
+            None => Err(format!(
+                "{} holds no time profile (record one with mprof-lisp --time)",
+                file.display()
+            )),
+        },
+    }
+}
+
+fn load(path: &Path) -> Result<Profile, String> {
+    let bytes = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Profile::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Reads and sums several profiles (one is returned as read).
+fn load_all(files: &[PathBuf]) -> Result<Profile, String> {
+    let mut merged: Option<Profile> = None;
+    for file in files {
+        let p = load(file)?;
+        match &mut merged {
+            None => merged = Some(p),
+            Some(m) => m.merge(&p).map_err(|e| format!("{}: {e}", file.display()))?,
+        }
+    }
+    merged.ok_or_else(|| "no input file".to_string())
+}
+
+fn save(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn emit(output: Option<&Path>, bytes: &[u8]) -> Result<(), String> {
+    match output {
+        Some(path) => save(path, bytes),
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(bytes).and_then(|_| stdout.flush()).map_err(|e| format!("cannot write output: {e}"))
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::Report { files, show, tables, exact, merge_cycles, call_sites, path_depth } => {
+            if path_depth == 0 {
+                return Err("--path-depth must be at least 1".into());
+            }
+            let show = Show::parse(&show)?;
+            let options = ReportOptions {
+                tables: Tables::parse(&tables)?,
+                exact_percentages: exact,
+                merge_cycles,
+                call_sites,
+                path_depth,
+            };
+            let profile = load_all(&files)?;
+            let exec_options = ExecReportOptions { time: show.time, counts: show.counts, io: show.io, merge_cycles, exact };
+            let exec = render_exec(&profile, &exec_options);
+            let mut text = String::new();
+            // A file with only execution data prints no empty memory tables.
+            if show.memory && (has_memory(&profile) || exec.is_empty()) {
+                text.push_str(&render_report(&profile, &options));
+            } else {
+                text.push_str(&format!("mprof report ({} profile)\n", profile.language.name()));
+                for (k, v) in &profile.metadata {
+                    text.push_str(&format!("{k}: {v}\n"));
+                }
+            }
+            if !exec.is_empty() {
+                text.push('\n');
+                text.push_str(&exec);
+            }
+            emit(None, text.as_bytes())
+        }
+        Command::Listing { file, source, only, width } => {
+            let p = load(&file)?;
+            let options = ListingOptions { only, width: width.max(20) };
+            let text = match source {
+                None if p.exec.counts.is_empty() => {
+                    return Err(format!("{}: the profile holds no execution counts (run with --count)", file.display()));
+                }
+                None => render_listings(&p, &options),
+                Some(source) => {
+                    let path = source.to_string_lossy();
+                    let index = find_source(&p, &path).map_err(|e| format!("{}: {e}", file.display()))?;
+                    let text = fs::read_to_string(&source).map_err(|e| format!("cannot read {path}: {e}"))?;
+                    render_listing(&p, index, &text, &options)?
+                }
+            };
+            emit(None, text.as_bytes())
+        }
+        Command::Merge { files, output } => {
+            let merged = load_all(&files)?;
+            let mut bytes = Vec::new();
+            merged.write(&mut bytes).map_err(|e| format!("cannot encode: {e}"))?;
+            save(&output, &bytes)
+        }
+        Command::Flamegraph { file, output, kind, value } => {
+            let (p, value) = select(load(&file)?, &file, kind, value)?;
+            let what = match value {
+                FoldedValue::TimeNs => "time (ns)",
+                v => v.unit(),
+            };
+            let title = format!("mprof: {what} by call path");
+            let svg = export::flamegraph(&p, value, &title).map_err(|e| format!("{}: {e}", file.display()))?;
+            save(&output, &svg)
+        }
+        Command::Export { file, format, output, kind, value } => {
+            let (p, value) = select(load(&file)?, &file, kind, value)?;
+            let bytes = match format {
+                FormatArg::Folded => export::folded(&p, value).map(String::into_bytes),
+                FormatArg::Json => export::json(&p).map(|mut s| {
+                    s.push('\n');
+                    s.into_bytes()
+                }),
+                FormatArg::Pprof if kind == KindArg::Time => export::pprof_time_gz(&p),
+                FormatArg::Pprof => export::pprof_gz(&p),
+            }
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+            emit(output.as_deref(), &bytes)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version are not errors.
+            print!("{e}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+            eprintln!("mprof: {}", first.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("mprof: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

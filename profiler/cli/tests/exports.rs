@@ -1,0 +1,110 @@
+//! Exports (folded, JSON, pprof, flame graph) and the `mprof` command line.
+
+mod common;
+
+use std::io::Read;
+
+use common::mprof;
+use mprof_display::export::{self, FoldedValue};
+use mprof_engine::*;
+
+#[test]
+fn folded_stacks_of_the_paper_example() {
+    let p = common::widgets();
+    let text = format!(
+        "bytes:\n{}allocs:\n{}kept:\n{}",
+        export::folded(&p, FoldedValue::Bytes).unwrap(),
+        export::folded(&p, FoldedValue::Allocs).unwrap(),
+        export::folded(&p, FoldedValue::KeptBytes).unwrap()
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn json_export_of_the_figure7_case() {
+    insta::assert_snapshot!(export::json(&common::figure7()).unwrap());
+}
+
+#[test]
+fn pprof_export_is_gzipped_profile_proto_with_the_right_sums() {
+    let p = common::widgets();
+    let gz = export::pprof_gz(&p).unwrap();
+    assert_eq!(&gz[..2], &[0x1f, 0x8b], "gzip magic");
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut raw).unwrap();
+    let decoded: export::pprof::Profile = prost::Message::decode(&raw[..]).unwrap();
+    assert_eq!(decoded, export::pprof_message(&p).unwrap());
+    let names: Vec<&str> = decoded
+        .sample_type
+        .iter()
+        .map(|t| decoded.string_table[t.r#type as usize].as_str())
+        .collect();
+    assert_eq!(names, ["alloc_objects", "alloc_space", "inuse_objects", "inuse_space"]);
+    let sum = |k: usize| decoded.sample.iter().map(|s| s.value[k]).sum::<i64>();
+    assert_eq!((sum(0), sum(1), sum(2), sum(3)), (10000, 2_040_000, 5019, 1_023_876));
+    // Leaf first: every sample's first location is make_widget.
+    for s in &decoded.sample {
+        let loc = &decoded.location[s.location_id[0] as usize - 1];
+        let func = &decoded.function[loc.line[0].function_id as usize - 1];
+        assert_eq!(decoded.string_table[func.name as usize], "make_widget");
+        assert_eq!(s.location_id.len(), 3);
+    }
+}
+
+#[test]
+fn flamegraph_draws_every_function() {
+    let svg = String::from_utf8(export::flamegraph(&common::widgets(), FoldedValue::Bytes, "t").unwrap()).unwrap();
+    assert!(svg.starts_with("<?xml"));
+    for name in ["main", "make_red_widget", "make_blue_widget", "make_widget"] {
+        assert!(svg.contains(name), "{name} missing");
+    }
+}
+
+#[test]
+fn command_line_report_merge_export_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let mut bytes = Vec::new();
+    common::widgets().write(&mut bytes).unwrap();
+    std::fs::write(path("w.mprof"), &bytes).unwrap();
+
+    let (code, report, _) = mprof(&["report", &path("w.mprof"), "--tables", "leak,bins"]);
+    assert_eq!(code, 0);
+    assert!(report.contains("5019 1023876 (99) || > main > make_red_widget > make_widget"));
+    assert!(!report.contains("Allocation call graph"));
+
+    let (code, _, err) = mprof(&["merge", &path("w.mprof"), &path("w.mprof"), "-o", &path("m.mprof")]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let merged = Profile::read(&std::fs::read(path("m.mprof")).unwrap()).unwrap();
+    let mut expected = common::widgets();
+    expected.merge(&common::widgets()).unwrap();
+    assert_eq!(merged, expected);
+
+    let (code, folded, _) = mprof(&["export", &path("w.mprof"), "--format", "folded"]);
+    assert_eq!(code, 0);
+    assert_eq!(folded, export::folded(&common::widgets(), FoldedValue::Bytes).unwrap());
+    let (code, _, _) = mprof(&["export", &path("w.mprof"), "--format", "pprof", "-o", &path("w.pb.gz")]);
+    assert_eq!(code, 0);
+    assert_eq!(std::fs::read(path("w.pb.gz")).unwrap()[..2], [0x1f, 0x8b]);
+    let (code, _, _) = mprof(&["flamegraph", &path("w.mprof"), "-o", &path("w.svg")]);
+    assert_eq!(code, 0);
+    assert!(std::fs::read_to_string(path("w.svg")).unwrap().contains("make_widget"));
+
+    std::fs::write(path("cut.mprof"), &bytes[..40]).unwrap();
+    let mut errors = Vec::new();
+    for args in [
+        vec!["report".to_string(), path("missing.mprof")],
+        vec!["report".to_string(), path("cut.mprof")],
+        vec!["report".to_string(), path("w.mprof"), "--tables".into(), "leaks".into()],
+        vec!["export".to_string(), path("w.mprof"), "--format".into(), "xml".into()],
+        vec!["frobnicate".to_string()],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = mprof(&args);
+        assert_ne!(code, 0, "{args:?}");
+        assert_eq!(out, "");
+        assert_eq!(err.lines().count(), 1, "one-line message: {err}");
+        errors.push(err.replace(&dir.path().to_string_lossy().into_owned(), "<dir>"));
+    }
+    insta::assert_snapshot!(errors.concat());
+}

@@ -1,0 +1,523 @@
+//! Exports to the formats other tools read: folded stacks, flame-graph SVG (inferno),
+//! JSON, and pprof's profile.proto (gzip'd, as `go tool pprof` and profile stores expect).
+//!
+//! Exports are pure functions of a `Profile`; they do no reduction (cycles, partial paths)
+//! because every target format carries whole stacks. pprof sample types follow Go's heap
+//! profiles (alloc_objects, alloc_space, inuse_objects, inuse_space), one sample per node
+//! and category with a `category` label, so existing viewers show them without help.
+//! Time profiles are exported through their memory-shaped view (`exec_report::time_view`):
+//! folded stacks and flame graphs of self nanoseconds, calls or instructions, and a pprof
+//! CPU profile (calls, cpu nanoseconds, instructions per calling context). The JSON
+//! document carries the execution data under `exec` when the profile has any.
+
+use std::io::Write;
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use rustc_hash::FxHashMap;
+use serde_json::{Value, json};
+
+use mprof_engine::monitor::FuncId;
+use mprof_engine::profile::{BinKey, Counters, Node, Profile};
+
+/// Which number a folded-stack or flame-graph export counts. The first three read a
+/// memory profile; `TimeNs`, `Calls` and `Instructions` read the time view of a profile
+/// (`exec_report::time_view`: category 0 holds calls and self nanoseconds, category 1
+/// instructions).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum FoldedValue {
+    #[default]
+    Bytes,
+    Allocs,
+    KeptBytes,
+    TimeNs,
+    Calls,
+    Instructions,
+}
+
+impl FoldedValue {
+    /// The value of one node, from its per-category counters.
+    fn of(self, cs: &[Counters]) -> u64 {
+        let sum = |f: fn(&Counters) -> u64| cs.iter().map(f).fold(0u64, u64::saturating_add);
+        match self {
+            FoldedValue::Bytes => sum(|c| c.bytes),
+            FoldedValue::Allocs => sum(|c| c.allocs),
+            FoldedValue::KeptBytes => sum(Counters::kept_bytes),
+            FoldedValue::TimeNs => cs.first().map_or(0, |c| c.bytes),
+            FoldedValue::Calls => cs.first().map_or(0, |c| c.allocs),
+            FoldedValue::Instructions => cs.get(1).map_or(0, |c| c.bytes),
+        }
+    }
+
+    pub fn unit(self) -> &'static str {
+        match self {
+            FoldedValue::Bytes => "bytes",
+            FoldedValue::Allocs => "allocations",
+            FoldedValue::KeptBytes => "bytes kept",
+            FoldedValue::TimeNs => "ns",
+            FoldedValue::Calls => "calls",
+            FoldedValue::Instructions => "instructions",
+        }
+    }
+
+    /// True for the values of a time view.
+    pub fn is_time(self) -> bool {
+        matches!(self, FoldedValue::TimeNs | FoldedValue::Calls | FoldedValue::Instructions)
+    }
+}
+
+/// Frame names for folded stacks: `;` separates frames there, so it is replaced.
+fn folded_name(name: &str) -> String {
+    name.replace(';', ":").replace(['\n', '\r'], " ")
+}
+
+/// One line per node with a nonzero value: `outer;...;inner value`, sorted, so the
+/// output is stable and diff-able. Allocations outside any function get the frame
+/// `<outside any function>`.
+pub fn folded(p: &Profile, value: FoldedValue) -> Result<String, String> {
+    p.validate()?;
+    let mut paths: Vec<String> = Vec::with_capacity(p.nodes.len());
+    let mut lines: Vec<String> = Vec::new();
+    for (i, node) in p.nodes.iter().enumerate() {
+        let path = match node.parent {
+            None => String::from("<outside any function>"),
+            Some(parent) => {
+                let name = folded_name(&p.functions[node.func.0 as usize].name);
+                if parent.0 == 0 { name } else { format!("{};{}", paths[parent.0 as usize], name) }
+            }
+        };
+        let v = value.of(&node.counters);
+        if v > 0 {
+            lines.push(format!("{path} {v}"));
+        }
+        paths.push(if i == 0 { String::new() } else { path });
+    }
+    lines.sort();
+    let mut out = lines.join("\n");
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// A flame graph SVG of the folded stacks, drawn by inferno.
+pub fn flamegraph(p: &Profile, value: FoldedValue, title: &str) -> Result<Vec<u8>, String> {
+    let text = folded(p, value)?;
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = title.to_string();
+    options.count_name = value.unit().to_string();
+    options.name_type = "Function:".to_string();
+    let mut svg = Vec::new();
+    if text.is_empty() {
+        let what = if value.is_time() { "no measured time" } else { "no allocation" };
+        return Err(format!("the profile records {what} to draw"));
+    }
+    inferno::flamegraph::from_lines(&mut options, text.lines(), &mut svg).map_err(|e| format!("flame graph: {e}"))?;
+    Ok(svg)
+}
+
+fn counters_json(c: &Counters) -> Value {
+    json!({ "allocs": c.allocs, "bytes": c.bytes, "frees": c.frees, "freed_bytes": c.freed_bytes })
+}
+
+/// The whole profile as JSON: the same data model as the binary file, for scripts.
+pub fn json(p: &Profile) -> Result<String, String> {
+    p.validate()?;
+    let functions: Vec<Value> = p
+        .functions
+        .iter()
+        .map(|f| json!({ "name": f.name, "file": f.file, "line": f.line, "module": f.module }))
+        .collect();
+    let nodes: Vec<Value> = p
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            json!({
+                "id": i,
+                "parent": n.parent.map(|x| x.0),
+                "function": (n.func != FuncId::NONE).then_some(n.func.0),
+                "call_site": n.call_site,
+                "recursion": n.recursion,
+                "counters": n.counters.iter().map(counters_json).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let bins: Vec<Value> = p
+        .bins
+        .iter()
+        .map(|b| {
+            let key = match b.key {
+                BinKey::Size(s) => json!({ "size": s }),
+                BinKey::Larger => json!({ "larger_than": mprof_engine::scheme::LARGEST_SIZE_BIN }),
+                BinKey::Type(t) => json!({ "type": p.types.get(t.0 as usize) }),
+            };
+            json!({ "key": key, "counters": counters_json(&b.counters), "labels": b.labels })
+        })
+        .collect();
+    let errors: Vec<Value> = p
+        .errors
+        .iter()
+        .map(|e| json!({ "kind": e.kind.describe(), "node": e.node.0, "address": e.address, "count": e.count }))
+        .collect();
+    let samples: Vec<Value> = p
+        .samples
+        .iter()
+        .map(|s| json!({ "time_ns": s.time_ns, "live_bytes": s.live_bytes, "allocated_bytes": s.allocated_bytes }))
+        .collect();
+    let metadata: serde_json::Map<String, Value> =
+        p.metadata.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+    let mut doc = json!({
+        "format": "mprof-json",
+        "version": 1,
+        "language": p.language.name(),
+        "categories": p.scheme.categories.iter().map(|c| json!({ "letter": c.letter.to_string(), "name": c.name })).collect::<Vec<_>>(),
+        "metadata": metadata,
+        "functions": functions,
+        "types": p.types,
+        "nodes": nodes,
+        "bins": bins,
+        "errors": errors,
+        "samples": samples,
+    });
+    // Only profiles with execution data carry the key, so memory-only documents keep
+    // their shape.
+    if !p.exec.is_empty()
+        && let Some(map) = doc.as_object_mut()
+    {
+        map.insert("exec".into(), exec_json(p));
+    }
+    serde_json::to_string_pretty(&doc).map_err(|e| format!("json: {e}"))
+}
+
+/// The execution data (time tree, count points, I/O rows), field for field.
+fn exec_json(p: &Profile) -> Value {
+    let e = &p.exec;
+    let time = e.time.as_ref().map(|t| {
+        let nodes: Vec<Value> = t
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                json!({
+                    "id": i,
+                    "parent": n.parent.map(|x| x.0),
+                    "function": (n.func != FuncId::NONE).then_some(n.func.0),
+                    "calls": n.calls,
+                    "recursion": n.recursion,
+                    "self_ns": n.self_ns,
+                    "instructions": n.instructions,
+                })
+            })
+            .collect();
+        json!({
+            "clock": {
+                "source": t.clock.source,
+                "resolution_ps": t.clock.resolution_ps,
+                "read_cost_ps": t.clock.read_cost_ps,
+                "compensation_ps": t.clock.compensation_ps,
+                "elapsed_ns": t.clock.elapsed_ns,
+            },
+            "nodes": nodes,
+        })
+    });
+    let sources: Vec<Value> =
+        e.sources.iter().map(|s| json!({ "path": s.path, "bytes": s.bytes, "hash": s.hash })).collect();
+    let counts: Vec<Value> = e
+        .counts
+        .iter()
+        .map(|c| {
+            json!({
+                "source": c.source, "start": c.start, "end": c.end, "line": c.line, "column": c.column,
+                "kind": c.kind.name(), "function": c.function, "depth": c.depth, "count": c.count,
+            })
+        })
+        .collect();
+    let io: Vec<Value> = e
+        .io
+        .iter()
+        .map(|r| {
+            json!({
+                "stream": r.stream, "opens": r.opens, "reads": r.reads, "writes": r.writes,
+                "bytes_read": r.bytes_read, "bytes_written": r.bytes_written, "time_ns": r.time_ns,
+            })
+        })
+        .collect();
+    json!({ "time": time, "sources": sources, "counts": counts, "io": io })
+}
+
+/// The few messages of pprof's profile.proto that mprof writes, hand-written with prost.
+pub mod pprof {
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Profile {
+        #[prost(message, repeated, tag = "1")]
+        pub sample_type: Vec<ValueType>,
+        #[prost(message, repeated, tag = "2")]
+        pub sample: Vec<Sample>,
+        #[prost(message, repeated, tag = "4")]
+        pub location: Vec<Location>,
+        #[prost(message, repeated, tag = "5")]
+        pub function: Vec<Function>,
+        #[prost(string, repeated, tag = "6")]
+        pub string_table: Vec<String>,
+        #[prost(int64, tag = "9")]
+        pub time_nanos: i64,
+        #[prost(message, optional, tag = "11")]
+        pub period_type: Option<ValueType>,
+        #[prost(int64, tag = "12")]
+        pub period: i64,
+        #[prost(int64, repeated, tag = "13")]
+        pub comment: Vec<i64>,
+        #[prost(int64, tag = "14")]
+        pub default_sample_type: i64,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct ValueType {
+        #[prost(int64, tag = "1")]
+        pub r#type: i64,
+        #[prost(int64, tag = "2")]
+        pub unit: i64,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Sample {
+        #[prost(uint64, repeated, tag = "1")]
+        pub location_id: Vec<u64>,
+        #[prost(int64, repeated, tag = "2")]
+        pub value: Vec<i64>,
+        #[prost(message, repeated, tag = "3")]
+        pub label: Vec<Label>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Label {
+        #[prost(int64, tag = "1")]
+        pub key: i64,
+        #[prost(int64, tag = "2")]
+        pub str: i64,
+        #[prost(int64, tag = "3")]
+        pub num: i64,
+        #[prost(int64, tag = "4")]
+        pub num_unit: i64,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Location {
+        #[prost(uint64, tag = "1")]
+        pub id: u64,
+        #[prost(uint64, tag = "2")]
+        pub mapping_id: u64,
+        #[prost(uint64, tag = "3")]
+        pub address: u64,
+        #[prost(message, repeated, tag = "4")]
+        pub line: Vec<Line>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Line {
+        #[prost(uint64, tag = "1")]
+        pub function_id: u64,
+        #[prost(int64, tag = "2")]
+        pub line: i64,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Function {
+        #[prost(uint64, tag = "1")]
+        pub id: u64,
+        #[prost(int64, tag = "2")]
+        pub name: i64,
+        #[prost(int64, tag = "3")]
+        pub system_name: i64,
+        #[prost(int64, tag = "4")]
+        pub filename: i64,
+        #[prost(int64, tag = "5")]
+        pub start_line: i64,
+    }
+}
+
+struct Strings {
+    table: Vec<String>,
+    index: FxHashMap<String, i64>,
+}
+
+impl Strings {
+    fn new() -> Self {
+        // pprof requires string_table[0] == "".
+        let mut s = Strings { table: Vec::new(), index: FxHashMap::default() };
+        s.get("");
+        s
+    }
+
+    fn get(&mut self, text: &str) -> i64 {
+        if let Some(&i) = self.index.get(text) {
+            return i;
+        }
+        let i = self.table.len() as i64;
+        self.table.push(text.to_string());
+        self.index.insert(text.to_string(), i);
+        i
+    }
+}
+
+fn clamp(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// One pprof sample before its stack is attached: values in `sample_type` order, labels.
+type SampleValues = (Vec<i64>, Vec<pprof::Label>);
+
+/// The pprof message of a memory profile (not yet encoded), for tests and for callers
+/// that post-process it.
+pub fn pprof_message(p: &Profile) -> Result<pprof::Profile, String> {
+    p.validate()?;
+    let mut strings = Strings::new();
+    let category_key = strings.get("category");
+    let category_names: Vec<i64> = p.scheme.categories.iter().map(|c| strings.get(&c.name)).collect();
+    let values = |node: &Node| -> Vec<SampleValues> {
+        node.counters
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.is_zero())
+            .map(|(k, c)| {
+                (
+                    vec![clamp(c.allocs), clamp(c.bytes), clamp(c.kept_allocs()), clamp(c.kept_bytes())],
+                    vec![pprof::Label { key: category_key, str: category_names[k], num: 0, num_unit: 0 }],
+                )
+            })
+            .collect()
+    };
+    let types = ["alloc_objects:count", "alloc_space:bytes", "inuse_objects:count", "inuse_space:bytes"];
+    Ok(build_pprof(p, strings, &types, ("space", "bytes"), "alloc_space", values))
+}
+
+/// The pprof message of a time view (`exec_report::time_view`): one sample per calling
+/// context with its calls, self nanoseconds and instructions, as CPU profiles carry them.
+pub fn pprof_time_message(view: &Profile) -> Result<pprof::Profile, String> {
+    view.validate()?;
+    let strings = Strings::new();
+    let values = |node: &Node| -> Vec<SampleValues> {
+        let calls = FoldedValue::Calls.of(&node.counters);
+        let ns = FoldedValue::TimeNs.of(&node.counters);
+        let instructions = FoldedValue::Instructions.of(&node.counters);
+        if calls == 0 && ns == 0 && instructions == 0 {
+            return Vec::new();
+        }
+        vec![(vec![clamp(calls), clamp(ns), clamp(instructions)], Vec::new())]
+    };
+    let types = ["calls:count", "cpu:nanoseconds", "instructions:count"];
+    Ok(build_pprof(view, strings, &types, ("cpu", "nanoseconds"), "cpu", values))
+}
+
+/// The parts common to both pprof exports: functions, one location per (function, call
+/// site), one sample per value set of each node with its stack, metadata as comments.
+fn build_pprof(
+    p: &Profile,
+    mut strings: Strings,
+    types: &[&str],
+    period: (&str, &str),
+    default_type: &str,
+    values: impl Fn(&Node) -> Vec<SampleValues>,
+) -> pprof::Profile {
+    let sample_type = types
+        .iter()
+        .map(|s| {
+            let (t, u) = s.split_once(':').unwrap_or((s, ""));
+            pprof::ValueType { r#type: strings.get(t), unit: strings.get(u) }
+        })
+        .collect();
+    let functions: Vec<pprof::Function> = p
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| pprof::Function {
+            id: i as u64 + 1,
+            name: strings.get(&f.name),
+            system_name: strings.get(&f.name),
+            filename: strings.get(f.file.as_deref().unwrap_or("")),
+            start_line: f.line.map_or(0, i64::from),
+        })
+        .collect();
+    let outside = functions.len() as u64 + 1;
+    let mut functions = functions;
+    functions.push(pprof::Function {
+        id: outside,
+        name: strings.get("<outside any function>"),
+        system_name: strings.get("<outside any function>"),
+        filename: 0,
+        start_line: 0,
+    });
+    // One location per (function, call site).
+    let mut location_ids: FxHashMap<(u64, u64), u64> = FxHashMap::default();
+    let mut locations: Vec<pprof::Location> = Vec::new();
+    let mut location_of_node: Vec<u64> = Vec::with_capacity(p.nodes.len());
+    for node in &p.nodes {
+        let function_id = if node.func == FuncId::NONE { outside } else { node.func.0 as u64 + 1 };
+        let key = (function_id, node.call_site);
+        let id = *location_ids.entry(key).or_insert_with(|| {
+            let id = locations.len() as u64 + 1;
+            let line = p.functions.get(node.func.0 as usize).and_then(|f| f.line).map_or(0, i64::from);
+            locations.push(pprof::Location {
+                id,
+                mapping_id: 0,
+                address: node.call_site,
+                line: vec![pprof::Line { function_id, line }],
+            });
+            id
+        });
+        location_of_node.push(id);
+    }
+    let mut samples = Vec::new();
+    for (i, node) in p.nodes.iter().enumerate() {
+        let sets = values(node);
+        if sets.is_empty() {
+            continue;
+        }
+        // Leaf first, as pprof wants; the root is a frame only when nothing else is.
+        let mut stack = Vec::new();
+        let mut at = i;
+        while at != 0 {
+            stack.push(location_of_node[at]);
+            at = p.nodes[at].parent.map_or(0, |x| x.0 as usize);
+        }
+        if stack.is_empty() {
+            stack.push(location_of_node[0]);
+        }
+        for (value, label) in sets {
+            samples.push(pprof::Sample { location_id: stack.clone(), value, label });
+        }
+    }
+    let comment = p.metadata.iter().map(|(k, v)| strings.get(&format!("{k}: {v}"))).collect();
+    let period_type = Some(pprof::ValueType { r#type: strings.get(period.0), unit: strings.get(period.1) });
+    let default_sample_type = strings.get(default_type);
+    pprof::Profile {
+        sample_type,
+        sample: samples,
+        location: locations,
+        function: functions,
+        string_table: strings.table,
+        time_nanos: 0,
+        period_type,
+        period: 1,
+        comment,
+        default_sample_type,
+    }
+}
+
+/// pprof's profile.proto, gzip'd.
+pub fn pprof_gz(p: &Profile) -> Result<Vec<u8>, String> {
+    gzip_message(&pprof_message(p)?)
+}
+
+/// The time view's pprof message (`pprof_time_message`), gzip'd.
+pub fn pprof_time_gz(view: &Profile) -> Result<Vec<u8>, String> {
+    gzip_message(&pprof_time_message(view)?)
+}
+
+fn gzip_message(message: &pprof::Profile) -> Result<Vec<u8>, String> {
+    let raw = prost::Message::encode_to_vec(message);
+    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+    gz.write_all(&raw).map_err(|e| format!("gzip: {e}"))?;
+    gz.finish().map_err(|e| format!("gzip: {e}"))
+}

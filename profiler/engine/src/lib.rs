@@ -1,0 +1,52 @@
+//! The mprof reduction engine: monitor, profile file and reduction.
+//!
+//! Two phases, as in the mprof paper. The monitor phase (`Monitor`, `StackCache`) runs
+//! inside the profiled program and builds a calling-context tree with per-category
+//! counters; `Monitor::to_profile` and `Profile::write` turn it into a profile file. The
+//! display phase starts here (`Profile::read`, `Profile::merge`, `reduce`); printing the
+//! paper's four tables and other tools' formats is the job of the crate `mprof-display`.
+//!
+//! Beside the memory profile a file may hold execution profiles (`exec`): a time tree
+//! recorded by `timing::TimeRecorder` (ATOM's gprof), statement counts (pxp) and an I/O
+//! summary; `exec_report` prints their tables and `listing` the annotated listing.
+//!
+//! This crate knows nothing of Lisp or C: it is given function identities and names,
+//! call sites, a category scheme and sizes. `Language` only changes wording. It is what
+//! libmprof links, so it depends on no display, command-line or Lisp crate.
+//!
+//! ```
+//! use mprof_engine::*;
+//! let mut m = Monitor::new(Language::C, CategoryScheme::c_sizes(), MonitorOptions::default());
+//! let main = m.function(FunctionInfo::named("main"));
+//! let make = m.function(FunctionInfo::named("make_widget"));
+//! let top = m.child(NodeId::ROOT, main, 0);
+//! let node = m.child(top, make, 0);
+//! m.record_alloc(node, CategoryScheme::c_category_of_size(204), 204, Bin::Size(204));
+//! let mut file = Vec::new();
+//! m.to_profile().write(&mut file).unwrap();
+//! let profile = Profile::read(&file).unwrap();
+//! let options = ReduceOptions { merge_cycles: false, call_sites: false, path_depth: 2 };
+//! let reduced = reduce(&profile, &options).unwrap();
+//! assert!(profile.functions.iter().any(|f| f.name == "make_widget"));
+//! assert_eq!(reduced.totals.iter().map(|c| c.allocs).sum::<u64>(), 1);
+//! ```
+
+pub mod build;
+pub mod exec;
+pub mod format;
+pub mod monitor;
+pub mod profile;
+pub mod reduce;
+pub mod scheme;
+pub mod stack;
+pub mod timing;
+
+pub use build::ProfileBuilder;
+pub use format::{FormatError, FORMAT_VERSION};
+pub use monitor::{
+    Bin, FuncId, FunctionInfo, HeapErrorKind, Monitor, MonitorOptions, NodeId, Sample, Totals, TypeId,
+};
+pub use profile::{BinKey, BinRow, Counters, HeapError, MergeError, Node, Profile};
+pub use reduce::{reduce, ReduceOptions, Reduction};
+pub use scheme::{Category, CategoryScheme, Language, LARGEST_SIZE_BIN};
+pub use stack::StackCache;
