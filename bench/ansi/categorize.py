@@ -30,13 +30,16 @@ import json
 import os
 import re
 
+# bench/.cache, where run.py keeps the suite and the results (see bench/paths.py).
+CACHE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".cache")
+
 CHAPTERS = ["cons", "sequences", "strings", "characters", "hash-tables",
             "iteration", "data-and-control-flow", "numbers"]
 
 
 def cl_symbols():
     """Names of the 978 COMMON-LISP symbols, from the suite's own list."""
-    suite = os.environ.get("ANSI_TEST_DIR", "/work/ext/ansi-test")
+    suite = os.environ.get("ANSI_TEST_DIR") or os.path.join(CACHE, "ansi-test")
     try:
         text = open(os.path.join(suite, "cl-symbol-names.lsp"), encoding="utf-8").read()
     except FileNotFoundError:
@@ -124,7 +127,7 @@ def main():
     ap.add_argument("--chapters", default=",".join(CHAPTERS))
     ap.add_argument("--top", type=int, default=12)
     args = ap.parse_args()
-    rdir = os.environ.get("ANSI_RESULTS_DIR", "/work/ext/ansi-results")
+    rdir = os.environ.get("ANSI_RESULTS_DIR") or os.path.join(CACHE, "ansi-results")
     cats = collections.Counter()
     keys = collections.defaultdict(collections.Counter)
     examples = {}

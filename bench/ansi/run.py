@@ -2,8 +2,8 @@
 """Run chapters of the ANSI Common Lisp test suite on SBCL and mprof-lisp.
 
 The suite (github.com/pfdietz/ansi-test) is never committed here: it is
-found in $ANSI_TEST_DIR (default /work/ext/ansi-test) and cloned there when
-absent.  For each chapter the driver
+found in $ANSI_TEST_DIR (default bench/.cache/ansi-test, git-ignored) and
+cloned there when absent.  For each chapter the driver
 
   1. cuts the suite's support files and the chapter's test files (listed by
      CHAPTER/load.lsp) into top-level chunks (lispforms.py) and writes them
@@ -32,8 +32,11 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE_DIR)
 import lispforms  # noqa: E402
+sys.path.insert(0, os.path.dirname(HERE_DIR))
+import paths  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHAPTERS = ["cons", "sequences", "strings", "characters", "hash-tables",
@@ -52,15 +55,11 @@ REPLACED = re.compile(
 
 
 def suite_dir():
-    d = os.environ.get("ANSI_TEST_DIR", "/work/ext/ansi-test")
-    if not os.path.isdir(os.path.join(d, "cons")):
-        print(f"ansi-test not found in {d}; cloning {SUITE_URL}", file=sys.stderr)
-        subprocess.run(["git", "clone", "--depth", "1", SUITE_URL, d], check=True)
-    return d
+    return paths.fetched_suite("ANSI_TEST_DIR", "ansi-test", SUITE_URL, "cons")
 
 
 def results_dir():
-    d = os.environ.get("ANSI_RESULTS_DIR", "/work/ext/ansi-results")
+    d = os.environ.get("ANSI_RESULTS_DIR") or paths.cache_dir("ansi-results")
     os.makedirs(d, exist_ok=True)
     return d
 
@@ -70,8 +69,7 @@ def impl_command(impl, script):
         return ["sbcl", "--dynamic-space-size", "4096", "--control-stack-size", "16",
                 "--noinform", "--non-interactive", "--no-sysinit", "--no-userinit",
                 "--load", script]
-    exe = os.environ.get("MPROF_LISP", "/work/target-ansi/release/mprof-lisp")
-    return [exe, script]
+    return [paths.mprof_lisp(), script]
 
 
 def chapter_files(suite, chapter):

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 reps=${1:-5}
 target=${BENCH_TARGET_DIR:-target}
-cargo build --release -q -p mprof-lisp --bin mprof-lisp --target-dir "$target"
+cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp --target-dir "$target"
 bin="$target/release/mprof-lisp"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

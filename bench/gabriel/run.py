@@ -2,7 +2,7 @@
 """Run the Gabriel benchmarks of cl-bench on SBCL and mprof-lisp.
 
 cl-bench (github.com/clasp-developers/cl-bench) is never committed here: it
-is found in $CL_BENCH_DIR (default /work/ext/cl-bench) and cloned there when
+is found in $CL_BENCH_DIR (default bench/.cache/cl-bench, git-ignored) and cloned there when
 absent.  files/gabriel.lisp is loaded unmodified; the list of benchmarks
 (name, function, number of runs) is read from the :gabriel group of
 cl-bench's tests.lisp.
@@ -25,15 +25,14 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import paths  # noqa: E402
+
 SUITE_URL = "https://github.com/clasp-developers/cl-bench"
 
 
 def bench_dir():
-    d = os.environ.get("CL_BENCH_DIR", "/work/ext/cl-bench")
-    if not os.path.exists(os.path.join(d, "files", "gabriel.lisp")):
-        print(f"cl-bench not found in {d}; cloning {SUITE_URL}", file=sys.stderr)
-        subprocess.run(["git", "clone", "--depth", "1", SUITE_URL, d], check=True)
-    return d
+    return paths.fetched_suite("CL_BENCH_DIR", "cl-bench", SUITE_URL, os.path.join("files", "gabriel.lisp"))
 
 
 def benchmarks(d):
@@ -90,7 +89,7 @@ def run(impl, d, fname, runs, timeout, workdir, shim=None):
         cmd = ["sbcl", "--noinform", "--non-interactive", "--no-sysinit", "--no-userinit",
                "--load", script]
     else:
-        cmd = [os.environ.get("MPROF_LISP", "/work/target-ansi/release/mprof-lisp"), script]
+        cmd = [paths.mprof_lisp(), script]
     if os.path.exists(FPRINT_FILE):
         os.remove(FPRINT_FILE)
     t0 = time.time()
@@ -131,7 +130,7 @@ def main():
                     help="a Lisp file mprof-lisp loads before gabriel.lisp (e.g. shim-setf-get.lisp)")
     args = ap.parse_args()
     d = bench_dir()
-    workdir = os.environ.get("GABRIEL_WORK_DIR", "/work/ext/gabriel-run")
+    workdir = os.environ.get("GABRIEL_WORK_DIR") or paths.cache_dir("gabriel-run")
     os.makedirs(workdir, exist_ok=True)
     only = set(args.only.split(",")) if args.only else None
     impls = args.impl.split(",")

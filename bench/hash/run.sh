@@ -7,6 +7,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-${CARGO_TARGET_DIR:-$here/../../target}/release/mprof-lisp}
+if [ $# -eq 0 ] && [ ! -x "$bin" ]; then
+  (cd "$here/../.." && cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp)
+fi
 ours=$("$bin" "$here/bench.lisp")
 theirs=$(sbcl --noinform --non-interactive --no-sysinit --no-userinit --load "$here/bench.lisp" 2>/dev/null)
 printf "%-24s %12s %12s %8s\n" workload mprof-us sbcl-us ratio

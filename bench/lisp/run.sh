@@ -6,8 +6,7 @@
 # Usage: bench/lisp/run.sh [N] [PROGRAM.lisp ...]
 #   N            repetitions per program and implementation (default 5)
 #   MPROF_LISP   the mprof-lisp binary (default $CARGO_TARGET_DIR/release/mprof-lisp,
-#                else target/release/mprof-lisp); build it with
-#                `cargo build --release -p mprof-lisp`
+#                else target/release/mprof-lisp, built when missing)
 #   ECL          the ECL binary (default: ecl), run as `ecl --norc --shell FILE`,
 #                which loads the file with ECL's bytecode compiler
 #
@@ -25,8 +24,11 @@ ours=${MPROF_LISP:-${CARGO_TARGET_DIR:-$root/target}/release/mprof-lisp}
 ecl=${ECL:-ecl}
 timer=/usr/bin/time
 
+if [ -z "${MPROF_LISP:-}" ] && [ ! -x "$ours" ]; then
+    (cd "$root" && cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp)
+fi
 if [ ! -x "$ours" ]; then
-    echo "run.sh: no mprof-lisp binary at $ours (cargo build --release -p mprof-lisp, or set MPROF_LISP)" >&2
+    echo "run.sh: no mprof-lisp binary at $ours (cargo build --release -p mprof-lisp-cli, or set MPROF_LISP)" >&2
     exit 2
 fi
 command -v "$ecl" >/dev/null || { echo "run.sh: ECL not found (apt-get install ecl, or set ECL)" >&2; exit 2; }

@@ -10,8 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 reps=${1:-5}
 target=${BENCH_TARGET_DIR:-target}
-cargo build --release -q -p mprof-lisp --bin mprof-lisp --target-dir "$target"
-cargo build --release -q -p mprof-lisp --bin mprof-lisp --features no-profiling-hook --target-dir "$target/baseline"
+cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp --target-dir "$target"
+cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp --features no-profiling-hook --target-dir "$target/baseline"
 plain="$target/release/mprof-lisp"
 base="$target/baseline/release/mprof-lisp"
 cpu() { /usr/bin/time -f "%U %S" "$@" 2>&1 >/dev/null | tail -1 | awk '{print $1+$2}'; }
