@@ -226,3 +226,38 @@ fn corrupt_execution_sections_are_errors_never_panics() {
         let _ = render_exec(p, &ExecReportOptions::default());
     });
 }
+
+/// A chain of `n` nodes without counts under `ncat` categories.
+fn chain_of_empty_nodes(ncat: usize, n: usize) -> Profile {
+    let letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!?";
+    let scheme = CategoryScheme {
+        categories: letters.chars().take(ncat).map(|letter| Category { letter, name: letter.to_string() }).collect(),
+    };
+    let mut p = Profile::empty(Language::C, scheme);
+    p.functions.push(FunctionInfo::named("f"));
+    for i in 1..n {
+        p.nodes.push(Node {
+            parent: Some(NodeId(i as u32 - 1)),
+            func: FuncId(0),
+            call_site: 0,
+            recursion: 0,
+            counters: vec![Counters::default(); ncat],
+        });
+    }
+    p
+}
+
+#[test]
+fn a_file_claiming_more_counters_than_bytes_is_refused_before_anything_is_reserved() {
+    // 200,000 nodes of 64 categories: ~1 MB in the file, 400 MB of counters in memory.
+    let crafted = bytes_of(&chain_of_empty_nodes(64, 200_000));
+    assert!(crafted.len() < 1_200_000, "{}", crafted.len());
+    let err = Profile::read(&crafted).unwrap_err().to_string();
+    assert!(err.contains("nodes of 64 categories"), "{err}");
+    // The same tree under a real scheme (four categories) reads back whole.
+    let real = chain_of_empty_nodes(4, 200_000);
+    assert_eq!(Profile::read(&bytes_of(&real)).as_ref(), Ok(&real));
+    // And a small tree of many categories is still fine.
+    let small = chain_of_empty_nodes(64, 50);
+    assert_eq!(Profile::read(&bytes_of(&small)).as_ref(), Ok(&small));
+}

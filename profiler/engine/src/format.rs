@@ -63,6 +63,10 @@ use crate::scheme::{Category, CategoryScheme, Language, LARGEST_SIZE_BIN};
 pub const MAGIC: &[u8; 8] = b"\x89MPROF\r\n";
 pub const FORMAT_VERSION: u64 = 1;
 
+/// Counter slots (nodes times categories) a NODES section may claim beyond one per byte
+/// left in the file: room for a small tree of a many-category scheme.
+const MIN_COUNTER_SLOTS: u64 = 4096;
+
 const TAG_END: u64 = 0;
 const TAG_HEADER: u64 = 1;
 const TAG_SCHEME: u64 = 2;
@@ -671,6 +675,23 @@ impl Decoded {
                 let n = s.count("the number of nodes")?;
                 if n == 0 || n > u32::MAX as usize {
                     return Err(s.invalid(at, "at least the root node", n.to_string()));
+                }
+                // Every node holds `ncat` counters in memory however few bytes it took in
+                // the file (a node with no counts is five bytes). Real schemes have four
+                // categories, so a real file never needs more than one counter per byte
+                // left; a crafted one claiming many nodes of 64 categories would make
+                // reading cost hundreds of times its size.
+                let slots = (n as u64).saturating_mul(ncat as u64);
+                if slots > s.remaining() as u64 + MIN_COUNTER_SLOTS {
+                    return Err(s.invalid(
+                        at,
+                        &format!(
+                            "at most {} nodes of {ncat} categories in the {} bytes left",
+                            (s.remaining() as u64 + MIN_COUNTER_SLOTS) / ncat as u64,
+                            s.remaining()
+                        ),
+                        n.to_string(),
+                    ));
                 }
                 let mut nodes = Vec::with_capacity(n);
                 for i in 0..n {
