@@ -162,12 +162,8 @@ fn table(out: &mut String, aligns: &[Align], rows: &[Vec<String>]) {
                 line.push_str("  ");
             }
             match a {
-                Align::Left => {
-                    let _ = write!(line, "{cell:<w$}");
-                }
-                Align::Right => {
-                    let _ = write!(line, "{cell:>w$}");
-                }
+                Align::Left => crate::pad::left(&mut line, cell, *w),
+                Align::Right => crate::pad::right(&mut line, cell, *w),
             }
         }
         out.push_str(line.trim_end());
@@ -619,20 +615,14 @@ fn call_graph(out: &mut String, r: &Reduction, calls: &CallCounts, unit: Unit, e
         width(&|l| &l.called, 4),
     ];
     let format_line = |cells: [&str; 6]| {
-        let line = format!(
-            "{:<w0$}  {:>w1$}  {:>w2$}  {:>w3$}  {:>w4$}  {}",
-            cells[0],
-            cells[1],
-            cells[2],
-            cells[3],
-            cells[4],
-            cells[5],
-            w0 = w[0],
-            w1 = w[1],
-            w2 = w[2],
-            w3 = w[3],
-            w4 = w[4]
-        );
+        let mut line = String::new();
+        crate::pad::left(&mut line, cells[0], w[0]);
+        for k in 1..5 {
+            line.push_str("  ");
+            crate::pad::right(&mut line, cells[k], w[k]);
+        }
+        line.push_str("  ");
+        line.push_str(cells[5]);
         line.trim_end().to_string()
     };
     let mut text: Vec<Option<String>> = headings.iter().map(|h| Some(format_line(*h))).collect();

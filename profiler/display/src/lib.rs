@@ -26,6 +26,7 @@
 
 pub mod exec_report;
 pub mod export;
+mod pad;
 pub mod report;
 
 pub use report::{ReportOptions, Tables, render_report};

@@ -174,12 +174,14 @@ impl Fmt {
         if whole == 0 || part == 0 {
             out.extend(std::iter::repeat_n(' ', w + 1));
         } else if self.exact {
-            let _ = write!(out, " {:>w$.1}", part as f64 * 100.0 / whole as f64);
+            out.push(' ');
+            crate::pad::right(out, &format!("{:.1}", part as f64 * 100.0 / whole as f64), w);
         } else {
             match (part as u128 * 100 / whole as u128).min(99) {
                 0 => out.extend(std::iter::repeat_n(' ', w + 1)),
                 v => {
-                    let _ = write!(out, " {v:>w$}");
+                    out.push(' ');
+                    crate::pad::right(out, &v.to_string(), w);
                 }
             }
         }
@@ -211,11 +213,15 @@ impl Fmt {
 }
 
 fn pad_right(s: &str, w: usize) -> String {
-    format!("{s:>w$}")
+    let mut out = String::new();
+    crate::pad::right(&mut out, s, w);
+    out
 }
 
 fn pad_left(s: &str, w: usize) -> String {
-    format!("{s:<w$}")
+    let mut out = String::new();
+    crate::pad::left(&mut out, s, w);
+    out
 }
 
 fn center(s: &str, w: usize) -> String {
@@ -232,7 +238,7 @@ fn center(s: &str, w: usize) -> String {
 
 /// A group of category fields: each is a space and the value right-aligned in `w`.
 fn cats(values: &[String], w: usize) -> String {
-    values.iter().map(|v| format!(" {v:>w$}")).collect()
+    values.iter().map(|v| format!(" {}", pad_right(v, w))).collect()
 }
 
 /// The rule under a category group: each letter stands over the last digit.
@@ -561,7 +567,12 @@ fn call_graph(out: &mut String, r: &Reduction, fmt: &Fmt, letters: &[char]) {
     trim_line(out, &rule);
     // Rows are written straight into `out` (a large profile prints ~100k rows).
     let line = |out: &mut String, idx: &str, sd: &str, bytes: u64, pct: Pct, g1: Group, g2: Group, tail: Tail| {
-        let _ = write!(out, "{idx:<w0$} {sd:>wd$} {bytes:>wb$} ", w0 = wi - 1);
+        crate::pad::left(out, idx, wi - 1);
+        out.push(' ');
+        crate::pad::right(out, sd, wd);
+        out.push(' ');
+        crate::pad::right(out, &bytes.to_string(), wb);
+        out.push(' ');
         pct.write(out, fmt, wp);
         out.push_str(" |");
         g1.write(out, fmt, cw);
@@ -673,7 +684,7 @@ impl Pct {
         match self {
             Pct::None => out.extend(std::iter::repeat_n(' ', w)),
             Pct::Graph(part, whole) => {
-                let _ = write!(out, "{:>w$}", fmt.paren_graph(part, whole));
+                crate::pad::right(out, &fmt.paren_graph(part, whole), w);
             }
         }
     }
