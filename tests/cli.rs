@@ -233,3 +233,38 @@ fn no_garbage_program_makes_the_process_panic() {
     });
     assert!(failures.is_empty(), "{} of {PROGRAMS} programs failed:\n{}", failures.len(), failures.join("\n"));
 }
+
+#[test]
+fn profile_outputs_are_checked_before_the_program_runs() {
+    // The program would print and take a while; a bad output path stops it first.
+    let prog = "(print 'ran) (dotimes (i 100000) (cons i i))";
+    for (args, says) in [
+        (&["--profile", "--report", "/no/such/dir/t.txt", "p.lisp"][..], "--report: cannot write /no/such/dir/t.txt"),
+        (&["--profile", "--profile-out", "/no/such/dir/p.mprof", "p.lisp"][..], "--profile-out: cannot write /no/such/dir/p.mprof"),
+        (&["--profile", "--tables", "kept,foo", "p.lisp"][..], "foo"),
+    ] {
+        let r = run_with_files(&[("p.lisp", prog)], args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.transcript());
+        assert_eq!(r.stdout, "", "the program did not run");
+        assert!(r.stderr.starts_with("mprof-lisp: error: ") && r.stderr.contains(says), "{}", r.stderr);
+    }
+}
+
+#[test]
+fn a_profile_and_report_are_written_whole_through_a_temporary_file() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let r = support::run_with_files(
+        dir.path(),
+        &[("p.lisp", "(defvar *l* (make-list 1000))")],
+        &["--profile", "--report", "r.txt", "--profile-out", "p.mprof", "p.lisp"],
+        "",
+    );
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir.path()).expect("list").map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["p.lisp", "p.mprof", "r.txt"], "no temporary file is left behind");
+    let bytes = std::fs::read(dir.path().join("p.mprof")).expect("profile");
+    let profile = mprof_engine::Profile::read(&bytes).expect("a whole profile");
+    assert!(profile.functions.iter().any(|f| f.name == "MAKE-LIST"));
+}

@@ -180,6 +180,10 @@ pub fn main() -> i32 {
             return 1;
         }
     };
+    if let Err(message) = crate::profile_cli::check(&args.profiling) {
+        write_stderr(&format!("mprof-lisp: error: {message}\n"));
+        return 2;
+    }
     lisp.host().argv = args.args.clone();
     let command_line: Vec<String> = std::env::args().collect();
     crate::profile_cli::start(&mut lisp, &args.profiling, &command_line.join(" "));

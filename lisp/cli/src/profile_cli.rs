@@ -97,6 +97,19 @@ impl ProfileArgs {
     }
 }
 
+/// Refuse, before the program runs, what would only fail after it: a bad table list,
+/// an output file that cannot be written.
+pub fn check(args: &ProfileArgs) -> Result<(), String> {
+    if !args.any() {
+        return Ok(());
+    }
+    args.report_options()?;
+    if let Some(path) = &args.report {
+        mprof_engine::check_writable(std::path::Path::new(path)).map_err(|e| format!("--report: {e}"))?;
+    }
+    mprof_engine::check_writable(std::path::Path::new(&args.profile_out)).map_err(|e| format!("--profile-out: {e}"))
+}
+
 /// Start recording what was asked for.
 pub fn start(lisp: &mut Interpreter, args: &ProfileArgs, command_line: &str) {
     if !args.any() {
@@ -146,11 +159,18 @@ pub fn finish(lisp: &mut Interpreter, args: &ProfileArgs) -> Result<(), String> 
         }
         text.push_str(&exec);
     }
-    match &args.report {
-        Some(path) => std::fs::write(path, &text).map_err(|e| format!("cannot write the report to {path}: {e}"))?,
-        None => eprint!("{text}"),
-    }
-    let mut file = std::fs::File::create(&args.profile_out)
+    // The profile is written even when the report cannot be: one lost output is enough.
+    let reported = match &args.report {
+        Some(path) => mprof_engine::save_file(std::path::Path::new(path), text.as_bytes())
+            .map_err(|e| format!("cannot write the report to {path}: {e}")),
+        None => {
+            eprint!("{text}");
+            Ok(())
+        }
+    };
+    let mut bytes = Vec::new();
+    profile.write(&mut bytes).map_err(|e| format!("cannot encode the profile: {e}"))?;
+    mprof_engine::save_file(std::path::Path::new(&args.profile_out), &bytes)
         .map_err(|e| format!("cannot write the profile to {}: {e}", args.profile_out))?;
-    profile.write(&mut file).map_err(|e| format!("cannot write the profile to {}: {e}", args.profile_out))
+    reported
 }

@@ -519,8 +519,9 @@ impl Interpreter {
         self.full_collection();
         crate::profile::sample();
         let profile = self.full_profile();
-        let mut file = std::fs::File::create(path).map_err(|e| e.to_string())?;
-        profile.write(&mut file).map_err(|e| e.to_string())
+        let mut bytes = Vec::new();
+        profile.write(&mut bytes).map_err(|e| e.to_string())?;
+        mprof_engine::save_file(std::path::Path::new(path), &bytes).map_err(|e| e.to_string())
     }
 
     /// Live objects and bytes per category (exact while allocations are being

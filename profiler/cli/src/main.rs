@@ -228,7 +228,7 @@ fn load_all(files: &[PathBuf]) -> Result<Profile, String> {
 }
 
 fn save(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    mprof_engine::save_file(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn emit(output: Option<&Path>, bytes: &[u8]) -> Result<(), String> {

@@ -37,6 +37,7 @@ pub mod format;
 pub mod monitor;
 pub mod profile;
 pub mod reduce;
+pub mod save;
 pub mod scheme;
 pub mod stack;
 pub mod timing;
@@ -47,6 +48,7 @@ pub use monitor::{
     Bin, FuncId, FunctionInfo, HeapErrorKind, Monitor, MonitorOptions, NodeId, Sample, Totals, TypeId,
 };
 pub use profile::{BinKey, BinRow, Counters, HeapError, MergeError, Node, Profile};
+pub use save::{check_writable, save_file};
 pub use reduce::{reduce, ReduceOptions, Reduction};
 pub use scheme::{Category, CategoryScheme, Language, LARGEST_SIZE_BIN};
 pub use stack::StackCache;

@@ -1,0 +1,71 @@
+//! Writing an output file so that it is complete or absent, never half-written.
+//!
+//! The bytes go to a temporary file beside the target (same directory, so the rename
+//! stays on one file system), which is then renamed over it: a reader, or a process
+//! killed mid-write, sees the old file or the whole new one. A write that fails removes
+//! its temporary file. `check_writable` lets a command line refuse an output path
+//! before a long run rather than after it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The temporary name a save of `path` writes first.
+fn temporary_for(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+pub fn save_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = temporary_for(path);
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.flush()))
+        .and_then(|_| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Whether a file can be written at `path` (its directory exists and takes a new
+/// file), checked by creating and removing the temporary file a save would use.
+pub fn check_writable(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("{} is a directory", path.display()));
+    }
+    let tmp = temporary_for(path);
+    match std::fs::File::create(&tmp) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&tmp);
+            Ok(())
+        }
+        Err(e) => {
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Err(format!("cannot write {} (in {}): {e}", path.display(), dir.display()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_save_replaces_the_file_whole_and_leaves_no_temporary() {
+        let dir = std::env::temp_dir().join(format!("mprof-save-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.mprof");
+        save_file(&path, b"first").unwrap();
+        save_file(&path, b"second, longer").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"second, longer");
+        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        assert!(check_writable(&path).is_ok());
+        let missing = dir.join("no/such/dir/out.mprof");
+        assert!(save_file(&missing, b"x").is_err());
+        let err = check_writable(&missing).unwrap_err();
+        assert!(err.contains("no/such/dir"), "{err}");
+        assert!(check_writable(&dir).unwrap_err().contains("is a directory"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
