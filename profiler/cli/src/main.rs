@@ -241,6 +241,20 @@ fn emit(output: Option<&Path>, bytes: &[u8]) -> Result<(), String> {
     }
 }
 
+/// Writes `output` (or standard output) with `write`, as the bytes are produced; a file
+/// is complete or absent (temporary file and rename).
+fn stream(output: Option<&Path>, write: impl FnOnce(&mut dyn Write) -> Result<(), String>) -> Result<(), String> {
+    match output {
+        Some(path) => mprof_engine::save_streaming(path, |w| write(w).map_err(std::io::Error::other))
+            .map_err(|e| format!("cannot write {}: {e}", path.display())),
+        None => {
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            write(&mut stdout)?;
+            stdout.flush().map_err(|e| format!("cannot write output: {e}"))
+        }
+    }
+}
+
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Report { files, show, tables, exact, merge_cycles, call_sites, path_depth } => {
@@ -310,11 +324,20 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Export { file, format, output, kind, value } => {
             let (p, value) = select(load(&file)?, &file, kind, value)?;
             let bytes = match format {
-                FormatArg::Folded => export::folded(&p, value).map(String::into_bytes),
-                FormatArg::Json => export::json(&p).map(|mut s| {
-                    s.push('\n');
-                    s.into_bytes()
-                }),
+                // Streamed: folded text grows with the sum of the stacks' depths.
+                FormatArg::Folded => {
+                    p.validate().map_err(|e| format!("{}: {e}", file.display()))?;
+                    let stacks = mprof_display::stacks::Stacks::new(&p, value);
+                    return stream(output.as_deref(), |w| stacks.write_folded(w).map_err(|e| e.to_string()));
+                }
+                // Streamed too: one JSON value per node would cost kilobytes each.
+                FormatArg::Json => {
+                    return stream(output.as_deref(), |w| {
+                        export::json_to(&p, w)?;
+                        w.write_all(b"\n").map_err(|e| e.to_string())
+                    })
+                    .map_err(|e| format!("{}: {e}", file.display()));
+                }
                 FormatArg::Pprof if kind == KindArg::Time => export::pprof_time_gz(&p),
                 FormatArg::Pprof => export::pprof_gz(&p),
             }

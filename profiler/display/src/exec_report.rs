@@ -377,34 +377,75 @@ impl CallCounts {
         };
         // A node's own time is the callee's self time on behalf of every distinct caller of
         // an arc into one of its entities above it on the path (each arc's outermost
-        // occurrence, ATOM's rule): walk up, collect those arcs, credit each once.
-        let mut arcs_here: Vec<(usize, usize)> = Vec::new();
-        for i in 1..nodes.len() {
-            let own = time_of(&nodes[i].counters);
-            if own == 0 {
-                continue;
+        // occurrence, ATOM's rule): credit each such arc once. A depth-first walk keeps,
+        // per callee entity, how many times each caller's arc into it is on the current
+        // path, so a node costs the number of distinct arcs into its own entities rather
+        // than its depth (walking up from every node made deep recursions quadratic).
+        let member_of = |x: usize, cy: usize| cycle_of.get(x).copied().flatten() == Some(cy);
+        let arcs_into = |m: usize| -> Vec<(usize, usize)> {
+            let parent = nodes[m].parent.map_or(0, |x| x.0 as usize);
+            let callers = if parent == 0 { [Some(SPONTANEOUS), None] } else { keys(parent) };
+            let mut out = Vec::new();
+            for b in keys(m).into_iter().flatten() {
+                for a in callers.into_iter().flatten() {
+                    // Calls within an entity, and a member's calls into its own cycle,
+                    // are not arcs.
+                    let inside = a == b || (a != SPONTANEOUS && (member_of(a, b) || member_of(b, a)));
+                    if !inside {
+                        out.push((a, b));
+                    }
+                }
             }
-            let targets = keys(i);
-            arcs_here.clear();
-            let mut m = i;
-            while m != 0 {
-                let parent = nodes[m].parent.map_or(0, |x| x.0 as usize);
-                for b in keys(m).into_iter().flatten().filter(|b| targets.contains(&Some(*b))) {
-                    let callers = if parent == 0 { [Some(SPONTANEOUS), None] } else { keys(parent) };
-                    for a in callers.into_iter().flatten() {
-                        // Calls within an entity, and a member's calls into its own cycle,
-                        // are not arcs.
-                        let member_of = |x: usize, cy: usize| cycle_of.get(x).copied().flatten() == Some(cy);
-                        let inside = a == b || (a != SPONTANEOUS && (member_of(a, b) || member_of(b, a)));
-                        if !inside && !arcs_here.contains(&(a, b)) {
-                            arcs_here.push((a, b));
+            out
+        };
+        let mut first_child = vec![usize::MAX; nodes.len()];
+        let mut next_sibling = vec![usize::MAX; nodes.len()];
+        for i in (1..nodes.len()).rev() {
+            let parent = nodes[i].parent.map_or(0, |x| x.0 as usize);
+            next_sibling[i] = first_child[parent];
+            first_child[parent] = i;
+        }
+        // callee entity -> caller entity -> arcs (a, b) on the path.
+        let mut on_path: FxHashMap<usize, FxHashMap<usize, u32>> = FxHashMap::default();
+        // (node, entered): a node is visited on the way down, then left on the way up.
+        let mut work: Vec<(usize, bool)> = Vec::new();
+        let mut child = first_child[0];
+        while child != usize::MAX {
+            work.push((child, false));
+            child = next_sibling[child];
+        }
+        while let Some((m, entered)) = work.pop() {
+            if entered {
+                for (a, b) in arcs_into(m) {
+                    if let Some(callers) = on_path.get_mut(&b)
+                        && let Some(n) = callers.get_mut(&a)
+                    {
+                        *n -= 1;
+                        if *n == 0 {
+                            callers.remove(&a);
                         }
                     }
                 }
-                m = parent;
+                continue;
             }
-            for &arc in &arcs_here {
-                *c.arc_self.entry(arc).or_default() += own;
+            for (a, b) in arcs_into(m) {
+                *on_path.entry(b).or_default().entry(a).or_default() += 1;
+            }
+            let own = time_of(&nodes[m].counters);
+            if own > 0 {
+                for b in keys(m).into_iter().flatten() {
+                    if let Some(callers) = on_path.get(&b) {
+                        for &a in callers.keys() {
+                            *c.arc_self.entry((a, b)).or_default() += own;
+                        }
+                    }
+                }
+            }
+            work.push((m, true));
+            let mut child = first_child[m];
+            while child != usize::MAX {
+                work.push((child, false));
+                child = next_sibling[child];
             }
         }
         for (i, n) in nodes.iter().enumerate().skip(1) {

@@ -20,6 +20,8 @@ use serde_json::{Value, json};
 use mprof_engine::monitor::FuncId;
 use mprof_engine::profile::{BinKey, Counters, Node, Profile};
 
+use crate::stacks::Stacks;
+
 /// Which number a folded-stack or flame-graph export counts. The first three read a
 /// memory profile; `TimeNs`, `Calls` and `Instructions` read the time view of a profile
 /// (`exec_report::time_view`: category 0 holds calls and self nanoseconds, category 1
@@ -37,7 +39,7 @@ pub enum FoldedValue {
 
 impl FoldedValue {
     /// The value of one node, from its per-category counters.
-    fn of(self, cs: &[Counters]) -> u64 {
+    pub(crate) fn of(self, cs: &[Counters]) -> u64 {
         let sum = |f: fn(&Counters) -> u64| cs.iter().map(f).fold(0u64, u64::saturating_add);
         match self {
             FoldedValue::Bytes => sum(|c| c.bytes),
@@ -66,52 +68,46 @@ impl FoldedValue {
     }
 }
 
-/// Frame names for folded stacks: `;` separates frames there, so it is replaced.
-fn folded_name(name: &str) -> String {
-    name.replace(';', ":").replace(['\n', '\r'], " ")
-}
+/// Folded text longer than this is not handed to inferno (which needs it all in memory,
+/// line by line): the flame graph is then drawn from the stacks directly.
+const INFERNO_MAX_TEXT: u64 = 64 << 20;
 
-/// One line per node with a nonzero value: `outer;...;inner value`, sorted, so the
-/// output is stable and diff-able. Allocations outside any function get the frame
-/// `<outside any function>`.
+/// One line per distinct stack with a nonzero value: `outer;...;inner value`, depth first
+/// with siblings in name order, so the output is stable and diff-able. Allocations
+/// outside any function get the frame `<outside any function>`.
 pub fn folded(p: &Profile, value: FoldedValue) -> Result<String, String> {
-    p.validate()?;
-    let mut paths: Vec<String> = Vec::with_capacity(p.nodes.len());
-    let mut lines: Vec<String> = Vec::new();
-    for (i, node) in p.nodes.iter().enumerate() {
-        let path = match node.parent {
-            None => String::from("<outside any function>"),
-            Some(parent) => {
-                let name = folded_name(&p.functions[node.func.0 as usize].name);
-                if parent.0 == 0 { name } else { format!("{};{}", paths[parent.0 as usize], name) }
-            }
-        };
-        let v = value.of(&node.counters);
-        if v > 0 {
-            lines.push(format!("{path} {v}"));
-        }
-        paths.push(if i == 0 { String::new() } else { path });
-    }
-    lines.sort();
-    let mut out = lines.join("\n");
-    if !out.is_empty() {
-        out.push('\n');
-    }
-    Ok(out)
+    let mut out = Vec::new();
+    folded_to(p, value, &mut out)?;
+    String::from_utf8(out).map_err(|e| format!("folded stacks: {e}"))
 }
 
-/// A flame graph SVG of the folded stacks, drawn by inferno.
+/// `folded`, written to a stream as it is produced: memory stays linear in the tree
+/// however long the text (the sum of the stacks' depths) is.
+pub fn folded_to(p: &Profile, value: FoldedValue, out: &mut (impl Write + ?Sized)) -> Result<(), String> {
+    p.validate()?;
+    Stacks::new(p, value).write_folded(out).map_err(|e| format!("cannot write folded stacks: {e}"))
+}
+
+/// A flame graph SVG of the distinct stacks, drawn by inferno, or directly from the
+/// stacks when their folded text would be too large to hold.
 pub fn flamegraph(p: &Profile, value: FoldedValue, title: &str) -> Result<Vec<u8>, String> {
-    let text = folded(p, value)?;
+    p.validate()?;
+    let stacks = Stacks::new(p, value);
+    if stacks.inclusive()[0] == 0 {
+        let what = if value.is_time() { "no measured time" } else { "no allocation" };
+        return Err(format!("the profile records {what} to draw"));
+    }
+    if stacks.folded_len() > INFERNO_MAX_TEXT {
+        return Ok(crate::flame::svg(&stacks, title, value.unit()).into_bytes());
+    }
+    let mut text = Vec::new();
+    stacks.write_folded(&mut text).map_err(|e| format!("folded stacks: {e}"))?;
+    let text = String::from_utf8(text).map_err(|e| format!("folded stacks: {e}"))?;
     let mut options = inferno::flamegraph::Options::default();
     options.title = title.to_string();
     options.count_name = value.unit().to_string();
     options.name_type = "Function:".to_string();
     let mut svg = Vec::new();
-    if text.is_empty() {
-        let what = if value.is_time() { "no measured time" } else { "no allocation" };
-        return Err(format!("the profile records {what} to draw"));
-    }
     inferno::flamegraph::from_lines(&mut options, text.lines(), &mut svg).map_err(|e| format!("flame graph: {e}"))?;
     Ok(svg)
 }
@@ -120,28 +116,73 @@ fn counters_json(c: &Counters) -> Value {
     json!({ "allocs": c.allocs, "bytes": c.bytes, "frees": c.frees, "freed_bytes": c.freed_bytes })
 }
 
+/// Stand-ins for the node arrays while the rest of the document is laid out; the
+/// arrays are written in their place one node at a time (see `json_to`).
+const NODES_MARK: &str = "\u{1}mprof-nodes";
+const TIME_NODES_MARK: &str = "\u{1}mprof-time-nodes";
+
 /// The whole profile as JSON: the same data model as the binary file, for scripts.
 pub fn json(p: &Profile) -> Result<String, String> {
+    let mut out = Vec::new();
+    json_to(p, &mut out)?;
+    String::from_utf8(out).map_err(|e| format!("json: {e}"))
+}
+
+fn node_json(i: usize, n: &Node) -> Value {
+    json!({
+        "id": i,
+        "parent": n.parent.map(|x| x.0),
+        "function": (n.func != FuncId::NONE).then_some(n.func.0),
+        "call_site": n.call_site,
+        "recursion": n.recursion,
+        "counters": n.counters.iter().map(counters_json).collect::<Vec<_>>(),
+    })
+}
+
+fn time_node_json(i: usize, n: &mprof_engine::exec::TimeNode) -> Value {
+    json!({
+        "id": i,
+        "parent": n.parent.map(|x| x.0),
+        "function": (n.func != FuncId::NONE).then_some(n.func.0),
+        "calls": n.calls,
+        "recursion": n.recursion,
+        "self_ns": n.self_ns,
+        "instructions": n.instructions,
+    })
+}
+
+/// Writes `items` as a pretty JSON array whose opening bracket sits on a line indented
+/// by `indent`, one item at a time, laid out as `serde_json::to_string_pretty` would.
+fn write_array(out: &mut (impl Write + ?Sized), indent: usize, items: impl Iterator<Item = Value>) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("json: {e}");
+    let mut first = true;
+    for item in items {
+        out.write_all(if first { b"[\n" } else { b",\n" }).map_err(fail)?;
+        first = false;
+        let text = serde_json::to_string_pretty(&item).map_err(|e| format!("json: {e}"))?;
+        for (k, line) in text.lines().enumerate() {
+            if k > 0 {
+                out.write_all(b"\n").map_err(fail)?;
+            }
+            write!(out, "{:indent$}{line}", "", indent = indent + 2).map_err(fail)?;
+        }
+    }
+    if first {
+        out.write_all(b"[]").map_err(fail)
+    } else {
+        write!(out, "\n{:indent$}]", "", indent = indent).map_err(fail)
+    }
+}
+
+/// `json`, written as it is produced: the document around the node arrays is small, and
+/// each node is laid out and written on its own, so memory stays linear in the tree
+/// with a small constant rather than holding a JSON value per node.
+pub fn json_to(p: &Profile, out: &mut (impl Write + ?Sized)) -> Result<(), String> {
     p.validate()?;
     let functions: Vec<Value> = p
         .functions
         .iter()
         .map(|f| json!({ "name": f.name, "file": f.file, "line": f.line, "module": f.module }))
-        .collect();
-    let nodes: Vec<Value> = p
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            json!({
-                "id": i,
-                "parent": n.parent.map(|x| x.0),
-                "function": (n.func != FuncId::NONE).then_some(n.func.0),
-                "call_site": n.call_site,
-                "recursion": n.recursion,
-                "counters": n.counters.iter().map(counters_json).collect::<Vec<_>>(),
-            })
-        })
         .collect();
     let bins: Vec<Value> = p
         .bins
@@ -175,7 +216,7 @@ pub fn json(p: &Profile) -> Result<String, String> {
         "metadata": metadata,
         "functions": functions,
         "types": p.types,
-        "nodes": nodes,
+        "nodes": NODES_MARK,
         "bins": bins,
         "errors": errors,
         "samples": samples,
@@ -187,29 +228,33 @@ pub fn json(p: &Profile) -> Result<String, String> {
     {
         map.insert("exec".into(), exec_json(p));
     }
-    serde_json::to_string_pretty(&doc).map_err(|e| format!("json: {e}"))
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| format!("json: {e}"))?;
+    let fail = |e: std::io::Error| format!("json: {e}");
+    let mut rest = text.as_str();
+    loop {
+        let marks = [NODES_MARK, TIME_NODES_MARK].map(|m| serde_json::to_string(m).unwrap_or_default());
+        let next = marks.iter().enumerate().filter_map(|(k, m)| rest.find(m.as_str()).map(|at| (at, k, m.len()))).min();
+        let Some((at, which, len)) = next else {
+            return out.write_all(rest.as_bytes()).map_err(fail);
+        };
+        out.write_all(&rest.as_bytes()[..at]).map_err(fail)?;
+        let line_start = rest[..at].rfind('\n').map_or(0, |i| i + 1);
+        let indent = rest[line_start..].len() - rest[line_start..].trim_start_matches(' ').len();
+        match which {
+            0 => write_array(out, indent, p.nodes.iter().enumerate().map(|(i, n)| node_json(i, n)))?,
+            _ => {
+                let nodes = p.exec.time.as_ref().map(|t| t.nodes.as_slice()).unwrap_or_default();
+                write_array(out, indent, nodes.iter().enumerate().map(|(i, n)| time_node_json(i, n)))?
+            }
+        }
+        rest = &rest[at + len..];
+    }
 }
 
 /// The execution data (time tree, count points, I/O rows), field for field.
 fn exec_json(p: &Profile) -> Value {
     let e = &p.exec;
     let time = e.time.as_ref().map(|t| {
-        let nodes: Vec<Value> = t
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| {
-                json!({
-                    "id": i,
-                    "parent": n.parent.map(|x| x.0),
-                    "function": (n.func != FuncId::NONE).then_some(n.func.0),
-                    "calls": n.calls,
-                    "recursion": n.recursion,
-                    "self_ns": n.self_ns,
-                    "instructions": n.instructions,
-                })
-            })
-            .collect();
         json!({
             "clock": {
                 "source": t.clock.source,
@@ -218,7 +263,7 @@ fn exec_json(p: &Profile) -> Value {
                 "compensation_ps": t.clock.compensation_ps,
                 "elapsed_ns": t.clock.elapsed_ns,
             },
-            "nodes": nodes,
+            "nodes": TIME_NODES_MARK,
         })
     });
     let sources: Vec<Value> =

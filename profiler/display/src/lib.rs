@@ -26,7 +26,9 @@
 
 pub mod exec_report;
 pub mod export;
+mod flame;
 mod pad;
 pub mod report;
+pub mod stacks;
 
 pub use report::{ReportOptions, Tables, render_report};

@@ -27,6 +27,25 @@ pub fn save_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// Writes `path` through a temporary file and a rename, the bytes produced by `write`
+/// as it goes (for outputs too large to build in memory first).
+pub fn save_streaming(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let tmp = temporary_for(path);
+    let result = std::fs::File::create(&tmp).and_then(|f| {
+        let mut w = std::io::BufWriter::new(f);
+        write(&mut w)?;
+        w.flush()
+    });
+    let result = result.and_then(|_| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
 /// Whether a file can be written at `path` (its directory exists and takes a new
 /// file), checked by creating and removing the temporary file a save would use.
 pub fn check_writable(path: &Path) -> Result<(), String> {
@@ -61,6 +80,11 @@ mod tests {
         let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names.len(), 1, "{names:?}");
         assert!(check_writable(&path).is_ok());
+        save_streaming(&path, |w| w.write_all(b"streamed")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"streamed");
+        let failed = save_streaming(&path, |_| Err(std::io::Error::other("stop")));
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"streamed", "a failed save leaves the old file");
         let missing = dir.join("no/such/dir/out.mprof");
         assert!(save_file(&missing, b"x").is_err());
         let err = check_writable(&missing).unwrap_err();

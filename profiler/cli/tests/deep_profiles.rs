@@ -1,0 +1,94 @@
+//! A calling-context tree 100,000 deep (an unfolded recursion, as `--no-fold-recursion
+//! --context-depth 100000` records) goes through every report and export of the `mprof`
+//! binary in memory bounded by a small multiple of the file: no display materializes
+//! one string per node of every path, and the time report no longer walks up from every
+//! node (which made deep profiles quadratic).
+
+use std::process::Command;
+
+use mprof_engine::exec::{ClockInfo, TimeNode, TimeProfile};
+use mprof_engine::*;
+
+const DEPTH: usize = 100_000;
+
+/// main -> (a -> b ->)* 100,000 deep: every 1,000th frame allocates 16 bytes and the
+/// deepest one 100 bytes; the same tree is timed, every 1,000th frame with 1 ns of self
+/// time (every frame is called once and runs 3 instructions).
+fn deep_profile() -> Profile {
+    let mut m = Monitor::new(
+        Language::Lisp,
+        CategoryScheme::lisp(),
+        MonitorOptions { call_sites: false, max_depth: DEPTH as u32 + 10, fold_self_recursion: false },
+    );
+    let cons = m.type_name("cons");
+    let funcs = [m.function(FunctionInfo::named("a")), m.function(FunctionInfo::named("b"))];
+    let main = m.function(FunctionInfo::named("main"));
+    let mut node = m.child(NodeId::ROOT, main, 0);
+    let mut path = vec![node];
+    for depth in 1..DEPTH {
+        node = m.child(node, funcs[depth % 2], 0);
+        path.push(node);
+        if depth % 1000 == 0 {
+            m.record_alloc(node, 0, 16, Bin::Type(cons));
+        }
+    }
+    m.record_alloc(node, 2, 100, Bin::Type(cons));
+    let mut p = m.to_profile();
+    let mut t = TimeProfile {
+        clock: ClockInfo { source: "test".into(), resolution_ps: 1, read_cost_ps: 1, compensation_ps: 0, elapsed_ns: DEPTH as u64 },
+        ..TimeProfile::default()
+    };
+    for depth in 0..DEPTH {
+        let func = if depth == 0 { main } else { funcs[depth % 2] };
+        t.nodes.push(TimeNode { parent: Some(NodeId(depth as u32)), func, calls: 1, recursion: 0, self_ns: (depth % 1000 == 0) as u64, instructions: 3 });
+    }
+    p.exec.time = Some(t);
+    assert_eq!(p.validate(), Ok(()));
+    assert!(p.nodes.len() > DEPTH);
+    p
+}
+
+/// The largest resident set of any child this process has waited for, in bytes.
+fn children_max_rss() -> u64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    usage.ru_maxrss as u64 * 1024
+}
+
+#[test]
+fn every_report_and_export_of_a_100000_deep_tree_stays_within_a_memory_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("deep.mprof");
+    let mut bytes = Vec::new();
+    deep_profile().write(&mut bytes).unwrap();
+    std::fs::write(&file, &bytes).unwrap();
+    let file = file.to_string_lossy().into_owned();
+    let out = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let runs: Vec<Vec<String>> = vec![
+        vec!["report".into(), file.clone()],
+        vec!["report".into(), file.clone(), "--merge-cycles".into()],
+        vec!["flamegraph".into(), file.clone(), "-o".into(), out("m.svg")],
+        vec!["flamegraph".into(), file.clone(), "--kind".into(), "time".into(), "-o".into(), out("t.svg")],
+        vec!["export".into(), file.clone(), "--format".into(), "folded".into(), "-o".into(), out("m.folded")],
+        vec!["export".into(), file.clone(), "--format".into(), "folded".into(), "--kind".into(), "time".into(), "-o".into(), out("t.folded")],
+        vec!["export".into(), file.clone(), "--format".into(), "json".into(), "-o".into(), out("p.json")],
+        vec!["export".into(), file.clone(), "--format".into(), "pprof".into(), "-o".into(), out("p.pb.gz")],
+    ];
+    for args in &runs {
+        let o = Command::new(env!("CARGO_BIN_EXE_mprof")).args(args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    // The memory folded stacks: 100 stacks that allocate, ending 1,000 frames apart.
+    let folded = std::fs::read_to_string(out("m.folded")).unwrap();
+    assert_eq!(folded.lines().count(), 100);
+    let deepest = folded.lines().map(|l| l.split(';').count()).max().unwrap();
+    assert_eq!(deepest, DEPTH, "the deepest stack is written whole");
+    assert!(std::fs::metadata(out("t.svg")).unwrap().len() > 0);
+    let timed = std::fs::read_to_string(out("t.folded")).unwrap();
+    assert_eq!(timed.lines().count(), 100, "the 100 stacks with self time");
+    // The file is ~1 MB; every run stayed far below what one string per path needs
+    // (5 GB here: 100,000 paths of 50,000 frames on average).
+    let rss = children_max_rss();
+    assert!(rss < 200 << 20, "a child used {} MB", rss >> 20);
+}

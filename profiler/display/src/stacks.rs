@@ -1,0 +1,142 @@
+//! Distinct stacks: the calling-context tree with every node whose path reads the same
+//! (the same function names from the top down) merged into one, which is what folded
+//! stacks and flame graphs draw.
+//!
+//! Built in one pass over the nodes (parents come before children), it holds one entry
+//! per distinct stack and never a path's text: a stack's name path is spelled only while
+//! it is written. Writing is a depth-first walk on an explicit stack, children in name
+//! order, so memory stays linear in the tree however deep it is, and the output is
+//! stable and diff-able. Folded stack text itself is as long as the sum of its stacks'
+//! depths, so it is written to a stream, not built in memory.
+
+use std::io::{self, Write};
+
+use rustc_hash::FxHashMap;
+
+use mprof_engine::profile::Profile;
+
+use crate::export::FoldedValue;
+
+/// The frame name of allocations made outside any function.
+pub const OUTSIDE: &str = "<outside any function>";
+
+/// Frame names as folded stacks print them: `;` separates frames there.
+pub fn folded_name(name: &str) -> String {
+    name.replace(';', ":").replace(['\n', '\r'], " ")
+}
+
+/// Distinct stacks of one profile and one value. Entry 0 is the root (the value of
+/// allocations outside any function); every other entry is a frame under its parent.
+pub struct Stacks {
+    /// Distinct frame names (folded spelling).
+    pub names: Vec<String>,
+    /// Per stack: its parent stack (0 for top-level frames; unused for the root).
+    pub parent: Vec<u32>,
+    /// Per stack: index into `names`.
+    pub name: Vec<u32>,
+    /// Per stack: its own value (the sum over the merged nodes).
+    pub value: Vec<u64>,
+    /// Per stack: its children, in name order.
+    pub children: Vec<Vec<u32>>,
+}
+
+impl Stacks {
+    /// The distinct stacks of `p` (which must be valid) counting `value`.
+    pub fn new(p: &Profile, value: FoldedValue) -> Stacks {
+        let mut names: Vec<String> = vec![OUTSIDE.to_string()];
+        let mut name_ids: FxHashMap<String, u32> = FxHashMap::default();
+        let func_name: Vec<u32> = p
+            .functions
+            .iter()
+            .map(|f| {
+                let folded = folded_name(&f.name);
+                *name_ids.entry(folded.clone()).or_insert_with(|| {
+                    names.push(folded);
+                    names.len() as u32 - 1
+                })
+            })
+            .collect();
+        let mut s = Stacks { names, parent: vec![0], name: vec![0], value: vec![0], children: vec![Vec::new()] };
+        let mut stack_of = vec![0u32; p.nodes.len()];
+        let mut by_key: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+        for (i, node) in p.nodes.iter().enumerate() {
+            let v = value.of(&node.counters);
+            let Some(parent) = node.parent else {
+                s.value[0] = s.value[0].saturating_add(v);
+                continue;
+            };
+            let parent_stack = stack_of[parent.0 as usize];
+            let name = func_name.get(node.func.0 as usize).copied().unwrap_or(0);
+            let id = *by_key.entry((parent_stack, name)).or_insert_with(|| {
+                s.parent.push(parent_stack);
+                s.name.push(name);
+                s.value.push(0);
+                s.children.push(Vec::new());
+                let id = s.parent.len() as u32 - 1;
+                s.children[parent_stack as usize].push(id);
+                id
+            });
+            stack_of[i] = id;
+            s.value[id as usize] = s.value[id as usize].saturating_add(v);
+        }
+        let names = &s.names;
+        let name_of = &s.name;
+        for kids in &mut s.children {
+            kids.sort_by(|&a, &b| names[name_of[a as usize] as usize].cmp(&names[name_of[b as usize] as usize]));
+        }
+        s
+    }
+
+    /// Each stack's value plus its descendants' (the width of its flame-graph frame).
+    pub fn inclusive(&self) -> Vec<u64> {
+        let mut incl = self.value.clone();
+        // Children are always created after their parent.
+        for i in (1..incl.len()).rev() {
+            let parent = self.parent[i] as usize;
+            incl[parent] = incl[parent].saturating_add(incl[i]);
+        }
+        incl
+    }
+
+    /// The bytes `write_folded` would write.
+    pub fn folded_len(&self) -> u64 {
+        let mut path_len = vec![0u64; self.parent.len()];
+        let mut total = 0u64;
+        for i in 0..self.parent.len() {
+            let own = self.names[self.name[i] as usize].len() as u64;
+            path_len[i] = match i {
+                0 => own,
+                _ if self.parent[i] == 0 => own,
+                _ => path_len[self.parent[i] as usize] + 1 + own,
+            };
+            if self.value[i] > 0 {
+                total += path_len[i] + 2 + self.value[i].ilog10() as u64 + 1;
+            }
+        }
+        total
+    }
+
+    /// One line per stack with a nonzero value, `outer;...;inner value`, depth first
+    /// with siblings in name order (the root's line first).
+    pub fn write_folded(&self, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+        if self.value[0] > 0 {
+            writeln!(out, "{} {}", OUTSIDE, self.value[0])?;
+        }
+        let mut path = String::new();
+        // (stack, length of `path` before it) on the way down.
+        let mut work: Vec<(u32, usize)> = self.children[0].iter().rev().map(|&c| (c, 0)).collect();
+        while let Some((id, at)) = work.pop() {
+            path.truncate(at);
+            if at > 0 {
+                path.push(';');
+            }
+            path.push_str(&self.names[self.name[id as usize] as usize]);
+            if self.value[id as usize] > 0 {
+                writeln!(out, "{path} {}", self.value[id as usize])?;
+            }
+            let len = path.len();
+            work.extend(self.children[id as usize].iter().rev().map(|&c| (c, len)));
+        }
+        Ok(())
+    }
+}
