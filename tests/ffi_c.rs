@@ -471,12 +471,137 @@ fn the_dump_signal_writes_the_file_while_the_program_runs() {
     let o = run(dir.path(), &exe, &["signal.out"], &env, true);
     assert_ok(&o);
     assert_eq!(stdout(&o), "dumped\n");
-    let r = reduced(&read_profile(&dir.path().join("signal.out")));
+    let r = reduced(&read_profile(&dir.path().join("signal.out.signal")));
     assert_eq!(
         total(&r, "work"),
         (1, 123),
-        "written at the second allocation, before recording it"
+        "written while the program waited, after its first allocation"
     );
+    let r = reduced(&read_profile(&dir.path().join("signal.out")));
+    assert_eq!(total(&r, "work"), (2, 246), "_exit wrote the final file");
+}
+
+/// The status `exe how` ends with, without the library.
+fn plain_status(dir: &Path, exe: &Path, how: &str) -> std::process::ExitStatus {
+    run(dir, exe, &[how], &[], false).status
+}
+
+/// No temporary file is ever left beside the profiles.
+fn assert_no_temporary_files(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn every_abnormal_end_writes_the_profile_and_keeps_the_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "endings", &[], CFLAGS);
+    let ends = [
+        "term", "int", "hup", "quit", "pipe", "alrm", "usr2", "_exit", "_Exit", "abort", "segv",
+        "bus", "fpe", "ill",
+    ];
+    for how in ends {
+        let out = format!("{how}.out");
+        let o = run(dir.path(), &exe, &[how], &[("MPROF_OUT", &out)], true);
+        let plain = plain_status(dir.path(), &exe, how);
+        assert!(!plain.success(), "{how} ends abnormally: {plain:?}");
+        assert_eq!(
+            (o.status.code(), o.status.signal()),
+            (plain.code(), plain.signal()),
+            "{how}: same end as without the library\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let r = reduced(&read_profile(&dir.path().join(&out)));
+        assert_eq!(kept(&r, &["main", "before_end"]), (5, 500), "{how}");
+    }
+    assert_no_temporary_files(dir.path());
+}
+
+#[test]
+fn a_statically_linked_program_writes_its_profile_on_exit_and_on_a_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile_static(dir.path(), "endings");
+    for how in ["_exit", "term", "segv"] {
+        let out = format!("{how}.out");
+        let o = run(dir.path(), &exe, &[how], &[("MPROF_OUT", &out)], false);
+        assert!(!o.status.success(), "{how}");
+        let r = reduced(&read_profile(&dir.path().join(&out)));
+        assert_eq!(kept(&r, &["main", "before_end"]), (5, 500), "{how}");
+    }
+}
+
+/// Start `exe how` preloaded, wait for its "ready" line; returns the child.
+fn start_ready(dir: &Path, exe: &Path, how: &str, env: &[(&str, &str)]) -> std::process::Child {
+    use std::io::BufRead;
+    let mut cmd = Command::new(exe);
+    cmd.arg(how)
+        .current_dir(dir)
+        .env("LD_PRELOAD", lib().dir.join("libmprof.so"))
+        .stdout(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("start the C program");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "ready\n");
+    child
+}
+
+fn send_signal(pid: u32, name: &str) {
+    let o = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .output()
+        .expect("run kill");
+    assert_ok(&o);
+}
+
+/// Wait up to `limit` for `path` to exist; returns how long it took.
+fn wait_for_file(path: &Path, limit: std::time::Duration) -> Option<std::time::Duration> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if path.exists() {
+            return Some(start.elapsed());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    None
+}
+
+#[test]
+fn the_dump_signal_takes_effect_while_every_thread_is_blocked() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "endings", &[], CFLAGS);
+    for how in ["sleep", "threads"] {
+        let out = dir.path().join(format!("{how}.out"));
+        let env = [
+            ("MPROF_DUMP_SIGNAL", "USR1"),
+            ("MPROF_OUT", &format!("{how}.out")),
+        ];
+        let mut child = start_ready(dir.path(), &exe, how, &env);
+        send_signal(child.id(), "USR1");
+        // Milliseconds in practice; the bound only absorbs a loaded test machine.
+        let took = wait_for_file(&out, std::time::Duration::from_secs(5));
+        assert!(took.is_some(), "{how}: no file 5 s after the dump signal");
+        let r = reduced(&read_profile(&out));
+        assert_eq!(kept(&r, &["main", "before_end"]), (5, 500), "{how}");
+        std::fs::remove_file(&out).unwrap();
+        // Still running: a termination request writes the final file, and the
+        // process dies of SIGTERM.
+        send_signal(child.id(), "TERM");
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(15), "{how}");
+        let r = reduced(&read_profile(&out));
+        assert_eq!(kept(&r, &["main", "before_end"]), (5, 500), "{how}");
+    }
+    assert_no_temporary_files(dir.path());
 }
 
 #[test]
@@ -555,6 +680,8 @@ fn the_shared_library_exports_exactly_the_allocator_and_the_api() {
     assert_eq!(
         names,
         [
+            "_Exit",
+            "_exit",
             "aligned_alloc",
             "calloc",
             "free",

@@ -219,8 +219,18 @@ pub fn write_to(path: &str) -> Result<(), String> {
                 .write(&mut bytes)
                 .map_err(|e| format!("cannot encode the profile: {e}"))?;
             let tmp = format!("{path}.tmp{}", std::process::id());
-            std::fs::write(&tmp, &bytes).map_err(|e| format!("cannot write {tmp}: {e}"))?;
-            std::fs::rename(&tmp, path).map_err(|e| format!("cannot rename {tmp} to {path}: {e}"))
+            crate::endings::set_temporary(Some(&tmp));
+            let r = std::fs::write(&tmp, &bytes)
+                .map_err(|e| format!("cannot write {tmp}: {e}"))
+                .and_then(|()| {
+                    std::fs::rename(&tmp, path)
+                        .map_err(|e| format!("cannot rename {tmp} to {path}: {e}"))
+                });
+            if r.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            crate::endings::set_temporary(None);
+            r
         })();
         DUMP_LOCK.unlock();
         r

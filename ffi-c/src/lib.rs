@@ -11,7 +11,9 @@
 //! Layers, from the hot path out: `hooks` (exported trampolines) -> `runtime`
 //! (guard, thread state, alloc/free/realloc bodies, errors, fork, exit) ->
 //! `stack` (capture), `cct` (tree and counters), `live` (headers and the live
-//! bitmap) -> `dump` + `symbolize` (writing the file). `api` is `mprof.h`.
+//! bitmap) -> `dump` + `symbolize` (writing the file). `endings` writes the
+//! file however the process ends (signals, `_exit`, crashes) through a helper
+//! thread. `api` is `mprof.h`.
 //! The hooks are compiled out of this crate's unit tests, which therefore run
 //! on the normal allocator; the end-to-end tests in tests/ffi_c.rs run real C
 //! programs under the built library.
@@ -20,6 +22,7 @@ pub mod api;
 pub mod cct;
 pub mod config;
 pub mod dump;
+pub mod endings;
 #[cfg(all(not(test), target_arch = "x86_64", target_os = "linux"))]
 pub mod hooks;
 pub mod live;

@@ -39,7 +39,8 @@ pub static ENABLED: AtomicBool = AtomicBool::new(true);
 static EPOCH: AtomicU32 = AtomicU32::new(0);
 static DEPTH: AtomicUsize = AtomicUsize::new(crate::config::DEFAULT_DEPTH);
 static DWARF: AtomicBool = AtomicBool::new(false);
-/// Set by the dump signal's handler; the next hook outside the library writes the file.
+/// Set by the dump signal's handler when there is no helper thread; the next
+/// hook outside the library writes the file.
 pub static DUMP_REQUESTED: AtomicBool = AtomicBool::new(false);
 /// Set in a forked child, so its default file name gets its pid.
 pub static FORKED_CHILD: AtomicBool = AtomicBool::new(false);
@@ -298,28 +299,17 @@ fn start(tls: &Tls) -> u8 {
             Some(after_fork_parent),
             Some(after_fork_child),
         );
-        if let Some(sig) = signal {
-            let mut sa: libc::sigaction = core::mem::zeroed();
-            sa.sa_sigaction = on_dump_signal as *const () as usize;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, core::ptr::null_mut());
-        }
     }
+    crate::endings::install(signal);
     tls.guard.set(was);
     STATE.store(ACTIVE, Ordering::Release);
     ACTIVE
 }
 
-extern "C" fn on_dump_signal(_: libc::c_int) {
-    // Only an atomic store here: writing the file is not async-signal-safe.
-    DUMP_REQUESTED.store(true, Ordering::Relaxed);
-}
-
 extern "C" fn at_exit() {
     let _ = TLS.try_with(|tls| {
         let was = tls.guard.replace(true);
-        crate::dump::write_default_file();
+        crate::endings::final_dump_here();
         tls.guard.set(was);
     });
 }
@@ -361,6 +351,7 @@ extern "C" fn after_fork_child() {
         }
         tls.guard.set(was);
     });
+    crate::endings::after_fork_child();
 }
 
 /// Start a new epoch and remember the current counts as the zero point.
@@ -371,6 +362,17 @@ pub fn reset() {
         BASELINE.with(|b| *b = Some(snapshot));
         ERRORS.with(Vec::clear);
     });
+}
+
+/// Whether this thread is running library code (for signal handlers: a
+/// thread outside it holds none of the library's or the allocator's locks).
+pub fn guard_is_set() -> bool {
+    TLS.try_with(|tls| tls.guard.get()).unwrap_or(true)
+}
+
+/// Set this thread's guard for good (the helper thread: nothing it does is the program's).
+pub fn set_guard_forever() {
+    let _ = TLS.try_with(|tls| tls.guard.set(true));
 }
 
 /// Run library code with this thread's reentrancy guard set.
@@ -405,6 +407,9 @@ fn node_here(tls: &Tls, guarded: bool, fp: usize) -> (u32, Option<&'static mut T
     }
     if DUMP_REQUESTED.load(Ordering::Relaxed) && DUMP_REQUESTED.swap(false, Ordering::AcqRel) {
         crate::dump::write_default_file();
+    }
+    if crate::endings::HELPER_NEEDED.load(Ordering::Relaxed) {
+        crate::endings::start_helper();
     }
     if !ENABLED.load(Ordering::Relaxed) {
         return (NO_NODE, None);
@@ -739,7 +744,7 @@ fn heap_error(tls: &Tls, guarded: bool, kind: ErrorKind, address: usize, fp: usi
     }
     if config().is_some_and(|c| c.on_error == OnError::Abort) {
         eprintln!("mprof: MPROF_ON_ERROR=abort: writing the profile and aborting");
-        crate::dump::write_default_file();
+        crate::endings::final_dump_here();
         // SAFETY: abort never returns.
         unsafe { libc::abort() };
     }
