@@ -644,6 +644,121 @@ fn an_execd_child_writes_its_own_file() {
     assert_eq!(total(&child, "parent_side"), (0, 0));
 }
 
+/// The profiles in `dir`: file name and reduction, for every file named `mprof.out*`.
+fn profiles_in(dir: &Path) -> Vec<(String, Reduction)> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("mprof.out"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let r = reduced(&read_profile(&dir.join(&n)));
+            (n, r)
+        })
+        .collect()
+}
+
+#[test]
+fn children_started_without_fork_write_their_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "spawner", &[], CFLAGS);
+    for how in ["vfork", "spawn", "system"] {
+        let sub = dir.path().join(how);
+        std::fs::create_dir(&sub).unwrap();
+        let o = run(&sub, &exe, &[how], &[], true);
+        assert_ok(&o);
+        assert_eq!(stdout(&o), "status 0\n", "{how}");
+        let profiles = profiles_in(&sub);
+        let parent = &profiles
+            .iter()
+            .find(|(n, _)| n == "mprof.out")
+            .expect("root file")
+            .1;
+        assert_eq!(kept(parent, &["main", "parent_side"]), (2, 128), "{how}");
+        assert_eq!(total(parent, "child_work"), (0, 0), "{how}");
+        // The child's file (and, for system, the shell's): each its own, named by pid.
+        let with_child: Vec<&String> = profiles
+            .iter()
+            .filter(|(_, r)| kept(r, &["main", "child_work"]) == (7, 672))
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(
+            with_child.len(),
+            1,
+            "{how}: {profiles:?}",
+            profiles = profiles.iter().map(|p| &p.0).collect::<Vec<_>>()
+        );
+        let pid = with_child[0]
+            .strip_prefix("mprof.out.")
+            .expect("<path>.<pid>");
+        assert!(pid.parse::<u32>().is_ok(), "{how}: {pid}");
+    }
+}
+
+#[test]
+fn a_wrapper_process_and_the_program_it_runs_write_separate_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "widgets", &[], CFLAGS);
+    let o = Command::new("timeout")
+        .arg("60")
+        .arg(&exe)
+        .arg("1000")
+        .current_dir(dir.path())
+        .env_remove("MPROF_OUT")
+        .env("LD_PRELOAD", lib().dir.join("libmprof.so"))
+        .output()
+        .expect("run timeout");
+    assert_ok(&o);
+    let red = printed(&o, "red");
+    let profiles = profiles_in(dir.path());
+    assert_eq!(profiles.len(), 2, "timeout's and the program's");
+    let (wrapper, program) = (&profiles[0], &profiles[1]);
+    assert_eq!(wrapper.0, "mprof.out", "the wrapper started first");
+    assert_eq!(total(&wrapper.1, "make_widget"), (0, 0));
+    assert_eq!(
+        kept(&program.1, &["main", "make_red_widget", "make_widget"]),
+        (red, red * 204)
+    );
+}
+
+#[test]
+fn with_children_ignored_the_program_sees_no_trace_of_the_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "spawner", &[], CFLAGS);
+    let env = [("MPROF_CHILDREN", "ignore"), ("MPROF_DEPTH", "64")];
+    let o = run(dir.path(), &exe, &["spawn"], &env, true);
+    assert_ok(&o);
+    let profiles = profiles_in(dir.path());
+    assert_eq!(
+        profiles.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
+        ["mprof.out"]
+    );
+    assert_eq!(kept(&profiles[0].1, &["main", "parent_side"]), (2, 128));
+    // A shell started the same way shows the environment its programs see
+    // ("; true" makes it fork for env rather than exec it).
+    let env_seen = Command::new("sh")
+        .args(["-c", "env; true"])
+        .env(
+            "LD_PRELOAD",
+            format!("{}:", lib().dir.join("libmprof.so").display()),
+        )
+        .env("MPROF_CHILDREN", "ignore")
+        .env("MPROF_OUT", dir.path().join("sh.out"))
+        .output()
+        .expect("run sh");
+    assert_ok(&env_seen);
+    let text = stdout(&env_seen);
+    assert!(!text.contains("MPROF_"), "{text}");
+    assert!(!text.contains("LD_PRELOAD"), "{text}");
+    assert!(
+        dir.path().join("sh.out").exists(),
+        "the shell itself is profiled"
+    );
+}
+
 #[test]
 fn the_bin_table_names_the_program_types_of_each_size() {
     let dir = tempfile::tempdir().unwrap();

@@ -240,6 +240,9 @@ pub fn write_to(path: &str) -> Result<(), String> {
 /// Write to MPROF_OUT (with `%p` expanded); errors go to stderr, the program goes on.
 pub fn write_default_file() {
     let Some(cfg) = runtime::config() else { return };
+    if runtime::SILENT.load(core::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     let forked = runtime::FORKED_CHILD.load(core::sync::atomic::Ordering::Relaxed);
     let path = cfg.path_for(std::process::id(), forked);
     if let Err(e) = write_to(&path) {

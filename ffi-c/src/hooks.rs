@@ -76,10 +76,16 @@ pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
 }
 
 /// Runs before `main` (after the C library's own constructors): the runtime
-/// may already have started on an earlier malloc; the helper thread starts here.
+/// may already have started on an earlier malloc; the environment children
+/// inherit is set and the helper thread started here.
 extern "C" fn constructor() {
     if crate::runtime::ensure_started() {
-        crate::runtime::with_guard(crate::endings::start_helper);
+        crate::runtime::with_guard(|| {
+            if let Some(cfg) = crate::runtime::config() {
+                crate::children::prepare_environment(cfg);
+            }
+            crate::endings::start_helper();
+        });
     }
 }
 

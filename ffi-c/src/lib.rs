@@ -13,13 +13,14 @@
 //! `stack` (capture), `cct` (tree and counters), `live` (headers and the live
 //! bitmap) -> `dump` + `symbolize` (writing the file). `endings` writes the
 //! file however the process ends (signals, `_exit`, crashes) through a helper
-//! thread. `api` is `mprof.h`.
+//! thread. `children` names each process's file apart. `api` is `mprof.h`.
 //! The hooks are compiled out of this crate's unit tests, which therefore run
 //! on the normal allocator; the end-to-end tests in tests/ffi_c.rs run real C
 //! programs under the built library.
 
 pub mod api;
 pub mod cct;
+pub mod children;
 pub mod config;
 pub mod dump;
 pub mod endings;

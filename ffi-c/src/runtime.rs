@@ -44,6 +44,8 @@ static DWARF: AtomicBool = AtomicBool::new(false);
 pub static DUMP_REQUESTED: AtomicBool = AtomicBool::new(false);
 /// Set in a forked child, so its default file name gets its pid.
 pub static FORKED_CHILD: AtomicBool = AtomicBool::new(false);
+/// Set in a forked child when children are not followed: no file is written.
+pub static SILENT: AtomicBool = AtomicBool::new(false);
 static CONFIG: OnceLock<Config> = OnceLock::new();
 static THREAD_KEY: AtomicU32 = AtomicU32::new(u32::MAX);
 
@@ -334,6 +336,10 @@ extern "C" fn after_fork_child() {
     after_fork_parent();
     // The child is alone: start its own counts so nothing is counted twice.
     FORKED_CHILD.store(true, Ordering::Relaxed);
+    if config().is_some_and(|c| c.children == crate::config::Children::Ignore) {
+        ENABLED.store(false, Ordering::Relaxed);
+        SILENT.store(true, Ordering::Relaxed);
+    }
     EPOCH.fetch_add(1, Ordering::AcqRel);
     cct::clear_all();
     BASELINE.with(|b| *b = None);
@@ -341,14 +347,6 @@ extern "C" fn after_fork_child() {
     let _ = TLS.try_with(|tls| {
         let was = tls.guard.replace(true);
         cct::release_all_but(thread_state(tls).map(|ts| ts.block));
-        // An exec'd program inherits the child's file name, not the parent's.
-        if let Some(cfg) = config() {
-            let path = cfg.path_for(std::process::id(), true);
-            if !cfg.out.contains("%p") {
-                // SAFETY: the child is single-threaded here.
-                unsafe { std::env::set_var("MPROF_OUT", path) };
-            }
-        }
         tls.guard.set(was);
     });
     crate::endings::after_fork_child();
