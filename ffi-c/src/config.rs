@@ -6,7 +6,10 @@
 /// How stacks are captured.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Unwind {
+    /// Each module's CFI where it has some, frame pointers where not (`unwind`).
+    Auto,
     FramePointers,
+    /// libgcc's `_Unwind_Backtrace`.
     Dwarf,
 }
 
@@ -65,13 +68,14 @@ impl Config {
             },
         };
         let unwind = match get("MPROF_UNWIND").as_deref().map(str::trim) {
-            None | Some("") | Some("fp") => Unwind::FramePointers,
+            None | Some("") | Some("auto") => Unwind::Auto,
+            Some("fp") => Unwind::FramePointers,
             Some("dwarf") => Unwind::Dwarf,
             Some(other) => {
                 warnings.push(format!(
-                    "MPROF_UNWIND={other:?} is not fp or dwarf; using fp"
+                    "MPROF_UNWIND={other:?} is not auto, fp or dwarf; using auto"
                 ));
-                Unwind::FramePointers
+                Unwind::Auto
             }
         };
         let dump_signal = match get("MPROF_DUMP_SIGNAL") {
@@ -179,7 +183,7 @@ mod tests {
         assert!(w.is_empty());
         assert_eq!(c.out, "mprof.out");
         assert_eq!(c.depth, DEFAULT_DEPTH);
-        assert_eq!(c.unwind, Unwind::FramePointers);
+        assert_eq!(c.unwind, Unwind::Auto);
         assert_eq!(c.dump_signal, None);
         assert_eq!(c.on_error, OnError::Continue);
         assert_eq!(c.children, Children::Follow);
@@ -224,7 +228,7 @@ mod tests {
         assert_eq!(c, parse(&[]).0);
         assert_eq!(w.len(), 5, "{w:?}");
         assert!(w[0].contains("MPROF_DEPTH=\"0\""), "{}", w[0]);
-        assert!(w[1].contains("fp or dwarf"), "{}", w[1]);
+        assert!(w[1].contains("auto, fp or dwarf"), "{}", w[1]);
     }
 
     #[test]

@@ -199,6 +199,7 @@ fn add_metadata(profile: &mut Profile) {
     set_metadata(profile, "pid", &std::process::id().to_string());
     if let Some(c) = runtime::config() {
         let unwind = match c.unwind {
+            crate::config::Unwind::Auto => "cfi or frame pointers, per module",
             crate::config::Unwind::FramePointers => "frame pointers",
             crate::config::Unwind::Dwarf => "dwarf",
         };

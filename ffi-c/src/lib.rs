@@ -2,15 +2,16 @@
 //!
 //! Preload it (`LD_PRELOAD=libmprof.so ./prog`) or link `libmprof.a`; the
 //! program's allocator entry points become the hooks of [`hooks`], which charge
-//! each allocation to its calling context (a frame-pointer walk, or DWARF
-//! unwinding with `MPROF_UNWIND=dwarf`) and write a profile file at exit for
+//! each allocation to its calling context (by default each module's CFI or
+//! frame pointers, validated frame by frame: `unwind`; or a bare frame-pointer
+//! walk or libgcc's unwinder: `stack`) and write a profile file at exit for
 //! `mprof report`. The real allocator is glibc's, entered through its
 //! `__libc_*` names; the library's own Rust allocations use the same functions
 //! through [`real::RealAlloc`], so they never reach the hooks.
 //!
 //! Layers, from the hot path out: `hooks` (exported trampolines) -> `runtime`
 //! (guard, thread state, alloc/free/realloc bodies, errors, fork, exit) ->
-//! `stack` (capture), `cct` (tree and counters), `live` (headers and the live
+//! `unwind`/`stack` (capture), `cct` (tree and counters), `live` (headers and the live
 //! bitmap) -> `dump` + `symbolize` (writing the file). `endings` writes the
 //! file however the process ends (signals, `_exit`, crashes) through a helper
 //! thread. `children` names each process's file apart. `api` is `mprof.h`.
@@ -33,6 +34,7 @@ pub mod runtime;
 pub mod segvec;
 pub mod stack;
 pub mod symbolize;
+pub mod unwind;
 
 #[cfg(not(test))]
 #[global_allocator]

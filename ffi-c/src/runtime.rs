@@ -38,7 +38,11 @@ static STATE: AtomicU8 = AtomicU8::new(UNINIT);
 pub static ENABLED: AtomicBool = AtomicBool::new(true);
 static EPOCH: AtomicU32 = AtomicU32::new(0);
 static DEPTH: AtomicUsize = AtomicUsize::new(crate::config::DEFAULT_DEPTH);
-static DWARF: AtomicBool = AtomicBool::new(false);
+/// The capture in use: one of the `UNWIND_*` values.
+static UNWIND: AtomicU8 = AtomicU8::new(UNWIND_AUTO);
+const UNWIND_AUTO: u8 = 0;
+const UNWIND_FP: u8 = 1;
+const UNWIND_DWARF: u8 = 2;
 /// Set by the dump signal's handler when there is no helper thread; the next
 /// hook outside the library writes the file.
 pub static DUMP_REQUESTED: AtomicBool = AtomicBool::new(false);
@@ -113,6 +117,7 @@ pub struct ThreadState {
     path_nodes: Box<[u32]>,
     edges: Box<[Edge]>,
     block: &'static CounterBlock,
+    unwind: crate::unwind::ThreadUnwind,
 }
 
 impl ThreadState {
@@ -138,6 +143,7 @@ impl ThreadState {
             ]
             .into_boxed_slice(),
             block,
+            unwind: crate::unwind::ThreadUnwind::new(),
         }))
     }
 
@@ -170,19 +176,25 @@ impl ThreadState {
         };
         let prev = &prev[..old];
         // SAFETY: fp is the trampoline frame of the hook being run.
+        let same_prefix = |cur: &[u64], n: usize| {
+            cur[..n]
+                .iter()
+                .zip(prev)
+                .take_while(|(x, y)| x == y)
+                .count()
+        };
+        // SAFETY: fp is the trampoline frame of the hook being run.
         let (n, equal) = unsafe {
-            if DWARF.load(Ordering::Relaxed) {
-                let n = stack::walk_dwarf(fp, cur);
-                (
-                    n,
-                    cur[..n]
-                        .iter()
-                        .zip(prev)
-                        .take_while(|(x, y)| x == y)
-                        .count(),
-                )
-            } else {
-                stack::walk_frame_pointers(fp, self.bounds, cur, prev)
+            match UNWIND.load(Ordering::Relaxed) {
+                UNWIND_AUTO => {
+                    let n = crate::unwind::walk(fp, self.bounds, &mut self.unwind, cur);
+                    (n, same_prefix(cur, n))
+                }
+                UNWIND_DWARF => {
+                    let n = stack::walk_dwarf(fp, cur);
+                    (n, same_prefix(cur, n))
+                }
+                _ => stack::walk_frame_pointers(fp, self.bounds, cur, prev),
             }
         };
         if n == old && equal == n {
@@ -286,7 +298,12 @@ fn start(tls: &Tls) -> u8 {
         eprintln!("mprof: {w}");
     }
     DEPTH.store(cfg.depth, Ordering::Relaxed);
-    DWARF.store(cfg.unwind == Unwind::Dwarf, Ordering::Relaxed);
+    let unwind = match cfg.unwind {
+        Unwind::Auto => UNWIND_AUTO,
+        Unwind::FramePointers => UNWIND_FP,
+        Unwind::Dwarf => UNWIND_DWARF,
+    };
+    UNWIND.store(unwind, Ordering::Relaxed);
     let signal = cfg.dump_signal;
     let _ = CONFIG.set(cfg);
     // SAFETY: plain libc registration calls with functions of the right types.
@@ -318,6 +335,7 @@ extern "C" fn at_exit() {
 
 extern "C" fn before_fork() {
     crate::dump::DUMP_LOCK.lock();
+    crate::unwind::MODULES_LOCK.lock();
     cct::TREE_LOCK.lock();
     cct::ORPHAN_LOCK.lock();
     ERRORS.raw().lock();
@@ -329,6 +347,7 @@ extern "C" fn after_fork_parent() {
     ERRORS.raw().unlock();
     cct::ORPHAN_LOCK.unlock();
     cct::TREE_LOCK.unlock();
+    crate::unwind::MODULES_LOCK.unlock();
     crate::dump::DUMP_LOCK.unlock();
 }
 
