@@ -180,6 +180,14 @@ fn total(r: &Reduction, name: &str) -> (u64, u64) {
         })
 }
 
+/// What was allocated under printf: glibc's DWARF (libc6-dbg) names it
+/// `__printf`, its dynamic symbol table `printf`.
+fn printf_total(r: &Reduction) -> (u64, u64) {
+    let a = total(r, "printf");
+    let b = total(r, "__printf");
+    (a.0 + b.0, a.1 + b.1)
+}
+
 /// The numbers a program printed as "word value word value ...".
 fn printed(o: &Output, key: &str) -> u64 {
     let text = stdout(o);
@@ -292,7 +300,7 @@ fn mutual_recursion_is_credited_once() {
     assert_eq!(total(&r, "G"), (100, 1000));
     // main also holds stdout's buffer, allocated under printf (glibc's frames
     // are unwound by their CFI).
-    let printf = total(&r, "printf");
+    let printf = printf_total(&r);
     assert_eq!(printf.0, 1);
     assert_eq!(total(&r, "main"), (100 + printf.0, 1000 + printf.1));
 }
@@ -437,7 +445,7 @@ fn dwarf_unwinding_sees_through_code_without_frame_pointers() {
         (red, red * 204)
     );
     // glibc has no frame pointers: only DWARF sees printf above stdout's buffer.
-    assert_eq!(total(&r, "printf").0, 1);
+    assert_eq!(printf_total(&r).0, 1);
 
     // The frame-pointer walk on the same binary loses callers but never faults,
     // and every allocation is still counted.
@@ -474,7 +482,7 @@ fn by_default_code_without_frame_pointers_gets_its_full_path() {
     );
     assert_eq!(total(&r, "make_blue_widget").0, 2000 - red);
     // Through glibc too (no frame pointers there either): printf above stdout's buffer.
-    assert_eq!(total(&r, "printf").0, 1);
+    assert_eq!(printf_total(&r).0, 1);
     // No frame is a stray stack word: every function has a name.
     let unnamed: Vec<&str> = p
         .functions
@@ -792,6 +800,73 @@ fn with_children_ignored_the_program_sees_no_trace_of_the_library() {
     assert!(
         dir.path().join("sh.out").exists(),
         "the shell itself is profiled"
+    );
+}
+
+/// 1-based line of the first line of `source` that starts with `prefix`.
+fn line_of(source: &str, prefix: &str) -> u32 {
+    source
+        .lines()
+        .position(|l| l.starts_with(prefix))
+        .map(|i| i as u32 + 1)
+        .unwrap_or_else(|| panic!("{prefix} not in the source"))
+}
+
+#[test]
+fn functions_carry_their_file_and_line_and_libc_is_named_from_its_debug_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "widgets", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &["100"], &[], true);
+    assert_ok(&o);
+    let p = read_profile(&dir.path().join("mprof.out"));
+    let source = std::fs::read_to_string(workspace().join("ffi-c/examples/widgets.c")).unwrap();
+    for (name, definition) in [
+        ("make_widget", "widget *make_widget(void)"),
+        ("make_red_widget", "widget *make_red_widget(void)"),
+        ("main", "int main("),
+    ] {
+        let f = p
+            .functions
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(f.file.as_deref(), Some("examples/widgets.c"), "{name}");
+        // The entry's line: the definition's, or its opening brace's.
+        let line = f.line.unwrap_or_else(|| panic!("{name} has no line"));
+        let def = line_of(&source, definition);
+        assert!(
+            (def..=def + 1).contains(&line),
+            "{name}: line {line}, defined at {def}"
+        );
+    }
+    // glibc's internal functions are not in its dynamic symbol table: only a
+    // separate debug file (Debian's libc6-dbg) names them, with file and line.
+    let has_libc_debug = Command::new("sh")
+        .args(["-c", "id=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 | awk '/Build ID/{print $3}'); test -f /usr/lib/debug/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_libc_debug {
+        eprintln!("libc6-dbg not installed: the debug-file half is skipped");
+        return;
+    }
+    let internal = p
+        .functions
+        .iter()
+        .find(|f| f.name == "__vfprintf_internal")
+        .unwrap_or_else(|| {
+            panic!(
+                "{:?}",
+                p.functions.iter().map(|f| &f.name).collect::<Vec<_>>()
+            )
+        });
+    assert!(
+        internal.file.as_deref().is_some_and(|f| f.ends_with(".c")),
+        "{internal:?}"
+    );
+    assert!(internal.line.is_some(), "{internal:?}");
+    assert!(
+        !p.functions.iter().any(|f| f.name.starts_with("libc.so.6+")),
+        "every libc frame is named"
     );
 }
 

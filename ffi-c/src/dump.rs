@@ -83,7 +83,7 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             let info = FunctionInfo {
                 name: frame.name,
                 file: frame.file,
-                line: None,
+                line: frame.start_line,
                 module: frame.module,
             };
             let func = *functions.entry(info.clone()).or_insert_with(|| {

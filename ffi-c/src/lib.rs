@@ -12,7 +12,7 @@
 //! Layers, from the hot path out: `hooks` (exported trampolines) -> `runtime`
 //! (guard, thread state, alloc/free/realloc bodies, errors, fork, exit) ->
 //! `unwind`/`stack` (capture), `cct` (tree and counters), `live` (headers and the live
-//! bitmap) -> `dump` + `symbolize` (writing the file). `endings` writes the
+//! bitmap) -> `dump` + `symbolize` + `debuginfo` (writing the file). `endings` writes the
 //! file however the process ends (signals, `_exit`, crashes) through a helper
 //! thread. `children` names each process's file apart. `api` is `mprof.h`.
 //! The hooks are compiled out of this crate's unit tests, which therefore run
@@ -23,6 +23,7 @@ pub mod api;
 pub mod cct;
 pub mod children;
 pub mod config;
+pub mod debuginfo;
 pub mod dump;
 pub mod endings;
 #[cfg(all(not(test), target_arch = "x86_64", target_os = "linux"))]
