@@ -870,6 +870,83 @@ fn functions_carry_their_file_and_line_and_libc_is_named_from_its_debug_file() {
     );
 }
 
+/// `mprof run` on `sh -c "<widgets> 300; exit 3"` in `dir`, following children or not.
+fn launch_wrapped_widgets(dir: &Path, follow: bool) -> (mprof_launch::Outcome, String, u64) {
+    let exe = compile(dir, "widgets", &[], CFLAGS);
+    let script = format!(
+        "'{}' 300 > '{}/widgets.txt'; exit 3",
+        exe.display(),
+        dir.display()
+    );
+    let options = mprof_launch::Options {
+        library: Some(lib().dir.join("libmprof.so")),
+        out: Some(dir.join("run.out").to_string_lossy().into_owned()),
+        follow_children: follow,
+        settings: vec![("MPROF_DEPTH".into(), "200".into())],
+    };
+    let mut messages = Vec::new();
+    let outcome = mprof_launch::run(
+        &options,
+        std::ffi::OsStr::new("sh"),
+        &["-c".into(), script.into()],
+        &mut messages,
+    )
+    .expect("mprof run");
+    let text = std::fs::read_to_string(dir.join("widgets.txt")).unwrap();
+    let red = text
+        .split_whitespace()
+        .skip_while(|w| *w != "red")
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .expect("red count");
+    (outcome, String::from_utf8(messages).unwrap(), red)
+}
+
+#[test]
+fn mprof_run_profiles_the_wrapper_shell_alone_unless_children_are_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (outcome, messages, _) = launch_wrapped_widgets(dir.path(), false);
+    assert_eq!(outcome.status.code(), Some(3), "the program's own status");
+    assert_eq!(outcome.profiles.len(), 1, "{:?}", outcome.profiles);
+    let shell = reduced(&read_profile(&outcome.profiles[0]));
+    assert_eq!(
+        total(&shell, "make_widget"),
+        (0, 0),
+        "widgets ran unprofiled"
+    );
+    let name = outcome.profiles[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with("run.") && name.ends_with(".out"), "{name}");
+    let shown = outcome.profiles[0].display().to_string();
+    assert!(
+        messages.contains(&format!("profile written to {shown}")),
+        "{messages}"
+    );
+    assert!(
+        messages.contains(&format!("mprof report {shown}")),
+        "{messages}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let (outcome, messages, red) = launch_wrapped_widgets(dir.path(), true);
+    assert_eq!(outcome.status.code(), Some(3));
+    assert_eq!(outcome.profiles.len(), 2, "{:?}", outcome.profiles);
+    let shell = reduced(&read_profile(&outcome.profiles[0]));
+    assert_eq!(total(&shell, "make_widget"), (0, 0));
+    let program = reduced(&read_profile(&outcome.profiles[1]));
+    assert_eq!(
+        kept(&program, &["main", "make_red_widget", "make_widget"]),
+        (red, red * 204)
+    );
+    assert!(
+        messages.contains("1 more from the processes it started"),
+        "{messages}"
+    );
+}
+
 #[test]
 fn the_bin_table_names_the_program_types_of_each_size() {
     let dir = tempfile::tempdir().unwrap();
