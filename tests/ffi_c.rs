@@ -947,6 +947,60 @@ fn mprof_run_profiles_the_wrapper_shell_alone_unless_children_are_followed() {
     );
 }
 
+fn metadata<'a>(p: &'a Profile, key: &str) -> &'a str {
+    p.metadata
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {key} in {:?}", p.metadata))
+}
+
+#[test]
+fn peak_temporary_allocations_and_rate_are_known_by_construction() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "peak", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &[], &[], true);
+    assert_ok(&o);
+    let p = read_profile(&dir.path().join("mprof.out"));
+    // Sampled every 10 ms over more than 250 ms.
+    assert!(p.samples.len() >= 10, "{} samples", p.samples.len());
+    let peak = p.samples.iter().map(|s| s.live_bytes).max().unwrap();
+    assert_eq!(
+        peak, 10_000_128,
+        "the 100 big blocks and the markers, held 150 ms"
+    );
+    let last = p.samples.last().unwrap();
+    assert_eq!(last.live_bytes, 128, "only the markers are left at exit");
+    let allocs = 1000 + 500 + 2 + 100;
+    assert_eq!(last.allocated_bytes, 1000 * 50 + 502 * 64 + 100 * 100_000);
+    let report = render_report(&p, &ReportOptions::default());
+    assert!(
+        report.contains(&format!("peak {peak} live bytes at")),
+        "{report}"
+    );
+    assert!(
+        metadata(&p, "temporary allocations").starts_with("1000 ("),
+        "{:?}",
+        metadata(&p, "temporary allocations")
+    );
+    assert!(metadata(&p, "temporary allocations").contains(", 50000 bytes"));
+    let rss: u64 = metadata(&p, "peak RSS")
+        .strip_suffix(" bytes")
+        .and_then(|v| v.parse().ok())
+        .expect("peak RSS in bytes");
+    assert!(rss >= 10_000_000, "the big blocks were resident: {rss}");
+    let rate = metadata(&p, "allocations per second");
+    let (per_second, seconds) = rate.split_once(" over ").expect(rate);
+    let per_second: f64 = per_second.parse().unwrap();
+    let seconds: f64 = seconds.strip_suffix(" s").unwrap().parse().unwrap();
+    assert!(seconds >= 0.25, "{rate}");
+    let counted = per_second * seconds;
+    assert!(
+        (counted - allocs as f64).abs() <= allocs as f64 * 0.01,
+        "{rate}"
+    );
+}
+
 #[test]
 fn the_bin_table_names_the_program_types_of_each_size() {
     let dir = tempfile::tempdir().unwrap();

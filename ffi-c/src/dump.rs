@@ -155,8 +155,47 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             }),
         }
     }
+    let overall = totals.overall();
+    profile.samples = crate::samples::for_profile(overall);
     add_metadata(&mut profile);
+    add_rates(&mut profile, overall, totals.temporary);
     profile
+}
+
+/// heaptrack's summary figures: peak RSS, allocation rate, temporary allocations.
+fn add_rates(profile: &mut Profile, overall: [u64; 4], temporary: [u64; 2]) {
+    // SAFETY: getrusage fills the struct.
+    let max_rss_kb = unsafe {
+        let mut u: libc::rusage = core::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u.ru_maxrss
+    };
+    set_metadata(
+        profile,
+        "peak RSS",
+        &format!("{} bytes", max_rss_kb.max(0) as u64 * 1024),
+    );
+    let seconds = crate::samples::elapsed_s();
+    if seconds > 0.0 {
+        set_metadata(
+            profile,
+            "allocations per second",
+            &format!("{:.0} over {seconds:.3} s", overall[0] as f64 / seconds),
+        );
+    }
+    let share = if overall[0] == 0 {
+        0.0
+    } else {
+        100.0 * temporary[0] as f64 / overall[0] as f64
+    };
+    set_metadata(
+        profile,
+        "temporary allocations",
+        &format!(
+            "{} ({share:.1}% of allocations), {} bytes: freed with no other allocation by their thread in between",
+            temporary[0], temporary[1]
+        ),
+    );
 }
 
 /// Frames of the C runtime's process and thread start-up, above `main` or a thread function.
@@ -173,6 +212,7 @@ fn totals_clone(t: &cct::Totals) -> cct::Totals {
     cct::Totals {
         nodes: t.nodes.clone(),
         bins: t.bins.clone(),
+        temporary: t.temporary,
     }
 }
 

@@ -2,7 +2,7 @@
 //! dump signal takes effect at once.
 //!
 //! A helper thread (all signals blocked, reentrancy guard always set) sleeps in
-//! `read` on a pipe. Signal handlers only do async-signal-safe work: they write
+//! `poll` on a pipe, waking every few milliseconds to sample memory (`samples`). Signal handlers only do async-signal-safe work: they write
 //! one byte to the pipe and, for an ending signal, wait (polling a counter,
 //! bounded by [`FINAL_WAIT_MS`]) until the helper has written the file. So the
 //! file is written in an ordinary thread even when every other thread is
@@ -176,19 +176,34 @@ pub fn start_helper() {
     }
     let [read_fd, write_fd] = fds;
     // The helper must never take a signal meant for the program: block them
-    // all around the spawn, so it starts with everything blocked.
-    // SAFETY: sigset manipulation on locals and this thread's mask.
+    // all around the spawn, so it starts with everything blocked. A bare
+    // pthread, not std::thread: std's thread start-up registers thread-local
+    // destructors (an allocation) before our code could set the guard.
+    // SAFETY: sigset manipulation on locals and this thread's mask; the thread
+    // function has the signature pthread_create expects.
     let spawned = unsafe {
         let mut all: libc::sigset_t = core::mem::zeroed();
         let mut old: libc::sigset_t = core::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        let r = std::thread::Builder::new()
-            .name("mprof-writer".into())
-            .stack_size(256 * 1024)
-            .spawn(move || helper(read_fd));
+        let mut attr: libc::pthread_attr_t = core::mem::zeroed();
+        libc::pthread_attr_init(&mut attr);
+        libc::pthread_attr_setstacksize(&mut attr, 256 * 1024);
+        libc::pthread_attr_setdetachstate(&mut attr, libc::PTHREAD_CREATE_DETACHED);
+        let mut thread: libc::pthread_t = 0;
+        let r = libc::pthread_create(
+            &mut thread,
+            &attr,
+            helper_main,
+            read_fd as usize as *mut libc::c_void,
+        );
+        libc::pthread_attr_destroy(&mut attr);
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, core::ptr::null_mut());
-        r.is_ok()
+        if r == 0 {
+            let name = c"mprof-writer";
+            libc::pthread_setname_np(thread, name.as_ptr());
+        }
+        r == 0
     };
     if spawned {
         WAKE_FD.store(write_fd, Ordering::Release);
@@ -215,10 +230,28 @@ pub fn after_fork_child() {
     HELPER_NEEDED.store(true, Ordering::Relaxed);
 }
 
+extern "C" fn helper_main(arg: *mut libc::c_void) -> *mut libc::c_void {
+    crate::runtime::set_guard_forever();
+    helper(arg as usize as i32);
+    core::ptr::null_mut()
+}
+
 fn helper(read_fd: i32) {
     HELPER_TID.store(gettid(), Ordering::Release);
-    crate::runtime::set_guard_forever();
     loop {
+        let mut pfd = libc::pollfd {
+            fd: read_fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd on the stack.
+        let ready = unsafe { libc::poll(&mut pfd, 1, crate::samples::PERIOD_MS as i32) };
+        crate::samples::tick();
+        if ready == 0
+            || (ready < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR))
+        {
+            continue;
+        }
         let mut byte = 0u8;
         // SAFETY: reading one byte into a local.
         let n = unsafe { libc::read(read_fd, &mut byte as *mut u8 as *mut libc::c_void, 1) };

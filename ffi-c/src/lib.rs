@@ -14,7 +14,8 @@
 //! `unwind`/`stack` (capture), `cct` (tree and counters), `live` (headers and the live
 //! bitmap) -> `dump` + `symbolize` + `debuginfo` (writing the file). `endings` writes the
 //! file however the process ends (signals, `_exit`, crashes) through a helper
-//! thread. `children` names each process's file apart. `api` is `mprof.h`.
+//! thread, which also samples memory over time (`samples`). `children` names each
+//! process's file apart. `api` is `mprof.h`.
 //! The hooks are compiled out of this crate's unit tests, which therefore run
 //! on the normal allocator; the end-to-end tests in tests/ffi_c.rs run real C
 //! programs under the built library.
@@ -32,6 +33,7 @@ pub mod live;
 pub mod lock;
 pub mod real;
 pub mod runtime;
+pub mod samples;
 pub mod segvec;
 pub mod stack;
 pub mod symbolize;

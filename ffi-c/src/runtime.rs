@@ -118,6 +118,9 @@ pub struct ThreadState {
     edges: Box<[Edge]>,
     block: &'static CounterBlock,
     unwind: crate::unwind::ThreadUnwind,
+    /// The block this thread allocated last, until it allocates another:
+    /// freeing it then makes it a temporary allocation.
+    last_alloc: usize,
 }
 
 impl ThreadState {
@@ -144,6 +147,7 @@ impl ThreadState {
             .into_boxed_slice(),
             block,
             unwind: crate::unwind::ThreadUnwind::new(),
+            last_alloc: 0,
         }))
     }
 
@@ -320,6 +324,7 @@ fn start(tls: &Tls) -> u8 {
         );
     }
     crate::endings::install(signal);
+    crate::samples::restart();
     tls.guard.set(was);
     STATE.store(ACTIVE, Ordering::Release);
     ACTIVE
@@ -340,9 +345,11 @@ extern "C" fn before_fork() {
     cct::ORPHAN_LOCK.lock();
     ERRORS.raw().lock();
     BASELINE.raw().lock();
+    crate::samples::lock_for_fork();
 }
 
 extern "C" fn after_fork_parent() {
+    crate::samples::unlock_after_fork();
     BASELINE.raw().unlock();
     ERRORS.raw().unlock();
     cct::ORPHAN_LOCK.unlock();
@@ -366,6 +373,7 @@ extern "C" fn after_fork_child() {
     let _ = TLS.try_with(|tls| {
         let was = tls.guard.replace(true);
         cct::release_all_but(thread_state(tls).map(|ts| ts.block));
+        crate::samples::restart();
         tls.guard.set(was);
     });
     crate::endings::after_fork_child();
@@ -378,6 +386,7 @@ pub fn reset() {
         let snapshot = cct::snapshot();
         BASELINE.with(|b| *b = Some(snapshot));
         ERRORS.with(Vec::clear);
+        crate::samples::restart();
     });
 }
 
@@ -438,23 +447,30 @@ fn node_here(tls: &Tls, guarded: bool, fp: usize) -> (u32, Option<&'static mut T
 }
 
 #[inline]
-fn count_alloc(ts: Option<&mut ThreadState>, node: u32, size: u64) {
+fn count_alloc(ts: Option<&mut ThreadState>, node: u32, size: u64, user: usize) {
     if node == NO_NODE {
         return;
     }
     match ts {
-        Some(ts) => ts.block.record_alloc(node, size),
+        Some(ts) => {
+            ts.block.record_alloc(node, size);
+            ts.last_alloc = user;
+        }
         None => cct::with_orphan_block(|b| b.record_alloc(node, size)),
     }
 }
 
 #[inline]
-fn count_free(tls: &Tls, guarded: bool, h: &Header) {
+fn count_free(tls: &Tls, guarded: bool, h: &Header, user: usize) {
     if h.node == NO_NODE || h.epoch != epoch() || h.node >= cct::node_count() {
         return;
     }
     if !guarded && let Some(ts) = thread_state(tls) {
         ts.block.record_free(h.node, h.size);
+        if ts.last_alloc == user {
+            ts.block.record_temporary(h.size);
+            ts.last_alloc = 0;
+        }
         return;
     }
     cct::with_orphan_block(|b| b.record_free(h.node, h.size));
@@ -525,7 +541,7 @@ pub unsafe fn allocate(size: usize, shift: u8, zero: bool, fp: usize) -> *mut c_
         // SAFETY: glibc allocation.
         let result = match unsafe { real_block(size, shift, zero) } {
             Some((start, user)) if publish(start, user, size, node, shift) => {
-                count_alloc(ts, node, size as u64);
+                count_alloc(ts, node, size as u64, user);
                 user as *mut c_void
             }
             _ => {
@@ -570,7 +586,7 @@ pub unsafe fn release(ptr: *mut c_void, fp: usize) {
         if live::take_live(user) {
             // SAFETY: the live bit was ours to clear, so the header is this block's.
             let h = unsafe { Header::read(user) };
-            count_free(tls, guarded, &h);
+            count_free(tls, guarded, &h, user);
             live::remember_freed(user);
             // SAFETY: glibc's own pointer for this block.
             unsafe { real::__libc_free(h.real_start(user) as *mut c_void) };
@@ -671,7 +687,7 @@ fn reallocate_active(tls: &Tls, guarded: bool, user: usize, size: usize, fp: usi
         set_errno(libc::ENOMEM);
         return core::ptr::null_mut();
     }
-    count_free(tls, guarded, &old);
+    count_free(tls, guarded, &old, user);
     let (node, ts) = node_here(tls, guarded, fp);
     let new_user = q + HEADER_SIZE;
     // SAFETY: the header lies inside the block glibc just returned.
@@ -686,7 +702,7 @@ fn reallocate_active(tls: &Tls, guarded: bool, user: usize, size: usize, fp: usi
         .write(new_user)
     };
     if live::mark_live(new_user) {
-        count_alloc(ts, node, size as u64);
+        count_alloc(ts, node, size as u64, new_user);
     }
     // Even if the address cannot be tracked, the old block is gone: hand the
     // new one out (its free will be reported as invalid) rather than fail.
