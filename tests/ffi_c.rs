@@ -168,6 +168,14 @@ fn total(r: &Reduction, name: &str) -> (u64, u64) {
         })
 }
 
+/// What was allocated under printf: glibc's DWARF (libc6-dbg) names it
+/// `__printf`, its dynamic symbol table `printf`.
+fn printf_total(r: &Reduction) -> (u64, u64) {
+    let a = total(r, "printf");
+    let b = total(r, "__printf");
+    (a.0 + b.0, a.1 + b.1)
+}
+
 /// The numbers a program printed as "word value word value ...".
 fn printed(o: &Output, key: &str) -> u64 {
     let text = stdout(o);
@@ -278,7 +286,11 @@ fn mutual_recursion_is_credited_once() {
     // The paper's Figure 7: pairs would credit F -> G with 20 bytes per call.
     assert_eq!(total(&r, "F"), (100, 1000));
     assert_eq!(total(&r, "G"), (100, 1000));
-    assert_eq!(total(&r, "main"), (100, 1000));
+    // main also holds stdout's buffer, allocated under printf (glibc's frames
+    // are unwound by their CFI).
+    let printf = printf_total(&r);
+    assert_eq!(printf.0, 1);
+    assert_eq!(total(&r, "main"), (100 + printf.0, 1000 + printf.1));
 }
 
 #[test]
@@ -421,7 +433,7 @@ fn dwarf_unwinding_sees_through_code_without_frame_pointers() {
         (red, red * 204)
     );
     // glibc has no frame pointers: only DWARF sees printf above stdout's buffer.
-    assert_eq!(total(&r, "printf").0, 1);
+    assert_eq!(printf_total(&r).0, 1);
 
     // The frame-pointer walk on the same binary loses callers but never faults,
     // and every allocation is still counted.
@@ -429,12 +441,44 @@ fn dwarf_unwinding_sees_through_code_without_frame_pointers() {
         dir.path(),
         &exe,
         &["2000"],
-        &[("MPROF_OUT", "fp.out")],
+        &[("MPROF_OUT", "fp.out"), ("MPROF_UNWIND", "fp")],
         true,
     );
     assert_ok(&o);
     let r = reduced(&read_profile(&dir.path().join("fp.out")));
     assert_eq!(total(&r, "make_widget"), (2000, 2000 * 204));
+}
+
+#[test]
+fn by_default_code_without_frame_pointers_gets_its_full_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = [
+        "-O2",
+        "-g",
+        "-fomit-frame-pointer",
+        "-fno-optimize-sibling-calls",
+    ];
+    let exe = compile(dir.path(), "widgets", &[], &flags);
+    let o = run(dir.path(), &exe, &["2000"], &[], true);
+    assert_ok(&o);
+    let red = printed(&o, "red");
+    let p = read_profile(&dir.path().join("mprof.out"));
+    let r = reduced(&p);
+    assert_eq!(
+        kept(&r, &["main", "make_red_widget", "make_widget"]),
+        (red, red * 204)
+    );
+    assert_eq!(total(&r, "make_blue_widget").0, 2000 - red);
+    // Through glibc too (no frame pointers there either): printf above stdout's buffer.
+    assert_eq!(printf_total(&r).0, 1);
+    // No frame is a stray stack word: every function has a name.
+    let unnamed: Vec<&str> = p
+        .functions
+        .iter()
+        .map(|f| f.name.as_str())
+        .filter(|n| n.starts_with("0x"))
+        .collect();
+    assert!(unnamed.is_empty(), "{unnamed:?}");
 }
 
 #[test]
@@ -459,12 +503,137 @@ fn the_dump_signal_writes_the_file_while_the_program_runs() {
     let o = run(dir.path(), &exe, &["signal.out"], &env, true);
     assert_ok(&o);
     assert_eq!(stdout(&o), "dumped\n");
-    let r = reduced(&read_profile(&dir.path().join("signal.out")));
+    let r = reduced(&read_profile(&dir.path().join("signal.out.signal")));
     assert_eq!(
         total(&r, "work"),
         (1, 123),
-        "written at the second allocation, before recording it"
+        "written while the program waited, after its first allocation"
     );
+    let r = reduced(&read_profile(&dir.path().join("signal.out")));
+    assert_eq!(total(&r, "work"), (2, 246), "_exit wrote the final file");
+}
+
+/// The status `exe how` ends with, without the library.
+fn plain_status(dir: &Path, exe: &Path, how: &str) -> std::process::ExitStatus {
+    run(dir, exe, &[how], &[], false).status
+}
+
+/// No temporary file is ever left beside the profiles.
+fn assert_no_temporary_files(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn every_abnormal_end_writes_the_profile_and_keeps_the_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "endings", &[], CFLAGS);
+    let ends = [
+        "term", "int", "hup", "quit", "pipe", "alrm", "usr2", "_exit", "_Exit", "abort", "segv",
+        "bus", "fpe", "ill",
+    ];
+    for how in ends {
+        let out = format!("{how}.out");
+        let o = run(dir.path(), &exe, &[how], &[("MPROF_OUT", &out)], true);
+        let plain = plain_status(dir.path(), &exe, how);
+        assert!(!plain.success(), "{how} ends abnormally: {plain:?}");
+        assert_eq!(
+            (o.status.code(), o.status.signal()),
+            (plain.code(), plain.signal()),
+            "{how}: same end as without the library\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let r = reduced(&read_profile(&dir.path().join(&out)));
+        assert_eq!(kept(&r, &["main", "before_end"]), (5, 500), "{how}");
+    }
+    assert_no_temporary_files(dir.path());
+}
+
+#[test]
+fn a_statically_linked_program_writes_its_profile_on_exit_and_on_a_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile_static(dir.path(), "endings");
+    for how in ["_exit", "term", "segv"] {
+        let out = format!("{how}.out");
+        let o = run(dir.path(), &exe, &[how], &[("MPROF_OUT", &out)], false);
+        assert!(!o.status.success(), "{how}");
+        let r = reduced(&read_profile(&dir.path().join(&out)));
+        assert_eq!(kept(&r, &["main", "before_end"]), (5, 500), "{how}");
+    }
+}
+
+/// Start `exe how` preloaded, wait for its "ready" line; returns the child.
+fn start_ready(dir: &Path, exe: &Path, how: &str, env: &[(&str, &str)]) -> std::process::Child {
+    use std::io::BufRead;
+    let mut cmd = Command::new(exe);
+    cmd.arg(how)
+        .current_dir(dir)
+        .env("LD_PRELOAD", lib().dir.join("libmprof.so"))
+        .stdout(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("start the C program");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "ready\n");
+    child
+}
+
+fn send_signal(pid: u32, name: &str) {
+    let o = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .output()
+        .expect("run kill");
+    assert_ok(&o);
+}
+
+/// Wait up to `limit` for `path` to exist; returns how long it took.
+fn wait_for_file(path: &Path, limit: std::time::Duration) -> Option<std::time::Duration> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if path.exists() {
+            return Some(start.elapsed());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    None
+}
+
+#[test]
+fn the_dump_signal_takes_effect_while_every_thread_is_blocked() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "endings", &[], CFLAGS);
+    for how in ["sleep", "threads"] {
+        let out = dir.path().join(format!("{how}.out"));
+        let env = [
+            ("MPROF_DUMP_SIGNAL", "USR1"),
+            ("MPROF_OUT", &format!("{how}.out")),
+        ];
+        let mut child = start_ready(dir.path(), &exe, how, &env);
+        send_signal(child.id(), "USR1");
+        // Milliseconds in practice; the bound only absorbs a loaded test machine.
+        let took = wait_for_file(&out, std::time::Duration::from_secs(5));
+        assert!(took.is_some(), "{how}: no file 5 s after the dump signal");
+        let r = reduced(&read_profile(&out));
+        assert_eq!(kept(&r, &["main", "before_end"]), (5, 500), "{how}");
+        std::fs::remove_file(&out).unwrap();
+        // Still running: a termination request writes the final file, and the
+        // process dies of SIGTERM.
+        send_signal(child.id(), "TERM");
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(15), "{how}");
+        let r = reduced(&read_profile(&out));
+        assert_eq!(kept(&r, &["main", "before_end"]), (5, 500), "{how}");
+    }
+    assert_no_temporary_files(dir.path());
 }
 
 #[test]
@@ -507,6 +676,321 @@ fn an_execd_child_writes_its_own_file() {
     assert_eq!(total(&child, "parent_side"), (0, 0));
 }
 
+/// The profiles in `dir`: file name and reduction, for every file named `mprof.out*`.
+fn profiles_in(dir: &Path) -> Vec<(String, Reduction)> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("mprof.out"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let r = reduced(&read_profile(&dir.join(&n)));
+            (n, r)
+        })
+        .collect()
+}
+
+#[test]
+fn children_started_without_fork_write_their_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "spawner", &[], CFLAGS);
+    for how in ["vfork", "spawn", "system"] {
+        let sub = dir.path().join(how);
+        std::fs::create_dir(&sub).unwrap();
+        let o = run(&sub, &exe, &[how], &[], true);
+        assert_ok(&o);
+        assert_eq!(stdout(&o), "status 0\n", "{how}");
+        let profiles = profiles_in(&sub);
+        let parent = &profiles
+            .iter()
+            .find(|(n, _)| n == "mprof.out")
+            .expect("root file")
+            .1;
+        assert_eq!(kept(parent, &["main", "parent_side"]), (2, 128), "{how}");
+        assert_eq!(total(parent, "child_work"), (0, 0), "{how}");
+        // The child's file (and, for system, the shell's): each its own, named by pid.
+        let with_child: Vec<&String> = profiles
+            .iter()
+            .filter(|(_, r)| kept(r, &["main", "child_work"]) == (7, 672))
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(
+            with_child.len(),
+            1,
+            "{how}: {profiles:?}",
+            profiles = profiles.iter().map(|p| &p.0).collect::<Vec<_>>()
+        );
+        let pid = with_child[0]
+            .strip_prefix("mprof.out.")
+            .expect("<path>.<pid>");
+        assert!(pid.parse::<u32>().is_ok(), "{how}: {pid}");
+    }
+}
+
+#[test]
+fn a_wrapper_process_and_the_program_it_runs_write_separate_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "widgets", &[], CFLAGS);
+    let o = Command::new("timeout")
+        .arg("60")
+        .arg(&exe)
+        .arg("1000")
+        .current_dir(dir.path())
+        .env_remove("MPROF_OUT")
+        .env("LD_PRELOAD", lib().dir.join("libmprof.so"))
+        .output()
+        .expect("run timeout");
+    assert_ok(&o);
+    let red = printed(&o, "red");
+    let profiles = profiles_in(dir.path());
+    assert_eq!(profiles.len(), 2, "timeout's and the program's");
+    let (wrapper, program) = (&profiles[0], &profiles[1]);
+    assert_eq!(wrapper.0, "mprof.out", "the wrapper started first");
+    assert_eq!(total(&wrapper.1, "make_widget"), (0, 0));
+    assert_eq!(
+        kept(&program.1, &["main", "make_red_widget", "make_widget"]),
+        (red, red * 204)
+    );
+}
+
+#[test]
+fn with_children_ignored_the_program_sees_no_trace_of_the_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "spawner", &[], CFLAGS);
+    let env = [("MPROF_CHILDREN", "ignore"), ("MPROF_DEPTH", "64")];
+    let o = run(dir.path(), &exe, &["spawn"], &env, true);
+    assert_ok(&o);
+    let profiles = profiles_in(dir.path());
+    assert_eq!(
+        profiles.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
+        ["mprof.out"]
+    );
+    assert_eq!(kept(&profiles[0].1, &["main", "parent_side"]), (2, 128));
+    // A shell started the same way shows the environment its programs see
+    // ("; true" makes it fork for env rather than exec it).
+    let env_seen = Command::new("sh")
+        .args(["-c", "env; true"])
+        .env(
+            "LD_PRELOAD",
+            format!("{}:", lib().dir.join("libmprof.so").display()),
+        )
+        .env("MPROF_CHILDREN", "ignore")
+        .env("MPROF_OUT", dir.path().join("sh.out"))
+        .output()
+        .expect("run sh");
+    assert_ok(&env_seen);
+    let text = stdout(&env_seen);
+    // Variable names only: cargo's own variables (the package description) mention them.
+    let names: Vec<&str> = text.lines().filter_map(|l| l.split('=').next()).collect();
+    assert!(!names.iter().any(|n| n.starts_with("MPROF_")), "{text}");
+    assert!(!names.contains(&"LD_PRELOAD"), "{text}");
+    assert!(
+        dir.path().join("sh.out").exists(),
+        "the shell itself is profiled"
+    );
+}
+
+/// 1-based line of the first line of `source` that starts with `prefix`.
+fn line_of(source: &str, prefix: &str) -> u32 {
+    source
+        .lines()
+        .position(|l| l.starts_with(prefix))
+        .map(|i| i as u32 + 1)
+        .unwrap_or_else(|| panic!("{prefix} not in the source"))
+}
+
+#[test]
+fn functions_carry_their_file_and_line_and_libc_is_named_from_its_debug_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "widgets", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &["100"], &[], true);
+    assert_ok(&o);
+    let p = read_profile(&dir.path().join("mprof.out"));
+    let source = std::fs::read_to_string(workspace().join("ffi-c/examples/widgets.c")).unwrap();
+    for (name, definition) in [
+        ("make_widget", "widget *make_widget(void)"),
+        ("make_red_widget", "widget *make_red_widget(void)"),
+        ("main", "int main("),
+    ] {
+        let f = p
+            .functions
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(f.file.as_deref(), Some("examples/widgets.c"), "{name}");
+        // The entry's line: the definition's, or its opening brace's.
+        let line = f.line.unwrap_or_else(|| panic!("{name} has no line"));
+        let def = line_of(&source, definition);
+        assert!(
+            (def..=def + 1).contains(&line),
+            "{name}: line {line}, defined at {def}"
+        );
+    }
+    // glibc's internal functions are not in its dynamic symbol table: only a
+    // separate debug file (Debian's libc6-dbg) names them, with file and line.
+    let has_libc_debug = Command::new("sh")
+        .args(["-c", "id=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 | awk '/Build ID/{print $3}'); test -f /usr/lib/debug/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_libc_debug {
+        eprintln!("libc6-dbg not installed: the debug-file half is skipped");
+        return;
+    }
+    let internal = p
+        .functions
+        .iter()
+        .find(|f| f.name == "__vfprintf_internal")
+        .unwrap_or_else(|| {
+            panic!(
+                "{:?}",
+                p.functions.iter().map(|f| &f.name).collect::<Vec<_>>()
+            )
+        });
+    assert!(
+        internal.file.as_deref().is_some_and(|f| f.ends_with(".c")),
+        "{internal:?}"
+    );
+    assert!(internal.line.is_some(), "{internal:?}");
+    assert!(
+        !p.functions.iter().any(|f| f.name.starts_with("libc.so.6+")),
+        "every libc frame is named"
+    );
+}
+
+/// `mprof run` on `sh -c "<widgets> 300; exit 3"` in `dir`, following children or not.
+fn launch_wrapped_widgets(dir: &Path, follow: bool) -> (mprof_launch::Outcome, String, u64) {
+    let exe = compile(dir, "widgets", &[], CFLAGS);
+    let script = format!(
+        "'{}' 300 > '{}/widgets.txt'; exit 3",
+        exe.display(),
+        dir.display()
+    );
+    let options = mprof_launch::Options {
+        library: Some(lib().dir.join("libmprof.so")),
+        out: Some(dir.join("run.out").to_string_lossy().into_owned()),
+        follow_children: follow,
+        settings: vec![("MPROF_DEPTH".into(), "200".into())],
+    };
+    let mut messages = Vec::new();
+    let outcome = mprof_launch::run(
+        &options,
+        std::ffi::OsStr::new("sh"),
+        &["-c".into(), script.into()],
+        &mut messages,
+    )
+    .expect("mprof run");
+    let text = std::fs::read_to_string(dir.join("widgets.txt")).unwrap();
+    let red = text
+        .split_whitespace()
+        .skip_while(|w| *w != "red")
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .expect("red count");
+    (outcome, String::from_utf8(messages).unwrap(), red)
+}
+
+#[test]
+fn mprof_run_profiles_the_wrapper_shell_alone_unless_children_are_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (outcome, messages, _) = launch_wrapped_widgets(dir.path(), false);
+    assert_eq!(outcome.status.code(), Some(3), "the program's own status");
+    assert_eq!(outcome.profiles.len(), 1, "{:?}", outcome.profiles);
+    let shell = reduced(&read_profile(&outcome.profiles[0]));
+    assert_eq!(
+        total(&shell, "make_widget"),
+        (0, 0),
+        "widgets ran unprofiled"
+    );
+    let name = outcome.profiles[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with("run.") && name.ends_with(".out"), "{name}");
+    let shown = outcome.profiles[0].display().to_string();
+    assert!(
+        messages.contains(&format!("profile written to {shown}")),
+        "{messages}"
+    );
+    assert!(
+        messages.contains(&format!("mprof report {shown}")),
+        "{messages}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let (outcome, messages, red) = launch_wrapped_widgets(dir.path(), true);
+    assert_eq!(outcome.status.code(), Some(3));
+    assert_eq!(outcome.profiles.len(), 2, "{:?}", outcome.profiles);
+    let shell = reduced(&read_profile(&outcome.profiles[0]));
+    assert_eq!(total(&shell, "make_widget"), (0, 0));
+    let program = reduced(&read_profile(&outcome.profiles[1]));
+    assert_eq!(
+        kept(&program, &["main", "make_red_widget", "make_widget"]),
+        (red, red * 204)
+    );
+    assert!(
+        messages.contains("1 more from the processes it started"),
+        "{messages}"
+    );
+}
+
+fn metadata<'a>(p: &'a Profile, key: &str) -> &'a str {
+    p.metadata
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {key} in {:?}", p.metadata))
+}
+
+#[test]
+fn peak_temporary_allocations_and_rate_are_known_by_construction() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "peak", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &[], &[], true);
+    assert_ok(&o);
+    let p = read_profile(&dir.path().join("mprof.out"));
+    // Sampled every 10 ms over more than 250 ms.
+    assert!(p.samples.len() >= 10, "{} samples", p.samples.len());
+    let peak = p.samples.iter().map(|s| s.live_bytes).max().unwrap();
+    assert_eq!(
+        peak, 10_000_128,
+        "the 100 big blocks and the markers, held 150 ms"
+    );
+    let last = p.samples.last().unwrap();
+    assert_eq!(last.live_bytes, 128, "only the markers are left at exit");
+    let allocs = 1000 + 500 + 2 + 100;
+    assert_eq!(last.allocated_bytes, 1000 * 50 + 502 * 64 + 100 * 100_000);
+    let report = render_report(&p, &ReportOptions::default());
+    assert!(
+        report.contains(&format!("peak {peak} live bytes at")),
+        "{report}"
+    );
+    assert!(
+        metadata(&p, "temporary allocations").starts_with("1000 ("),
+        "{:?}",
+        metadata(&p, "temporary allocations")
+    );
+    assert!(metadata(&p, "temporary allocations").contains(", 50000 bytes"));
+    let rss: u64 = metadata(&p, "peak RSS")
+        .strip_suffix(" bytes")
+        .and_then(|v| v.parse().ok())
+        .expect("peak RSS in bytes");
+    assert!(rss >= 10_000_000, "the big blocks were resident: {rss}");
+    let rate = metadata(&p, "allocations per second");
+    let (per_second, seconds) = rate.split_once(" over ").expect(rate);
+    let per_second: f64 = per_second.parse().unwrap();
+    let seconds: f64 = seconds.strip_suffix(" s").unwrap().parse().unwrap();
+    assert!(seconds >= 0.25, "{rate}");
+    let counted = per_second * seconds;
+    assert!(
+        (counted - allocs as f64).abs() <= allocs as f64 * 0.01,
+        "{rate}"
+    );
+}
+
 #[test]
 fn the_bin_table_names_the_program_types_of_each_size() {
     let dir = tempfile::tempdir().unwrap();
@@ -543,6 +1027,8 @@ fn the_shared_library_exports_exactly_the_allocator_and_the_api() {
     assert_eq!(
         names,
         [
+            "_Exit",
+            "_exit",
             "aligned_alloc",
             "calloc",
             "free",

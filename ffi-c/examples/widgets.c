@@ -5,7 +5,7 @@
  *
  * Build and profile it (from the repository root):
  *
- *   cargo build --release -p mprof-ffi -p mprof-profiler
+ *   cargo build --release -p mprof-ffi -p mprof-cli
  *   gcc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls \
  *       -o widgets ffi-c/examples/widgets.c
  *   LD_PRELOAD=target/release/libmprof.so ./widgets

@@ -179,6 +179,9 @@ impl Cell4 {
 pub struct CounterBlock {
     nodes: SegVec<[Cell4; CATEGORIES]>,
     bins: [Cell4; BINS],
+    /// Blocks freed with no other allocation by their thread in between
+    /// (heaptrack's "temporary"): count and bytes.
+    temporary: [AtomicU64; 2],
     in_use: AtomicBool,
     next: AtomicPtr<CounterBlock>,
 }
@@ -200,7 +203,16 @@ impl CounterBlock {
         self.bins[bin_of_size(size)].add_free(size);
     }
 
+    #[inline]
+    pub fn record_temporary(&self, size: u64) {
+        bump(&self.temporary[0], 1);
+        bump(&self.temporary[1], size);
+    }
+
     fn clear(&self) {
+        for t in &self.temporary {
+            t.store(0, Ordering::Relaxed);
+        }
         for i in 0..node_count() {
             if let Some(n) = self.nodes.get(i) {
                 n.iter().for_each(Cell4::clear);
@@ -287,6 +299,8 @@ pub fn clear_all() {
 pub struct Totals {
     pub nodes: Vec<[[u64; 4]; CATEGORIES]>,
     pub bins: Vec<[u64; 4]>,
+    /// Temporary allocations: count and bytes.
+    pub temporary: [u64; 2],
 }
 
 impl Totals {
@@ -294,7 +308,19 @@ impl Totals {
         Totals {
             nodes: vec![[[0; 4]; CATEGORIES]; nodes],
             bins: vec![[0; 4]; BINS],
+            temporary: [0; 2],
         }
+    }
+
+    /// allocs, bytes, frees, freed bytes over everything (the bins' sum).
+    pub fn overall(&self) -> [u64; 4] {
+        let mut o = [0u64; 4];
+        for b in &self.bins {
+            for (x, v) in o.iter_mut().zip(b) {
+                *x += v;
+            }
+        }
+        o
     }
 
     /// self - base, saturating (base is a snapshot taken at a reset).
@@ -310,6 +336,9 @@ impl Totals {
             for (x, y) in n.iter_mut().zip(b) {
                 *x = x.saturating_sub(*y);
             }
+        }
+        for (x, y) in self.temporary.iter_mut().zip(base.temporary) {
+            *x = x.saturating_sub(y);
         }
         self
     }
@@ -335,6 +364,30 @@ pub fn snapshot() -> Totals {
             for (x, v) in o.iter_mut().zip(c.get()) {
                 *x += v;
             }
+        }
+        for (x, v) in t.temporary.iter_mut().zip(&block.temporary) {
+            *x += v.load(Ordering::Relaxed);
+        }
+        b = block.next.load(Ordering::Acquire);
+    }
+    t
+}
+
+/// Only the bins' and temporary sums (what a memory-over-time sample needs:
+/// cheap, whatever the tree's size).
+pub fn snapshot_overall() -> Totals {
+    let mut t = Totals::zero(0);
+    let mut b = BLOCKS.load(Ordering::Acquire);
+    while !b.is_null() {
+        // SAFETY: blocks are never unmapped.
+        let block = unsafe { &*b };
+        for (c, o) in block.bins.iter().zip(t.bins.iter_mut()) {
+            for (x, v) in o.iter_mut().zip(c.get()) {
+                *x += v;
+            }
+        }
+        for (x, v) in t.temporary.iter_mut().zip(&block.temporary) {
+            *x += v.load(Ordering::Relaxed);
         }
         b = block.next.load(Ordering::Acquire);
     }

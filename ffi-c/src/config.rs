@@ -6,8 +6,20 @@
 /// How stacks are captured.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Unwind {
+    /// Each module's CFI where it has some, frame pointers where not (`unwind`).
+    Auto,
     FramePointers,
+    /// libgcc's `_Unwind_Backtrace`.
     Dwarf,
+}
+
+/// Whether the processes a profiled process starts are profiled too.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Children {
+    /// Each writes its own file (`<path>.<pid>`): the default.
+    Follow,
+    /// The environment is cleaned of the library before `main` (what `mprof run` asks).
+    Ignore,
 }
 
 /// What to do after reporting a heap error.
@@ -27,6 +39,7 @@ pub struct Config {
     /// Signal number that asks for a dump, if any.
     pub dump_signal: Option<i32>,
     pub on_error: OnError,
+    pub children: Children,
 }
 
 pub const DEFAULT_OUT: &str = "mprof.out";
@@ -55,13 +68,14 @@ impl Config {
             },
         };
         let unwind = match get("MPROF_UNWIND").as_deref().map(str::trim) {
-            None | Some("") | Some("fp") => Unwind::FramePointers,
+            None | Some("") | Some("auto") => Unwind::Auto,
+            Some("fp") => Unwind::FramePointers,
             Some("dwarf") => Unwind::Dwarf,
             Some(other) => {
                 warnings.push(format!(
-                    "MPROF_UNWIND={other:?} is not fp or dwarf; using fp"
+                    "MPROF_UNWIND={other:?} is not auto, fp or dwarf; using auto"
                 ));
-                Unwind::FramePointers
+                Unwind::Auto
             }
         };
         let dump_signal = match get("MPROF_DUMP_SIGNAL") {
@@ -87,6 +101,16 @@ impl Config {
                 OnError::Continue
             }
         };
+        let children = match get("MPROF_CHILDREN").as_deref().map(str::trim) {
+            None | Some("") | Some("follow") => Children::Follow,
+            Some("ignore") => Children::Ignore,
+            Some(other) => {
+                warnings.push(format!(
+                    "MPROF_CHILDREN={other:?} is not follow or ignore; using follow"
+                ));
+                Children::Follow
+            }
+        };
         (
             Config {
                 out,
@@ -94,13 +118,15 @@ impl Config {
                 unwind,
                 dump_signal,
                 on_error,
+                children,
             },
             warnings,
         )
     }
 
     /// The output path for process `pid`. A forked child whose path has no `%p`
-    /// gets `.<pid>` appended, so it never overwrites its parent's file.
+    /// gets `.<pid>` appended, so it never overwrites its parent's file (other
+    /// descendants inherit `<path>.%p`: see `children`).
     pub fn path_for(&self, pid: u32, forked_child: bool) -> String {
         if self.out.contains("%p") {
             self.out.replace("%p", &pid.to_string())
@@ -157,9 +183,10 @@ mod tests {
         assert!(w.is_empty());
         assert_eq!(c.out, "mprof.out");
         assert_eq!(c.depth, DEFAULT_DEPTH);
-        assert_eq!(c.unwind, Unwind::FramePointers);
+        assert_eq!(c.unwind, Unwind::Auto);
         assert_eq!(c.dump_signal, None);
         assert_eq!(c.on_error, OnError::Continue);
+        assert_eq!(c.children, Children::Follow);
     }
 
     #[test]
@@ -170,8 +197,10 @@ mod tests {
             ("MPROF_UNWIND", "dwarf"),
             ("MPROF_DUMP_SIGNAL", "SIGUSR2"),
             ("MPROF_ON_ERROR", "abort"),
+            ("MPROF_CHILDREN", "ignore"),
         ]);
         assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.children, Children::Ignore);
         assert_eq!(c.path_for(42, false), "/tmp/run.42.mprof");
         assert_eq!(c.depth, 64);
         assert_eq!(c.unwind, Unwind::Dwarf);
@@ -194,11 +223,12 @@ mod tests {
             ("MPROF_UNWIND", "libunwind"),
             ("MPROF_DUMP_SIGNAL", "SIGFOO"),
             ("MPROF_ON_ERROR", "explode"),
+            ("MPROF_CHILDREN", "some"),
         ]);
         assert_eq!(c, parse(&[]).0);
-        assert_eq!(w.len(), 4, "{w:?}");
+        assert_eq!(w.len(), 5, "{w:?}");
         assert!(w[0].contains("MPROF_DEPTH=\"0\""), "{}", w[0]);
-        assert!(w[1].contains("fp or dwarf"), "{}", w[1]);
+        assert!(w[1].contains("auto, fp or dwarf"), "{}", w[1]);
     }
 
     #[test]

@@ -81,7 +81,7 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             let info = FunctionInfo {
                 name: frame.name,
                 file: frame.file,
-                line: None,
+                line: frame.start_line,
                 module: frame.module,
             };
             let func = builder.function(&mut profile, info);
@@ -133,8 +133,47 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             }),
         }
     }
+    let overall = totals.overall();
+    profile.samples = crate::samples::for_profile(overall);
     add_metadata(&mut profile);
+    add_rates(&mut profile, overall, totals.temporary);
     profile
+}
+
+/// heaptrack's summary figures: peak RSS, allocation rate, temporary allocations.
+fn add_rates(profile: &mut Profile, overall: [u64; 4], temporary: [u64; 2]) {
+    // SAFETY: getrusage fills the struct.
+    let max_rss_kb = unsafe {
+        let mut u: libc::rusage = core::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u.ru_maxrss
+    };
+    set_metadata(
+        profile,
+        "peak RSS",
+        &format!("{} bytes", max_rss_kb.max(0) as u64 * 1024),
+    );
+    let seconds = crate::samples::elapsed_s();
+    if seconds > 0.0 {
+        set_metadata(
+            profile,
+            "allocations per second",
+            &format!("{:.0} over {seconds:.3} s", overall[0] as f64 / seconds),
+        );
+    }
+    let share = if overall[0] == 0 {
+        0.0
+    } else {
+        100.0 * temporary[0] as f64 / overall[0] as f64
+    };
+    set_metadata(
+        profile,
+        "temporary allocations",
+        &format!(
+            "{} ({share:.1}% of allocations), {} bytes: freed with no other allocation by their thread in between",
+            temporary[0], temporary[1]
+        ),
+    );
 }
 
 /// Frames of the C runtime's process and thread start-up, above `main` or a thread function.
@@ -151,6 +190,7 @@ fn totals_clone(t: &cct::Totals) -> cct::Totals {
     cct::Totals {
         nodes: t.nodes.clone(),
         bins: t.bins.clone(),
+        temporary: t.temporary,
     }
 }
 
@@ -177,6 +217,7 @@ fn add_metadata(profile: &mut Profile) {
     set_metadata(profile, "pid", &std::process::id().to_string());
     if let Some(c) = runtime::config() {
         let unwind = match c.unwind {
+            crate::config::Unwind::Auto => "cfi or frame pointers, per module",
             crate::config::Unwind::FramePointers => "frame pointers",
             crate::config::Unwind::Dwarf => "dwarf",
         };
@@ -197,8 +238,18 @@ pub fn write_to(path: &str) -> Result<(), String> {
                 .write(&mut bytes)
                 .map_err(|e| format!("cannot encode the profile: {e}"))?;
             let tmp = format!("{path}.tmp{}", std::process::id());
-            std::fs::write(&tmp, &bytes).map_err(|e| format!("cannot write {tmp}: {e}"))?;
-            std::fs::rename(&tmp, path).map_err(|e| format!("cannot rename {tmp} to {path}: {e}"))
+            crate::endings::set_temporary(Some(&tmp));
+            let r = std::fs::write(&tmp, &bytes)
+                .map_err(|e| format!("cannot write {tmp}: {e}"))
+                .and_then(|()| {
+                    std::fs::rename(&tmp, path)
+                        .map_err(|e| format!("cannot rename {tmp} to {path}: {e}"))
+                });
+            if r.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            crate::endings::set_temporary(None);
+            r
         })();
         DUMP_LOCK.unlock();
         r
@@ -208,6 +259,9 @@ pub fn write_to(path: &str) -> Result<(), String> {
 /// Write to MPROF_OUT (with `%p` expanded); errors go to stderr, the program goes on.
 pub fn write_default_file() {
     let Some(cfg) = runtime::config() else { return };
+    if runtime::SILENT.load(core::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     let forked = runtime::FORKED_CHILD.load(core::sync::atomic::Ordering::Relaxed);
     let path = cfg.path_for(std::process::id(), forked);
     if let Err(e) = write_to(&path) {

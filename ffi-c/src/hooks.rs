@@ -10,6 +10,12 @@
 //!
 //! calloc and reallocarray check their multiplication for overflow; the
 //! aligned family validates alignments the way glibc does.
+//!
+//! `_exit` and `_Exit` are interposed too, so a process leaving without `exit`
+//! still writes its file (glibc's own internal calls, as in a failed
+//! `posix_spawn` child, bind to its hidden alias and never come here). The
+//! library's constructor starts the runtime and its helper thread before
+//! `main`, at a point where creating a thread is safe.
 
 use crate::runtime::{allocate, reallocate, release, usable_size};
 use core::ffi::{c_int, c_void};
@@ -54,6 +60,38 @@ trampoline!(aligned_alloc(align: usize, size: usize) -> *mut c_void, "rdx", mema
 trampoline!(memalign(align: usize, size: usize) -> *mut c_void, "rdx", memalign_impl);
 trampoline!(valloc(size: usize) -> *mut c_void, "rsi", valloc_impl);
 trampoline!(pvalloc(size: usize) -> *mut c_void, "rsi", pvalloc_impl);
+
+/// # Safety
+/// The C library's contract: never returns.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn _exit(status: c_int) -> ! {
+    crate::endings::exit_now(status)
+}
+
+/// # Safety
+/// The C library's contract: never returns.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
+    crate::endings::exit_now(status)
+}
+
+/// Runs before `main` (after the C library's own constructors): the runtime
+/// may already have started on an earlier malloc; the environment children
+/// inherit is set and the helper thread started here.
+extern "C" fn constructor() {
+    if crate::runtime::ensure_started() {
+        crate::runtime::with_guard(|| {
+            if let Some(cfg) = crate::runtime::config() {
+                crate::children::prepare_environment(cfg);
+            }
+            crate::endings::start_helper();
+        });
+    }
+}
+
+#[used]
+#[unsafe(link_section = ".init_array")]
+static CONSTRUCTOR: extern "C" fn() = constructor;
 
 /// Not a trampoline: it records nothing, so it needs no stack.
 ///

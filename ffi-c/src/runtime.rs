@@ -38,11 +38,18 @@ static STATE: AtomicU8 = AtomicU8::new(UNINIT);
 pub static ENABLED: AtomicBool = AtomicBool::new(true);
 static EPOCH: AtomicU32 = AtomicU32::new(0);
 static DEPTH: AtomicUsize = AtomicUsize::new(crate::config::DEFAULT_DEPTH);
-static DWARF: AtomicBool = AtomicBool::new(false);
-/// Set by the dump signal's handler; the next hook outside the library writes the file.
+/// The capture in use: one of the `UNWIND_*` values.
+static UNWIND: AtomicU8 = AtomicU8::new(UNWIND_AUTO);
+const UNWIND_AUTO: u8 = 0;
+const UNWIND_FP: u8 = 1;
+const UNWIND_DWARF: u8 = 2;
+/// Set by the dump signal's handler when there is no helper thread; the next
+/// hook outside the library writes the file.
 pub static DUMP_REQUESTED: AtomicBool = AtomicBool::new(false);
 /// Set in a forked child, so its default file name gets its pid.
 pub static FORKED_CHILD: AtomicBool = AtomicBool::new(false);
+/// Set in a forked child when children are not followed: no file is written.
+pub static SILENT: AtomicBool = AtomicBool::new(false);
 static CONFIG: OnceLock<Config> = OnceLock::new();
 static THREAD_KEY: AtomicU32 = AtomicU32::new(u32::MAX);
 
@@ -110,6 +117,10 @@ pub struct ThreadState {
     path_nodes: Box<[u32]>,
     edges: Box<[Edge]>,
     block: &'static CounterBlock,
+    unwind: crate::unwind::ThreadUnwind,
+    /// The block this thread allocated last, until it allocates another:
+    /// freeing it then makes it a temporary allocation.
+    last_alloc: usize,
 }
 
 impl ThreadState {
@@ -135,6 +146,8 @@ impl ThreadState {
             ]
             .into_boxed_slice(),
             block,
+            unwind: crate::unwind::ThreadUnwind::new(),
+            last_alloc: 0,
         }))
     }
 
@@ -167,19 +180,25 @@ impl ThreadState {
         };
         let prev = &prev[..old];
         // SAFETY: fp is the trampoline frame of the hook being run.
+        let same_prefix = |cur: &[u64], n: usize| {
+            cur[..n]
+                .iter()
+                .zip(prev)
+                .take_while(|(x, y)| x == y)
+                .count()
+        };
+        // SAFETY: fp is the trampoline frame of the hook being run.
         let (n, equal) = unsafe {
-            if DWARF.load(Ordering::Relaxed) {
-                let n = stack::walk_dwarf(fp, cur);
-                (
-                    n,
-                    cur[..n]
-                        .iter()
-                        .zip(prev)
-                        .take_while(|(x, y)| x == y)
-                        .count(),
-                )
-            } else {
-                stack::walk_frame_pointers(fp, self.bounds, cur, prev)
+            match UNWIND.load(Ordering::Relaxed) {
+                UNWIND_AUTO => {
+                    let n = crate::unwind::walk(fp, self.bounds, &mut self.unwind, cur);
+                    (n, same_prefix(cur, n))
+                }
+                UNWIND_DWARF => {
+                    let n = stack::walk_dwarf(fp, cur);
+                    (n, same_prefix(cur, n))
+                }
+                _ => stack::walk_frame_pointers(fp, self.bounds, cur, prev),
             }
         };
         if n == old && equal == n {
@@ -283,7 +302,12 @@ fn start(tls: &Tls) -> u8 {
         eprintln!("mprof: {w}");
     }
     DEPTH.store(cfg.depth, Ordering::Relaxed);
-    DWARF.store(cfg.unwind == Unwind::Dwarf, Ordering::Relaxed);
+    let unwind = match cfg.unwind {
+        Unwind::Auto => UNWIND_AUTO,
+        Unwind::FramePointers => UNWIND_FP,
+        Unwind::Dwarf => UNWIND_DWARF,
+    };
+    UNWIND.store(unwind, Ordering::Relaxed);
     let signal = cfg.dump_signal;
     let _ = CONFIG.set(cfg);
     // SAFETY: plain libc registration calls with functions of the right types.
@@ -298,45 +322,39 @@ fn start(tls: &Tls) -> u8 {
             Some(after_fork_parent),
             Some(after_fork_child),
         );
-        if let Some(sig) = signal {
-            let mut sa: libc::sigaction = core::mem::zeroed();
-            sa.sa_sigaction = on_dump_signal as *const () as usize;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, core::ptr::null_mut());
-        }
     }
+    crate::endings::install(signal);
+    crate::samples::restart();
     tls.guard.set(was);
     STATE.store(ACTIVE, Ordering::Release);
     ACTIVE
 }
 
-extern "C" fn on_dump_signal(_: libc::c_int) {
-    // Only an atomic store here: writing the file is not async-signal-safe.
-    DUMP_REQUESTED.store(true, Ordering::Relaxed);
-}
-
 extern "C" fn at_exit() {
     let _ = TLS.try_with(|tls| {
         let was = tls.guard.replace(true);
-        crate::dump::write_default_file();
+        crate::endings::final_dump_here();
         tls.guard.set(was);
     });
 }
 
 extern "C" fn before_fork() {
     crate::dump::DUMP_LOCK.lock();
+    crate::unwind::MODULES_LOCK.lock();
     cct::TREE_LOCK.lock();
     cct::ORPHAN_LOCK.lock();
     ERRORS.raw().lock();
     BASELINE.raw().lock();
+    crate::samples::lock_for_fork();
 }
 
 extern "C" fn after_fork_parent() {
+    crate::samples::unlock_after_fork();
     BASELINE.raw().unlock();
     ERRORS.raw().unlock();
     cct::ORPHAN_LOCK.unlock();
     cct::TREE_LOCK.unlock();
+    crate::unwind::MODULES_LOCK.unlock();
     crate::dump::DUMP_LOCK.unlock();
 }
 
@@ -344,6 +362,10 @@ extern "C" fn after_fork_child() {
     after_fork_parent();
     // The child is alone: start its own counts so nothing is counted twice.
     FORKED_CHILD.store(true, Ordering::Relaxed);
+    if config().is_some_and(|c| c.children == crate::config::Children::Ignore) {
+        ENABLED.store(false, Ordering::Relaxed);
+        SILENT.store(true, Ordering::Relaxed);
+    }
     EPOCH.fetch_add(1, Ordering::AcqRel);
     cct::clear_all();
     BASELINE.with(|b| *b = None);
@@ -351,16 +373,10 @@ extern "C" fn after_fork_child() {
     let _ = TLS.try_with(|tls| {
         let was = tls.guard.replace(true);
         cct::release_all_but(thread_state(tls).map(|ts| ts.block));
-        // An exec'd program inherits the child's file name, not the parent's.
-        if let Some(cfg) = config() {
-            let path = cfg.path_for(std::process::id(), true);
-            if !cfg.out.contains("%p") {
-                // SAFETY: the child is single-threaded here.
-                unsafe { std::env::set_var("MPROF_OUT", path) };
-            }
-        }
+        crate::samples::restart();
         tls.guard.set(was);
     });
+    crate::endings::after_fork_child();
 }
 
 /// Start a new epoch and remember the current counts as the zero point.
@@ -370,7 +386,19 @@ pub fn reset() {
         let snapshot = cct::snapshot();
         BASELINE.with(|b| *b = Some(snapshot));
         ERRORS.with(Vec::clear);
+        crate::samples::restart();
     });
+}
+
+/// Whether this thread is running library code (for signal handlers: a
+/// thread outside it holds none of the library's or the allocator's locks).
+pub fn guard_is_set() -> bool {
+    TLS.try_with(|tls| tls.guard.get()).unwrap_or(true)
+}
+
+/// Set this thread's guard for good (the helper thread: nothing it does is the program's).
+pub fn set_guard_forever() {
+    let _ = TLS.try_with(|tls| tls.guard.set(true));
 }
 
 /// Run library code with this thread's reentrancy guard set.
@@ -406,6 +434,9 @@ fn node_here(tls: &Tls, guarded: bool, fp: usize) -> (u32, Option<&'static mut T
     if DUMP_REQUESTED.load(Ordering::Relaxed) && DUMP_REQUESTED.swap(false, Ordering::AcqRel) {
         crate::dump::write_default_file();
     }
+    if crate::endings::HELPER_NEEDED.load(Ordering::Relaxed) {
+        crate::endings::start_helper();
+    }
     if !ENABLED.load(Ordering::Relaxed) {
         return (NO_NODE, None);
     }
@@ -416,23 +447,30 @@ fn node_here(tls: &Tls, guarded: bool, fp: usize) -> (u32, Option<&'static mut T
 }
 
 #[inline]
-fn count_alloc(ts: Option<&mut ThreadState>, node: u32, size: u64) {
+fn count_alloc(ts: Option<&mut ThreadState>, node: u32, size: u64, user: usize) {
     if node == NO_NODE {
         return;
     }
     match ts {
-        Some(ts) => ts.block.record_alloc(node, size),
+        Some(ts) => {
+            ts.block.record_alloc(node, size);
+            ts.last_alloc = user;
+        }
         None => cct::with_orphan_block(|b| b.record_alloc(node, size)),
     }
 }
 
 #[inline]
-fn count_free(tls: &Tls, guarded: bool, h: &Header) {
+fn count_free(tls: &Tls, guarded: bool, h: &Header, user: usize) {
     if h.node == NO_NODE || h.epoch != epoch() || h.node >= cct::node_count() {
         return;
     }
     if !guarded && let Some(ts) = thread_state(tls) {
         ts.block.record_free(h.node, h.size);
+        if ts.last_alloc == user {
+            ts.block.record_temporary(h.size);
+            ts.last_alloc = 0;
+        }
         return;
     }
     cct::with_orphan_block(|b| b.record_free(h.node, h.size));
@@ -503,7 +541,7 @@ pub unsafe fn allocate(size: usize, shift: u8, zero: bool, fp: usize) -> *mut c_
         // SAFETY: glibc allocation.
         let result = match unsafe { real_block(size, shift, zero) } {
             Some((start, user)) if publish(start, user, size, node, shift) => {
-                count_alloc(ts, node, size as u64);
+                count_alloc(ts, node, size as u64, user);
                 user as *mut c_void
             }
             _ => {
@@ -548,7 +586,7 @@ pub unsafe fn release(ptr: *mut c_void, fp: usize) {
         if live::take_live(user) {
             // SAFETY: the live bit was ours to clear, so the header is this block's.
             let h = unsafe { Header::read(user) };
-            count_free(tls, guarded, &h);
+            count_free(tls, guarded, &h, user);
             live::remember_freed(user);
             // SAFETY: glibc's own pointer for this block.
             unsafe { real::__libc_free(h.real_start(user) as *mut c_void) };
@@ -649,7 +687,7 @@ fn reallocate_active(tls: &Tls, guarded: bool, user: usize, size: usize, fp: usi
         set_errno(libc::ENOMEM);
         return core::ptr::null_mut();
     }
-    count_free(tls, guarded, &old);
+    count_free(tls, guarded, &old, user);
     let (node, ts) = node_here(tls, guarded, fp);
     let new_user = q + HEADER_SIZE;
     // SAFETY: the header lies inside the block glibc just returned.
@@ -664,7 +702,7 @@ fn reallocate_active(tls: &Tls, guarded: bool, user: usize, size: usize, fp: usi
         .write(new_user)
     };
     if live::mark_live(new_user) {
-        count_alloc(ts, node, size as u64);
+        count_alloc(ts, node, size as u64, new_user);
     }
     // Even if the address cannot be tracked, the old block is gone: hand the
     // new one out (its free will be reported as invalid) rather than fail.
@@ -739,7 +777,7 @@ fn heap_error(tls: &Tls, guarded: bool, kind: ErrorKind, address: usize, fp: usi
     }
     if config().is_some_and(|c| c.on_error == OnError::Abort) {
         eprintln!("mprof: MPROF_ON_ERROR=abort: writing the profile and aborting");
-        crate::dump::write_default_file();
+        crate::endings::final_dump_here();
         // SAFETY: abort never returns.
         unsafe { libc::abort() };
     }

@@ -1,9 +1,11 @@
 //! Return addresses to functions, once per distinct address, when a profile is written.
 //!
 //! Modules come from `dl_iterate_phdr` (path, load bias, executable segments).
-//! Each module's DWARF is read with `addr2line` (function, file, line,
-//! inlined frames; C++ and Rust names demangled); without DWARF the ELF
-//! symbol table gives the name; without that, `module+0xoffset`. A return
+//! Each module's DWARF, from the module or its separate debug file
+//! (`debuginfo`), is read with `addr2line` (function, file, line, inlined
+//! frames; C++ and Rust names demangled); without DWARF the ELF symbol table
+//! gives the name; without that, `module+0xoffset`. A function's own line is
+//! the line of its entry address (where a debugger breaks on it). A return
 //! address is looked up at `address - 1`, inside the call instruction, so a
 //! call that ends a function is not attributed to the next one.
 //!
@@ -21,6 +23,67 @@ pub struct Frame {
     /// Line of the call inside this function.
     pub line: Option<u32>,
     pub module: Option<String>,
+    /// Line of the function's entry (None for inlined functions).
+    pub start_line: Option<u32>,
+}
+
+/// A module's symbolizers: its debug file's (if separate) and its own.
+struct Loaders {
+    debug: Option<addr2line::Loader>,
+    own: Option<addr2line::Loader>,
+    /// The file with the fullest symbol table (the debug file when there is one).
+    symbols_from: String,
+    /// Function symbols by name, read on the first inlined frame.
+    by_name: Option<HashMap<String, u64>>,
+}
+
+impl Loaders {
+    fn open(path: &str) -> Loaders {
+        let own = addr2line::Loader::new(path).ok();
+        let found = crate::debuginfo::find(std::path::Path::new(path))
+            .filter(|d| d.dwarf != std::path::Path::new(path));
+        let symbols_from = found
+            .as_ref()
+            .map_or(path.to_string(), |d| d.dwarf.to_string_lossy().into_owned());
+        let debug =
+            found.and_then(|d| addr2line::Loader::new_with_sup(&d.dwarf, d.sup.as_ref()).ok());
+        Loaders {
+            debug,
+            own,
+            symbols_from,
+            by_name: None,
+        }
+    }
+
+    /// The entry line of the out-of-line copy of function `name`, if the
+    /// module has one: how an inlined function gets its own line.
+    fn start_line_of(&mut self, name: &str) -> Option<u32> {
+        use object::{Object, ObjectSymbol};
+        let by_name = self.by_name.get_or_insert_with(|| {
+            let mut map = HashMap::new();
+            if let Ok(data) = std::fs::read(&self.symbols_from)
+                && let Ok(file) = object::File::parse(&*data)
+            {
+                for sym in file.symbols() {
+                    if sym.kind() == object::SymbolKind::Text
+                        && sym.address() != 0
+                        && let Ok(n) = sym.name()
+                    {
+                        map.entry(n.to_string()).or_insert(sym.address());
+                    }
+                }
+            }
+            map
+        });
+        let address = *by_name.get(name)?;
+        self.each()
+            .find_map(|l| l.find_location(address).ok().flatten().and_then(|l| l.line))
+    }
+
+    /// The loaders to ask, the one with the DWARF first.
+    fn each(&self) -> impl Iterator<Item = &addr2line::Loader> {
+        self.debug.iter().chain(self.own.iter())
+    }
 }
 
 struct Module {
@@ -33,7 +96,7 @@ struct Module {
 /// Caches modules, their debug info and every address looked up.
 pub struct Symbolizer {
     modules: Vec<Module>,
-    loaders: HashMap<usize, Option<addr2line::Loader>>,
+    loaders: HashMap<usize, Loaders>,
     cache: HashMap<u64, Vec<Frame>>,
 }
 
@@ -120,6 +183,7 @@ impl Symbolizer {
                 file: None,
                 line: None,
                 module: None,
+                start_line: None,
             }];
         };
         let (path, short, bias) = {
@@ -127,13 +191,13 @@ impl Symbolizer {
             (m.path.clone(), m.short.clone(), m.bias)
         };
         let probe = probe_abs.wrapping_sub(bias);
-        let loader = self
+        let loaders = self
             .loaders
             .entry(mi)
-            .or_insert_with(|| addr2line::Loader::new(&path).ok());
+            .or_insert_with(|| Loaders::open(&path));
         let module = Some(short.clone());
         let mut out = Vec::new();
-        if let Some(loader) = loader.as_ref() {
+        for loader in loaders.each() {
             if let Ok(mut it) = loader.find_frames(probe) {
                 while let Ok(Some(frame)) = it.next() {
                     let Some(func) = frame.function.as_ref() else {
@@ -149,25 +213,36 @@ impl Symbolizer {
                         file,
                         line,
                         module: module.clone(),
+                        start_line: None,
                     });
                 }
             }
-            if out.is_empty()
-                && let Some(sym) = loader.find_symbol(probe)
-            {
-                {
-                    let name = addr2line::demangle_auto(sym.into(), None).into_owned();
-                    let (file, line) = match loader.find_location(probe) {
-                        Ok(Some(l)) => (l.file.map(short_file), l.line),
-                        _ => (None, None),
-                    };
-                    out.push(Frame {
-                        name,
-                        file,
-                        line,
-                        module: module.clone(),
+            let symbol = loader.find_symbol_info(probe);
+            let start_line =
+                symbol
+                    .as_ref()
+                    .and_then(|sym| match loader.find_location(sym.address()) {
+                        Ok(Some(l)) => l.line,
+                        _ => None,
                     });
-                }
+            if let Some(outermost) = out.last_mut() {
+                outermost.start_line = start_line;
+                break;
+            }
+            if let Some(sym) = symbol {
+                let name = addr2line::demangle_auto(sym.name().into(), None).into_owned();
+                let (file, line) = match loader.find_location(probe) {
+                    Ok(Some(l)) => (l.file.map(short_file), l.line),
+                    _ => (None, None),
+                };
+                out.push(Frame {
+                    name,
+                    file,
+                    line,
+                    module: module.clone(),
+                    start_line,
+                });
+                break;
             }
         }
         if out.is_empty() {
@@ -176,7 +251,14 @@ impl Symbolizer {
                 file: None,
                 line: None,
                 module,
+                start_line: None,
             });
+        }
+        for frame in out
+            .iter_mut()
+            .filter(|f| f.start_line.is_none() && f.line.is_some())
+        {
+            frame.start_line = loaders.start_line_of(&frame.name);
         }
         out.reverse();
         out
@@ -303,6 +385,9 @@ mod tests {
             "{frames:?}"
         );
         assert!(last.module.is_some());
+        assert!(last.line.is_some() && last.file.is_some(), "{last:?}");
+        let start = last.start_line.expect("the function's own line");
+        assert!(start <= last.line.unwrap(), "{last:?}");
         assert_eq!(s.frames(addr), frames, "cached");
     }
 
@@ -316,7 +401,8 @@ mod tests {
                 name: "0x10".into(),
                 file: None,
                 line: None,
-                module: None
+                module: None,
+                start_line: None,
             }]
         );
     }

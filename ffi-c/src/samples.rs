@@ -1,0 +1,141 @@
+//! Memory over time: live and allocated bytes sampled every [`PERIOD_MS`] by
+//! the helper thread (see `endings`), plus one sample whenever a profile is
+//! written, as the Lisp side samples after each collection.
+//!
+//! A sample sums the per-thread size bins (about a thousand counters per
+//! thread, whatever the size of the tree), so sampling costs the program
+//! nothing on its allocation path. The series is bounded: when it holds
+//! [`MAX_SAMPLES`], every other sample is dropped and the period doubles, so a
+//! long run keeps an even coverage of its whole life. The peak is the highest
+//! sample: exact to within the allocations of one period.
+//!
+//! Counts follow the runtime's epochs: `reset` and `fork` restart the clock
+//! and the series, and samples subtract the reset's baseline.
+
+use crate::cct;
+use crate::lock::Locked;
+use mprof_engine::Sample;
+use std::time::Instant;
+
+pub const PERIOD_MS: u64 = 10;
+pub const MAX_SAMPLES: usize = 4096;
+
+struct Series {
+    started: Option<Instant>,
+    samples: Vec<Sample>,
+    /// Current period, a multiple of PERIOD_MS.
+    period_ms: u64,
+    last_ms: u64,
+}
+
+static SERIES: Locked<Series> = Locked::new(Series {
+    started: None,
+    samples: Vec::new(),
+    period_ms: PERIOD_MS,
+    last_ms: 0,
+});
+
+/// Held across `fork` (the helper may be sampling when another thread forks).
+pub fn lock_for_fork() {
+    SERIES.raw().lock();
+}
+
+pub fn unlock_after_fork() {
+    SERIES.raw().unlock();
+}
+
+/// Start (or restart, after a reset or in a forked child) the clock and the series.
+pub fn restart() {
+    SERIES.with(|s| {
+        s.started = Some(Instant::now());
+        s.samples.clear();
+        s.period_ms = PERIOD_MS;
+        s.last_ms = 0;
+    });
+}
+
+/// Seconds since the clock started.
+pub fn elapsed_s() -> f64 {
+    SERIES.with(|s| s.started.map_or(0.0, |t| t.elapsed().as_secs_f64()))
+}
+
+/// The sample for `totals` (already net of the baseline) now.
+fn sample_of(elapsed_ns: u64, overall: [u64; 4]) -> Sample {
+    Sample {
+        time_ns: elapsed_ns,
+        live_bytes: overall[1].saturating_sub(overall[3]),
+        allocated_bytes: overall[1],
+    }
+}
+
+fn net_overall() -> [u64; 4] {
+    let now = cct::snapshot_overall().overall();
+    let base = crate::runtime::BASELINE.with(|b| b.as_ref().map(cct::Totals::overall));
+    match base {
+        Some(b) => core::array::from_fn(|i| now[i].saturating_sub(b[i])),
+        None => now,
+    }
+}
+
+/// Take a sample if the current period has passed (the helper's tick).
+pub fn tick() {
+    let due = SERIES.with(|s| match s.started {
+        Some(t) => {
+            let ms = t.elapsed().as_millis() as u64;
+            (ms >= s.last_ms + s.period_ms).then_some(t)
+        }
+        None => None,
+    });
+    let Some(started) = due else { return };
+    let overall = net_overall();
+    let ns = started.elapsed().as_nanos() as u64;
+    SERIES.with(|s| push(s, sample_of(ns, overall)));
+}
+
+fn push(s: &mut Series, sample: Sample) {
+    s.last_ms = sample.time_ns / 1_000_000;
+    s.samples.push(sample);
+    if s.samples.len() >= MAX_SAMPLES {
+        let mut i = 0;
+        s.samples.retain(|_| {
+            i += 1;
+            i % 2 == 1
+        });
+        s.period_ms *= 2;
+    }
+}
+
+/// The series for a profile being written, ending with a sample of `overall` (net) now.
+pub fn for_profile(overall: [u64; 4]) -> Vec<Sample> {
+    SERIES.with(|s| {
+        let ns = s.started.map_or(0, |t| t.elapsed().as_nanos() as u64);
+        let mut out = s.samples.clone();
+        out.push(sample_of(ns, overall));
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_series_halves_and_the_period_doubles() {
+        let mut s = Series {
+            started: None,
+            samples: Vec::new(),
+            period_ms: PERIOD_MS,
+            last_ms: 0,
+        };
+        for i in 0..MAX_SAMPLES as u64 {
+            push(&mut s, sample_of(i * 10_000_000, [i, 100 * i, 0, 50 * i]));
+        }
+        assert_eq!(s.samples.len(), MAX_SAMPLES / 2);
+        assert_eq!(s.period_ms, 2 * PERIOD_MS);
+        // Every other sample kept: the first, third, ... and the series still spans the run.
+        assert_eq!(s.samples[0].time_ns, 0);
+        assert_eq!(s.samples[1].time_ns, 20_000_000);
+        assert_eq!(s.samples[1].live_bytes, 100);
+        assert_eq!(s.samples[1].allocated_bytes, 200);
+    }
+}
