@@ -36,6 +36,7 @@ pub mod profile;
 pub mod profile_cli;
 pub mod raise;
 pub mod syms;
+pub mod tree_walk;
 pub mod types;
 pub mod vm;
 pub mod world;
