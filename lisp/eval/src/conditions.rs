@@ -61,6 +61,7 @@ pub fn from_raise<'gc>(mc: &Mutation<'gc>, world: &World<'gc>, raise: Raise<'gc>
                 ErrorKind::Package => c.simple_package_error,
                 ErrorKind::Reader => c.simple_reader_error,
                 ErrorKind::StackExhausted => c.stack_exhausted,
+                ErrorKind::Storage => c.simple_storage_condition,
                 ErrorKind::Interrupt => c.interactive_interrupt,
             };
             let args = alloc::list(mc, &irritants);

@@ -2,13 +2,24 @@
 //! that agree with them (for hash tables).
 //!
 //! Invariant: `a` equal under a test implies equal hash codes under it.
-//! Recursion into conses' cars is bounded by [`MAX_DEPTH`]; cdr chains are
-//! iterated, so long lists never deepen the Rust stack.
+//! Comparison never recurses in Rust: pairs still to compare wait on an
+//! explicit stack (cars are compared before cdrs, so a long list keeps it
+//! short), so data of any depth is compared correctly up to
+//! [`MAX_PENDING`] pairs waiting at once, past which the checked forms
+//! answer None (the builtins signal a storage-condition). The one recursion
+//! left is equalp looking up a hash table's key in another table, which nests
+//! only as deep as hash tables used as keys of hash tables, bounded by
+//! [`MAX_KEY_NESTING`].
 
 use mprof_heap::Value;
 use mprof_heap::value::HashTest;
 
-const MAX_DEPTH: usize = 10_000;
+/// Most pairs waiting to be compared at once (32 bytes each): 10,000,000
+/// levels of nesting, ten times the depth the tests build.
+pub const MAX_PENDING: usize = 10_000_000;
+
+/// How deep equalp follows hash tables used as keys of hash tables.
+const MAX_KEY_NESTING: usize = 100;
 
 pub fn eql<'gc>(a: Value<'gc>, b: Value<'gc>) -> bool {
     if a.eq(b) {
@@ -22,96 +33,144 @@ pub fn eql<'gc>(a: Value<'gc>, b: Value<'gc>) -> bool {
     }
 }
 
+/// `equal`; data too large to compare (see [`MAX_PENDING`]) counts as different.
 pub fn equal<'gc>(a: Value<'gc>, b: Value<'gc>) -> bool {
-    equal_depth(a, b, 0)
+    equal_checked(a, b).unwrap_or(false)
 }
 
-fn equal_depth<'gc>(mut a: Value<'gc>, mut b: Value<'gc>, depth: usize) -> bool {
-    if depth > MAX_DEPTH {
-        return false;
-    }
+/// `equal`, or None when more than [`MAX_PENDING`] pairs had to wait.
+pub fn equal_checked<'gc>(a: Value<'gc>, b: Value<'gc>) -> Option<bool> {
+    let mut pending = Vec::new();
+    let (mut a, mut b) = (a, b);
     loop {
-        if eql(a, b) {
-            return true;
-        }
-        match (a, b) {
-            (Value::Cons(x), Value::Cons(y)) => {
-                if !equal_depth(x.car.get(), y.car.get(), depth + 1) {
-                    return false;
-                }
-                a = x.cdr.get();
-                b = y.cdr.get();
+        let same = loop {
+            if eql(a, b) {
+                break true;
             }
-            (Value::String(x), Value::String(y)) => return x.borrow().active() == y.borrow().active(),
-            _ => return false,
+            match (a, b) {
+                (Value::Cons(x), Value::Cons(y)) => {
+                    if pending.len() >= MAX_PENDING {
+                        return None;
+                    }
+                    pending.push((x.cdr.get(), y.cdr.get()));
+                    a = x.car.get();
+                    b = y.car.get();
+                }
+                (Value::String(x), Value::String(y)) => break x.borrow().active() == y.borrow().active(),
+                _ => break false,
+            }
+        };
+        if !same {
+            return Some(false);
+        }
+        match pending.pop() {
+            Some((x, y)) => (a, b) = (x, y),
+            None => return Some(true),
         }
     }
 }
 
+/// `equalp`; data too large to compare (see [`MAX_PENDING`]) counts as different.
 pub fn equalp<'gc>(a: Value<'gc>, b: Value<'gc>) -> bool {
-    equalp_depth(a, b, 0)
+    equalp_checked(a, b).unwrap_or(false)
 }
 
-fn equalp_depth<'gc>(mut a: Value<'gc>, mut b: Value<'gc>, depth: usize) -> bool {
-    if depth > MAX_DEPTH {
-        return false;
-    }
+/// `equalp`, or None when more than [`MAX_PENDING`] pairs had to wait.
+pub fn equalp_checked<'gc>(a: Value<'gc>, b: Value<'gc>) -> Option<bool> {
+    equalp_nested(a, b, 0)
+}
+
+fn equalp_nested<'gc>(a: Value<'gc>, b: Value<'gc>, key_nesting: usize) -> Option<bool> {
+    let mut pending: Vec<(Value<'gc>, Value<'gc>)> = Vec::new();
+    let (mut a, mut b) = (a, b);
     loop {
-        if eql(a, b) {
-            return true;
+        if pending.len() >= MAX_PENDING {
+            return None;
         }
-        match (a, b) {
-            (Value::Cons(x), Value::Cons(y)) => {
-                if !equalp_depth(x.car.get(), y.car.get(), depth + 1) {
-                    return false;
+        let same = loop {
+            if eql(a, b) {
+                break true;
+            }
+            match (a, b) {
+                (Value::Cons(x), Value::Cons(y)) => {
+                    if pending.len() >= MAX_PENDING {
+                        return None;
+                    }
+                    pending.push((x.cdr.get(), y.cdr.get()));
+                    a = x.car.get();
+                    b = y.car.get();
                 }
-                a = x.cdr.get();
-                b = y.cdr.get();
-            }
-            (Value::Char(x), Value::Char(y)) => return chars_equal_ignoring_case(x, y),
-            (Value::String(x), Value::String(y)) => {
-                let (x, y) = (x.borrow(), y.borrow());
-                let (x, y) = (x.active(), y.active());
-                return x.len() == y.len() && x.iter().zip(y).all(|(p, q)| chars_equal_ignoring_case(*p, *q));
-            }
-            (Value::Vector(x), Value::Vector(y)) => {
-                let (x, y) = (x.borrow(), y.borrow());
-                let (x, y) = (x.active(), y.active());
-                return x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equalp_depth(*p, *q, depth + 1));
-            }
-            (Value::String(s), Value::Vector(v)) | (Value::Vector(v), Value::String(s)) => {
-                let (s, v) = (s.borrow(), v.borrow());
-                let (s, v) = (s.active(), v.active());
-                return s.len() == v.len()
-                    && s.iter().zip(v).all(|(c, x)| matches!(x, Value::Char(d) if chars_equal_ignoring_case(*c, *d)));
-            }
-            (Value::Array(x), Value::Array(y)) => {
-                let (x, y) = (x.borrow(), y.borrow());
-                return x.dims == y.dims && x.items.iter().zip(&y.items).all(|(p, q)| equalp_depth(*p, *q, depth + 1));
-            }
-            (Value::Struct(x), Value::Struct(y)) => {
-                if !gc_arena::Gc::ptr_eq(x.stype, y.stype) {
-                    return false;
+                (Value::Char(x), Value::Char(y)) => break chars_equal_ignoring_case(x, y),
+                (Value::String(x), Value::String(y)) => {
+                    let (x, y) = (x.borrow(), y.borrow());
+                    let (x, y) = (x.active(), y.active());
+                    break x.len() == y.len() && x.iter().zip(y).all(|(p, q)| chars_equal_ignoring_case(*p, *q));
                 }
-                let (xs, ys) = (x.slots.borrow(), y.slots.borrow());
-                return xs.len() == ys.len() && xs.iter().zip(ys.iter()).all(|(p, q)| equalp_depth(*p, *q, depth + 1));
-            }
-            (Value::HashTable(x), Value::HashTable(y)) => {
-                let (xh, yh) = (x.borrow(), y.borrow());
-                if xh.count != yh.count || xh.test != yh.test {
-                    return false;
+                (Value::Vector(x), Value::Vector(y)) => {
+                    let (x, y) = (x.borrow(), y.borrow());
+                    let (x, y) = (x.active(), y.active());
+                    if x.len() != y.len() {
+                        break false;
+                    }
+                    pending.extend(x.iter().copied().zip(y.iter().copied()));
+                    break true;
                 }
-                for bucket in xh.buckets.values() {
-                    for (k, v) in bucket {
-                        match lookup(&yh, *k) {
-                            Some(w) if equalp_depth(*v, w, depth + 1) => {}
-                            _ => return false,
+                (Value::String(s), Value::Vector(v)) | (Value::Vector(v), Value::String(s)) => {
+                    let (s, v) = (s.borrow(), v.borrow());
+                    let (s, v) = (s.active(), v.active());
+                    break s.len() == v.len()
+                        && s.iter().zip(v).all(|(c, x)| matches!(x, Value::Char(d) if chars_equal_ignoring_case(*c, *d)));
+                }
+                (Value::Array(x), Value::Array(y)) => {
+                    let (x, y) = (x.borrow(), y.borrow());
+                    if x.dims != y.dims {
+                        break false;
+                    }
+                    pending.extend(x.items.iter().copied().zip(y.items.iter().copied()));
+                    break true;
+                }
+                (Value::Struct(x), Value::Struct(y)) => {
+                    if !gc_arena::Gc::ptr_eq(x.stype, y.stype) {
+                        break false;
+                    }
+                    let (xs, ys) = (x.slots.borrow(), y.slots.borrow());
+                    if xs.len() != ys.len() {
+                        break false;
+                    }
+                    pending.extend(xs.iter().copied().zip(ys.iter().copied()));
+                    break true;
+                }
+                (Value::HashTable(x), Value::HashTable(y)) => {
+                    let (xh, yh) = (x.borrow(), y.borrow());
+                    if xh.count != yh.count || xh.test != yh.test {
+                        break false;
+                    }
+                    if key_nesting >= MAX_KEY_NESTING {
+                        return None;
+                    }
+                    let mut all = true;
+                    'table: for bucket in xh.buckets.values() {
+                        for (k, v) in bucket {
+                            match lookup_nested(&yh, *k, key_nesting + 1)? {
+                                Some(w) => pending.push((*v, w)),
+                                None => {
+                                    all = false;
+                                    break 'table;
+                                }
+                            }
                         }
                     }
+                    break all;
                 }
-                return true;
+                _ => break crate::builtins::numbers::numbers_equal(a, b).unwrap_or(false),
             }
-            _ => return crate::builtins::numbers::numbers_equal(a, b).unwrap_or(false),
+        };
+        if !same {
+            return Some(false);
+        }
+        match pending.pop() {
+            Some((x, y)) => (a, b) = (x, y),
+            None => return Some(true),
         }
     }
 }
@@ -146,6 +205,26 @@ pub fn hash_key<'gc>(test: HashTest, v: Value<'gc>) -> u64 {
 pub fn lookup<'gc>(table: &mprof_heap::value::HashTable<'gc>, key: Value<'gc>) -> Option<Value<'gc>> {
     let h = hash_key(table.test, key);
     table.buckets.get(&h)?.iter().find(|(k, _)| same_key(table.test, *k, key)).map(|(_, v)| *v)
+}
+
+/// [`lookup`] from inside equalp on hash tables: None when the keys nest too deeply to compare.
+fn lookup_nested<'gc>(
+    table: &mprof_heap::value::HashTable<'gc>,
+    key: Value<'gc>,
+    key_nesting: usize,
+) -> Option<Option<Value<'gc>>> {
+    let h = hash_key(table.test, key);
+    let Some(bucket) = table.buckets.get(&h) else { return Some(None) };
+    for (k, v) in bucket {
+        let same = match table.test {
+            HashTest::Equalp => equalp_nested(*k, key, key_nesting)?,
+            test => same_key(test, *k, key),
+        };
+        if same {
+            return Some(Some(*v));
+        }
+    }
+    Some(None)
 }
 
 #[derive(Default)]

@@ -38,8 +38,9 @@ pub fn format_with_column<'gc>(
     Ok(f.out)
 }
 
-/// Nested `~?` / `~{~}` indirections deeper than this are an error (a
-/// control string that includes itself would otherwise recurse forever).
+/// Directives (`~( ~[ ~{ ~< ~?`) nested deeper than this are an error: running a
+/// nested body recurses in Rust, and a control string that includes itself
+/// through `~?` would otherwise recurse forever.
 const MAX_DEPTH: usize = 200;
 
 /// The largest numeric directive parameter accepted.
@@ -303,7 +304,18 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
         Ok(out)
     }
 
+    /// Run a control string or a directive's body (the one place FORMAT recurses).
     fn run(&mut self, toks: &[Tok], args: &mut Args<'gc>, outer: Option<bool>) -> Result<Flow, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!("format directives nest more than {MAX_DEPTH} deep"));
+        }
+        self.depth += 1;
+        let r = self.run_body(toks, args, outer);
+        self.depth -= 1;
+        r
+    }
+
+    fn run_body(&mut self, toks: &[Tok], args: &mut Args<'gc>, outer: Option<bool>) -> Result<Flow, String> {
         let mut i = 0;
         while i < toks.len() {
             let d = match &toks[i] {
@@ -558,10 +570,6 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
         } else {
             body
         };
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err("format directives nest too deeply".into());
-        }
         let mut own;
         let iter_args: &mut Args<'gc> = if d.at {
             args
@@ -603,7 +611,6 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                 return Err("the body of ~{ consumes no arguments, so the iteration would never end".into());
             }
         }
-        self.depth -= 1;
         Ok(())
     }
 
@@ -862,10 +869,6 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                 let c = args.next('?')?;
                 let s = string_of(c).ok_or_else(|| format!("~? needs a control string, got {}", self.print(c, true)))?;
                 let toks = tokenize_cached(&s)?;
-                self.depth += 1;
-                if self.depth > MAX_DEPTH {
-                    return Err("format directives nest too deeply".into());
-                }
                 if d.at {
                     self.run(&toks, args, None)?;
                 } else {
@@ -873,7 +876,6 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                     let mut sub = Args { items: list_items(l, "~?")?, pos: 0 };
                     self.run(&toks, &mut sub, None)?;
                 }
-                self.depth -= 1;
             }
             '_' | 'I' => {
                 // Conditional newlines and indentation only act on pretty-printing streams.

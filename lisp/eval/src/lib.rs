@@ -39,6 +39,7 @@ pub(crate) mod interp;
 pub(crate) mod profile;
 pub(crate) mod raise;
 pub(crate) mod syms;
+pub(crate) mod tree_walk;
 pub(crate) mod types;
 pub(crate) mod vm;
 pub(crate) mod world;

@@ -24,6 +24,9 @@ pub enum ErrorKind {
     Reader,
     /// `stack-exhausted` (a storage-condition, as SBCL's control stack exhaustion)
     StackExhausted,
+    /// `simple-storage-condition` (a storage-condition with a message: data nested
+    /// past a walk's depth limit, the heap limit reached)
+    Storage,
     /// `interactive-interrupt` (Ctrl-C)
     Interrupt,
 }

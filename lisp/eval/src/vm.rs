@@ -49,9 +49,13 @@ pub enum Cont<'gc> {
 pub enum Native<'gc> {
     /// The bottom of a run: a value returned into it ends the run.
     Toplevel,
-    /// A macro expander is running for `key` while compiling `form`.
+    /// Macro expanders are running, one after another, for the calls one
+    /// compilation pass of `form` found unexpanded: `pending` holds (expander,
+    /// call) pairs flattened, and `next` the pair whose expander is running.
     Expansion {
-        key: Value<'gc>,
+        pending: Vec<Value<'gc>>,
+        #[collect(require_static)]
+        next: usize,
         form: Value<'gc>,
         #[collect(require_static)]
         mark: u32,
@@ -1484,13 +1488,28 @@ impl<'gc> Vm<'gc> {
                     self.finished = Some(Step::Done);
                     return Ok(());
                 }
-                Native::Expansion { key, form, mark } => {
-                    let (key, form, mark) = (*key, *form, *mark);
+                Native::Expansion { pending, next, form, mark } => {
+                    let (key, form, mark) = (pending[2 * next + 1], *form, *mark);
+                    let following = *next + 1;
                     let exp = self.stack.pop().unwrap_or(Value::Nil);
+                    self.expansions.push((key, exp));
+                    if 2 * following < pending.len() {
+                        let (expander, call) = (pending[2 * following], pending[2 * following + 1]);
+                        let n = self.frames.len() - 1;
+                        if let Cont::Native(b) = &mut self.frames[n].cont
+                            && let Native::Expansion { next, .. } = &mut **b
+                        {
+                            *next = following;
+                        }
+                        let b = self.stack.len();
+                        self.stack.push(call);
+                        self.stack.push(Value::Nil);
+                        self.call_value(env, expander, b, 2, b)?;
+                        return Ok(());
+                    }
                     let ret = top.ret as usize;
                     self.pop_frame();
                     self.stack.truncate(ret);
-                    self.expansions.push((key, exp));
                     return self.compile_start(env, form, mark);
                 }
                 Native::MacroFunction { key, form, mark } => {
@@ -1555,8 +1574,9 @@ impl<'gc> Vm<'gc> {
                 self.call_value(env, clo, b + 1, 0, b)?;
                 Ok(())
             }
-            Err(CompileError::NeedExpansion { expander, form: call }) => {
-                self.push_native(Native::Expansion { key: call, form, mark });
+            Err(CompileError::NeedExpansions(pending)) => {
+                let (expander, call) = (pending[0], pending[1]);
+                self.push_native(Native::Expansion { pending, next: 0, form, mark });
                 let b = self.stack.len();
                 self.stack.push(call);
                 self.stack.push(Value::Nil);
@@ -1568,6 +1588,21 @@ impl<'gc> Vm<'gc> {
                 let fform = alloc::list(env.mc, &[Value::Symbol(env.world.syms.function), lambda]);
                 let inner_mark = self.expansions.len() as u32;
                 self.compile_start(env, fform, inner_mark)
+            }
+            Err(CompileError::TooDeep { form: bad }) => {
+                self.expansions.truncate(mark as usize);
+                // Only the head is named: printing a form this deep would be huge.
+                let head = match bad {
+                    Value::Cons(c) if matches!(c.car.get(), Value::Symbol(_)) => {
+                        let name = mprof_heap::printer::print_to_string(c.car.get(), &self.print_ctx(env));
+                        format!(" (at a form headed by {name})")
+                    }
+                    _ => String::new(),
+                };
+                Err(Raise::simple(
+                    ErrorKind::Storage,
+                    format!("forms nest more than {} levels deep{head}", compiler::front::MAX_FORM_DEPTH),
+                ))
             }
             Err(CompileError::Syntax { message, form: bad }) => {
                 self.expansions.truncate(mark as usize);

@@ -29,6 +29,8 @@ pub struct ConditionTypes<'gc> {
     pub undefined_function: Ptr<'gc, StructType<'gc>>,
     pub division_by_zero: Ptr<'gc, StructType<'gc>>,
     pub stack_exhausted: Ptr<'gc, StructType<'gc>>,
+    /// Data or code too deep or too large to handle (a tree walk's depth limit, the heap limit).
+    pub simple_storage_condition: Ptr<'gc, StructType<'gc>>,
     pub interactive_interrupt: Ptr<'gc, StructType<'gc>>,
 }
 
@@ -194,6 +196,8 @@ pub fn make_condition_types<'gc>(
         &["PACKAGE", "FORMAT-CONTROL", "FORMAT-ARGUMENTS"],
     );
     let stack_exhausted = def(sys("STACK-EXHAUSTED"), &[storage, serious, condition], &[]);
+    let simple_storage_condition =
+        def(sys("SIMPLE-STORAGE-CONDITION"), &[storage, simple_condition, serious, condition], &fc);
     let interactive_interrupt = def(sys("INTERACTIVE-INTERRUPT"), &[serious, condition], &[]);
     ConditionTypes {
         condition: t_condition,
@@ -210,6 +214,7 @@ pub fn make_condition_types<'gc>(
         undefined_function,
         division_by_zero,
         stack_exhausted,
+        simple_storage_condition,
         interactive_interrupt,
     }
 }

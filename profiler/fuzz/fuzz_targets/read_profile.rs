@@ -1,8 +1,10 @@
 //! Fuzz target: the profile-file reader, and everything a read profile feeds.
 //!
-//! Run: `cd profiler/fuzz && cargo +nightly fuzz run read_profile`. Any input must give
-//! either an error or a profile that satisfies `Profile::validate`, that prints, merges
-//! and exports without panicking, and that writes back to bytes reading as itself.
+//! Run: `cd profiler/fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run read_profile` (the stable
+//! toolchain with nightly flags allowed). Any input must give either an error or a
+//! profile that satisfies `Profile::validate`, that prints (memory and execution tables),
+//! merges and exports (folded, JSON, pprof) without panicking, and that writes back to
+//! bytes reading as itself.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -20,5 +22,11 @@ fuzz_target!(|data: &[u8]| {
     let mut doubled = profile.clone();
     doubled.merge(&profile).expect("a profile merges with itself");
     let _ = mprof_display::export::folded(&profile, Default::default());
+    let _ = mprof_display::export::json(&profile);
     let _ = mprof_display::export::pprof_gz(&profile);
+    let all = mprof_display::exec_report::ExecReportOptions { time: true, counts: true, io: true, merge_cycles: false, exact: false };
+    let _ = mprof_display::exec_report::render_exec(&profile, &all);
+    if let Some(view) = mprof_display::exec_report::time_view(&profile) {
+        let _ = mprof_display::export::folded(&view, mprof_display::export::FoldedValue::TimeNs);
+    }
 });

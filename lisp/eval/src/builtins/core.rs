@@ -67,11 +67,33 @@ fn eql<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 fn equal<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(ctx.bool(crate::equal::equal(a[0], a[1])))
+    match crate::equal::equal_checked(a[0], a[1]) {
+        Some(same) => Ok(ctx.bool(same)),
+        None => Err(too_deep_to_compare("EQUAL")),
+    }
 }
 
 fn equalp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(ctx.bool(crate::equal::equalp(a[0], a[1])))
+    match crate::equal::equalp_checked(a[0], a[1]) {
+        Some(same) => Ok(ctx.bool(same)),
+        None => Err(too_deep_to_compare("EQUALP")),
+    }
+}
+
+/// A control string quoted for an error message, cut after 200 characters.
+fn quoted_head(control: &str) -> String {
+    match control.char_indices().nth(200) {
+        Some((cut, _)) => format!("{:?}... ({} characters)", &control[..cut], control.chars().count()),
+        None => format!("{control:?}"),
+    }
+}
+
+/// More pairs waiting than equal's bound (circular data, or nesting past 10,000,000).
+fn too_deep_to_compare<'gc>(what: &str) -> Raise<'gc> {
+    Raise::simple(
+        crate::raise::ErrorKind::Storage,
+        format!("{what}: the data nest more than 10,000,000 levels deep (circular data?)"),
+    )
 }
 
 fn null<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -591,7 +613,7 @@ fn format<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         let pctx = ctx.print_context(false);
         crate::format::format_with_column(&pctx, &control, &a[2..], column)
     }
-    .map_err(|m| Raise::error(format!("error in FORMAT: {m} in the control string {control:?}")))?;
+    .map_err(|m| Raise::error(format!("error in FORMAT: {m} in the control string {}", quoted_head(&control))))?;
     match dest {
         Value::Nil => Ok(alloc::string(ctx.mc, &text)),
         Value::String(s) => {

@@ -410,24 +410,9 @@ fn copy_alist<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }))
 }
 
-const MAX_TREE_DEPTH: usize = 100_000;
-
-fn copy_tree_depth<'gc>(ctx: &Ctx<'_, 'gc>, tree: Value<'gc>, depth: usize) -> LResult<'gc> {
-    if depth > MAX_TREE_DEPTH {
-        return Err(Raise::error("COPY-TREE: the tree is nested too deeply (more than 100000 levels of cars)"));
-    }
-    let Value::Cons(_) = tree else { return Ok(tree) };
-    let mut items = Vec::new();
-    let mut cur = tree;
-    while let Value::Cons(c) = cur {
-        items.push(copy_tree_depth(ctx, c.car.get(), depth + 1)?);
-        cur = c.cdr.get();
-    }
-    Ok(alloc::list_with_tail(ctx.mc, &items, cur))
-}
-
+/// A fresh copy of every cons of the tree (no Rust recursion: see tree_walk).
 fn copy_tree<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    copy_tree_depth(ctx, a[0], 0)
+    crate::tree_walk::rebuild(ctx.mc, a[0], false, "COPY-TREE", |_| None)
 }
 
 fn acons<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -744,60 +729,13 @@ fn set_op<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
 }
 
-/// (sys:%subst new old tree test-code)
+/// (sys:%subst new old tree test-code): every subtree (each car and each
+/// tail of a spine) the test matches against `old` becomes `new`; unchanged
+/// suffixes of a spine are shared, as in SBCL.
 fn subst<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let test = Test::from_code(ctx, a[3])?;
-    subst_depth(ctx, a[0], a[1], a[2], test, 0)
-}
-
-/// Substitute in a tree: every subtree (each car and each tail of the
-/// spine) the test matches against `old` becomes `new`. Spines are walked
-/// iteratively; unchanged suffixes of a spine are shared, as in SBCL.
-fn subst_depth<'gc>(ctx: &Ctx<'_, 'gc>, new: Value<'gc>, old: Value<'gc>, tree: Value<'gc>, test: Test, depth: usize) -> LResult<'gc> {
-    if test.test(old, tree) {
-        return Ok(new);
-    }
-    let Value::Cons(_) = tree else { return Ok(tree) };
-    if depth > MAX_TREE_DEPTH {
-        return Err(Raise::error("SUBST: the tree is nested too deeply (more than 100000 levels of cars)"));
-    }
-    let mut cars = Vec::new();
-    // Index of the last car that changed, if any.
-    let mut last_changed: Option<usize> = None;
-    let mut cur = tree;
-    let tail_replaced = loop {
-        match cur {
-            Value::Cons(c) => {
-                if !cars.is_empty() && test.test(old, cur) {
-                    break true;
-                }
-                let car = c.car.get();
-                let a = subst_depth(ctx, new, old, car, test, depth + 1)?;
-                if !a.eq(car) {
-                    last_changed = Some(cars.len());
-                }
-                cars.push(a);
-                cur = c.cdr.get();
-            }
-            atom => break test.test(old, atom),
-        }
-    };
-    if tail_replaced {
-        return Ok(alloc::list_with_tail(ctx.mc, &cars, new));
-    }
-    match last_changed {
-        None => Ok(tree),
-        Some(i) => {
-            let shared = {
-                let mut it = alloc::list_iter(tree);
-                for _ in 0..=i {
-                    it.next();
-                }
-                it.rest()
-            };
-            Ok(alloc::list_with_tail(ctx.mc, &cars[..=i], shared))
-        }
-    }
+    let (new, old) = (a[0], a[1]);
+    crate::tree_walk::rebuild(ctx.mc, a[2], true, "SUBST", |x| test.test(old, x).then_some(new))
 }
 
 pub const BUILTINS: &[BuiltinDef] = &[

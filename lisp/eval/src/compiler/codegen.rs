@@ -398,6 +398,10 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
 
     /// Generate code that pushes the value of `ir`.
     fn expr(&mut self, ir: &Ir<'gc>, mv: bool) {
+        super::with_stack(|| self.expr_here(ir, mv))
+    }
+
+    fn expr_here(&mut self, ir: &Ir<'gc>, mv: bool) {
         match ir {
             Ir::Const(v) => {
                 match *v {

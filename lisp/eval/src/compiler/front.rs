@@ -3,10 +3,13 @@
 //!
 //! Macro expanders are Lisp functions, and a Rust function never runs the
 //! VM, so when the front end meets a macro call whose expansion it does not
-//! have it stops with [`CompileError::NeedExpansion`]. The VM calls the
-//! expander, records the expansion (keyed by the identity of the form) in
+//! have it notes the call, compiles NIL in its place and goes on; a pass that
+//! noted calls ends in [`CompileError::NeedExpansions`]. The VM calls their
+//! expanders, records the expansions (keyed by the identity of the form) in
 //! the [`Expansions`] table and compiles again; each macro call is expanded
-//! once per top-level form.
+//! once per top-level form. A pass thus expands every macro call it reaches,
+//! so the passes number the depth of macro calls inside expansions, not the
+//! number of calls: compiling N sibling macro calls takes two passes, not N.
 //!
 //! Invariant: the front end allocates no heap objects except constants it
 //! builds for destructuring and backquote; it never calls the VM.
@@ -27,18 +30,24 @@ use crate::syms::Syms;
 /// address of the macro call form.
 pub type Expansions<'gc> = HashMap<usize, Value<'gc>>;
 
-/// How deep forms may nest before compilation gives up (protects the Rust stack).
-pub const MAX_FORM_DEPTH: usize = 4000;
+/// How deep forms (and backquote templates) may nest before compilation stops
+/// with a storage-condition. The front end and code generator recurse once per
+/// level on stacks that `with_stack` grows as needed, so this bounds memory
+/// (a few KB per level), not the thread's stack.
+pub const MAX_FORM_DEPTH: usize = 100_000;
 
 #[derive(Debug)]
 pub enum CompileError<'gc> {
-    /// Call `expander` on `form` (and NIL as the environment), record the result, and compile again.
-    NeedExpansion { expander: Value<'gc>, form: Value<'gc> },
+    /// For each (expander, call) pair, flattened: call `expander` on the call
+    /// form (and NIL as the environment), record the result; then compile again.
+    NeedExpansions(Vec<Value<'gc>>),
     /// Compile `lambda` (a macro expander from MACROLET) into a function, record it
     /// under the identity of the definition `key`, and compile again.
     NeedMacroFunction { key: Value<'gc>, lambda: Value<'gc> },
     /// A malformed form; the message says what was expected.
     Syntax { message: String, form: Value<'gc> },
+    /// Forms nest more than MAX_FORM_DEPTH deep (`form` is the one that went past).
+    TooDeep { form: Value<'gc> },
 }
 
 #[derive(Clone, Copy)]
@@ -104,6 +113,10 @@ pub struct Front<'a, 'gc> {
     anchor: Option<mprof_reader::Span>,
     /// Names of the functions being compiled, outermost first (for count points).
     fn_names: Vec<String>,
+    /// Macro calls this pass found unexpanded: (expander, call) pairs, flattened.
+    pub needs: Vec<Value<'gc>>,
+    /// The addresses of the calls in `needs`.
+    needed: std::collections::HashSet<usize>,
 }
 
 type R<'gc, T> = Result<T, CompileError<'gc>>;
@@ -137,6 +150,8 @@ impl<'a, 'gc> Front<'a, 'gc> {
             macro_pending: None,
             anchor: None,
             fn_names: Vec::new(),
+            needs: Vec::new(),
+            needed: std::collections::HashSet::new(),
         }
     }
 
@@ -223,10 +238,14 @@ impl<'a, 'gc> Front<'a, 'gc> {
     // ---- forms ----
 
     pub fn form(&mut self, form: Value<'gc>) -> R<'gc, Ir<'gc>> {
-        self.depth += 1;
-        if self.depth > MAX_FORM_DEPTH {
-            return syntax(format!("form nested more than {MAX_FORM_DEPTH} deep"), form);
+        if self.depth >= MAX_FORM_DEPTH {
+            return Err(CompileError::TooDeep { form });
         }
+        super::with_stack(|| self.form_at_depth(form))
+    }
+
+    fn form_at_depth(&mut self, form: Value<'gc>) -> R<'gc, Ir<'gc>> {
+        self.depth += 1;
         let pending = self.pending.take();
         let span = match (&self.counting, form) {
             (Some(c), Value::Cons(_)) => form.heap_address().and_then(|a| c.spans.spans.get(&a).copied()),
@@ -608,11 +627,19 @@ impl<'a, 'gc> Front<'a, 'gc> {
         forms.iter().map(|&f| self.form(f)).collect()
     }
 
-    fn expansion(&self, expander: Value<'gc>, form: Value<'gc>) -> R<'gc, Value<'gc>> {
+    /// The expansion of macro call `form`, or (noting the call for the VM to
+    /// expand) NIL as a stand-in: this pass's result is then thrown away.
+    fn expansion(&mut self, expander: Value<'gc>, form: Value<'gc>) -> R<'gc, Value<'gc>> {
         let key = form.heap_address().unwrap_or(0);
         match self.expansions.get(&key) {
             Some(&exp) => Ok(exp),
-            None => Err(CompileError::NeedExpansion { expander, form }),
+            None => {
+                if self.needed.insert(key) {
+                    self.needs.push(expander);
+                    self.needs.push(form);
+                }
+                Ok(Value::Nil)
+            }
         }
     }
 
@@ -1301,6 +1328,16 @@ impl<'a, 'gc> Front<'a, 'gc> {
 
     /// Expand a backquoted template at nesting `depth` into list-building code.
     fn backquote(&mut self, x: Value<'gc>, depth: usize) -> R<'gc, Value<'gc>> {
+        if self.depth >= MAX_FORM_DEPTH {
+            return Err(CompileError::TooDeep { form: x });
+        }
+        self.depth += 1;
+        let r = super::with_stack(|| self.backquote_at_depth(x, depth));
+        self.depth -= 1;
+        r
+    }
+
+    fn backquote_at_depth(&mut self, x: Value<'gc>, depth: usize) -> R<'gc, Value<'gc>> {
         let mc = self.mc;
         let s = self.syms;
         let quote = |v: Value<'gc>| alloc::list(mc, &[Value::Symbol(s.quote), v]);

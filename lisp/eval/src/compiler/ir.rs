@@ -145,3 +145,83 @@ pub struct Unit<'gc> {
     /// For each function, its enclosing function (None for the top level).
     pub parents: Vec<Option<FnId>>,
 }
+
+/// Dropping a tree of any depth without recursion: each node hands its
+/// children to an explicit stack before it goes (forms nest as deep as
+/// MAX_FORM_DEPTH, far more than a recursive drop's frames fit in).
+impl Drop for Ir<'_> {
+    fn drop(&mut self) {
+        let mut stack = Vec::new();
+        self.take_children(&mut stack);
+        while let Some(mut ir) = stack.pop() {
+            ir.take_children(&mut stack);
+        }
+    }
+}
+
+impl<'gc> Ir<'gc> {
+    /// Move this node's children onto `out`, leaving leaves in their place.
+    fn take_children(&mut self, out: &mut Vec<Ir<'gc>>) {
+        fn take<'gc>(b: &mut Ir<'gc>, out: &mut Vec<Ir<'gc>>) {
+            if !matches!(b, Ir::Const(_) | Ir::Var(_) | Ir::Special(_) | Ir::GlobalFunction(_) | Ir::Go { .. }) {
+                out.push(std::mem::replace(b, Ir::Var(0)));
+            }
+        }
+        fn take_lambda<'gc>(l: &mut LambdaIr<'gc>, out: &mut Vec<Ir<'gc>>) {
+            take(&mut l.body, out);
+            for p in &mut l.optional {
+                if let Some(d) = p.default.as_mut() {
+                    take(d, out);
+                }
+            }
+            for p in &mut l.keys {
+                if let Some(d) = p.default.as_mut() {
+                    take(d, out);
+                }
+            }
+        }
+        match self {
+            Ir::Const(_) | Ir::Var(_) | Ir::Special(_) | Ir::GlobalFunction(_) | Ir::Go { .. } => {}
+            Ir::SetVar(_, a) | Ir::SetSpecial(_, a) | Ir::MvList(a) | Ir::Count(_, a) => take(a, out),
+            Ir::Block { body: a, .. } | Ir::ReturnFrom { value: a, .. } => take(a, out),
+            Ir::If(a, b, c) | Ir::Progv(a, b, c) => {
+                take(a, out);
+                take(b, out);
+                take(c, out);
+            }
+            Ir::Catch(a, b) | Ir::Throw(a, b) | Ir::UnwindProtect(a, b) => {
+                take(a, out);
+                take(b, out);
+            }
+            Ir::MvBind { form, body, .. } => {
+                take(form, out);
+                take(body, out);
+            }
+            Ir::Progn(items) | Ir::Call(_, items) => out.append(items),
+            Ir::CallValue(a, items) | Ir::MvCall(a, items) | Ir::MvProg1(a, items) => {
+                take(a, out);
+                out.append(items);
+            }
+            Ir::Let { bindings, body, .. } => {
+                for (_, init) in bindings.iter_mut() {
+                    take(init, out);
+                }
+                take(body, out);
+            }
+            Ir::Lambda(l) => take_lambda(l, out),
+            Ir::LocalFunctions { lambdas, body, .. } => {
+                for l in lambdas.iter_mut() {
+                    take_lambda(l, out);
+                }
+                take(body, out);
+            }
+            Ir::Tagbody { items, .. } => {
+                for item in items.iter_mut() {
+                    if let TagbodyItem::Form(f) = item {
+                        take(f, out);
+                    }
+                }
+            }
+        }
+    }
+}

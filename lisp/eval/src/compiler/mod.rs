@@ -2,9 +2,9 @@
 //! macros and resolves names into [`ir::Ir`]; `codegen` turns that into
 //! [`mprof_heap::code::Proto`]s.
 //!
-//! The compiler never runs Lisp code. When it needs a macro expansion it has
-//! not got, it returns [`CompileError::NeedExpansion`] and the VM runs the
-//! expander and compiles again.
+//! The compiler never runs Lisp code. When it needs macro expansions it has
+//! not got, it returns [`CompileError::NeedExpansions`] and the VM runs the
+//! expanders and compiles again.
 
 pub mod codegen;
 pub mod front;
@@ -16,6 +16,20 @@ use mprof_heap::code::Proto;
 use mprof_heap::value::Ptr;
 
 pub use front::{CompileError, Expansions, Synthesized};
+
+/// Stack the compiler keeps free before each recursive step: more than one
+/// step of the front end or code generator uses (a debug build's frames are large).
+const RED_ZONE: usize = 256 * 1024;
+/// The size of each stack segment stacker adds when less than RED_ZONE is left.
+const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+
+/// Run one recursive step of the compiler with at least [`RED_ZONE`] bytes of
+/// stack, on a new heap-allocated segment if the thread's is running out: the
+/// compiler's recursion over nested forms is bounded by `MAX_FORM_DEPTH`, not
+/// by the stack of whichever thread embeds the interpreter.
+pub(crate) fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, f)
+}
 
 use crate::world::World;
 
@@ -40,7 +54,14 @@ pub fn compile_toplevel<'gc>(
     let mut front = front::Front::new(mc, &world.packages, &world.syms, expansions, synthesized);
     front.line = line;
     front.counting = counting;
-    let lam = front.toplevel(form)?;
+    let lam = front.toplevel(form);
+    // A pass that met unexpanded macro calls compiled stand-ins for them: its
+    // result, or an error a stand-in may have caused, is discarded. (A MACROLET
+    // expander to make comes first; the calls are found again next pass.)
+    if !front.needs.is_empty() && !matches!(lam, Err(CompileError::NeedMacroFunction { .. })) {
+        return Err(CompileError::NeedExpansions(std::mem::take(&mut front.needs)));
+    }
+    let lam = lam?;
     let unit = front.unit;
     let mut cg = codegen::Codegen::new(mc, &world.syms, &unit, file.map(String::from));
     cg.toplevel = true;

@@ -178,26 +178,45 @@ them (the last ones when FROM-END)."
 
 ;;; Lists: trees
 
+;;; The tree walks keep their work on explicit Lisp stacks rather than
+;;; recursing, so data nested 1,000,000 deep (or a list 1,000,000 long) costs
+;;; heap, not frames: recursion would hit the frame limit.
+
 (defun tree-equal (x y &key test test-not)
   (let ((test (cond (test-not (lambda (a b) (not (funcall test-not a b))))
                     (test test)
-                    (t #'eql))))
-    (labels ((walk (x y)
-               (cond ((and (consp x) (consp y))
-                      (and (walk (car x) (car y)) (walk (cdr x) (cdr y))))
-                     ((or (consp x) (consp y)) nil)
-                     (t (funcall test x y)))))
-      (if (walk x y) t nil))))
+                    (t #'eql)))
+        (pending (list (cons x y))))
+    (loop
+      (when (null pending) (return t))
+      (let* ((pair (pop pending)) (a (car pair)) (b (cdr pair)))
+        (cond ((and (consp a) (consp b))
+               ;; The cars are compared first, as SBCL does.
+               (push (cons (cdr a) (cdr b)) pending)
+               (push (cons (car a) (car b)) pending))
+              ((or (consp a) (consp b)) (return nil))
+              ((not (funcall test a b)) (return nil)))))))
+
+(defun sys::%rebuild-tree (tree replace)
+  "Rebuild TREE bottom-up: REPLACE returns (values new t) for a subtree to
+replace (not descended into), else NIL. Unchanged conses are shared."
+  (let ((work (list tree)) (done '()) (mark (list nil)))
+    (loop
+      (when (null work) (return (car done)))
+      (let ((x (pop work)))
+        (if (eq x mark)
+            (let* ((orig (pop work)) (d (pop done)) (a (pop done)))
+              (push (if (and (eq a (car orig)) (eq d (cdr orig))) orig (cons a d)) done))
+            (multiple-value-bind (new replaced) (funcall replace x)
+              (cond (replaced (push new done))
+                    ((atom x) (push x done))
+                    (t (push x work)
+                       (push mark work)
+                       (push (cdr x) work)
+                       (push (car x) work)))))))))
 
 (defun sys::%subst-general (new pred tree)
-  (labels ((walk (tree)
-             (cond ((funcall pred tree) new)
-                   ((atom tree) tree)
-                   (t (let ((a (walk (car tree))) (d (walk (cdr tree))))
-                        (if (and (eq a (car tree)) (eq d (cdr tree)))
-                            tree
-                            (cons a d)))))))
-    (walk tree)))
+  (sys::%rebuild-tree tree (lambda (x) (if (funcall pred x) (values new t) nil))))
 
 (defun subst (new old tree &key key test test-not)
   (let ((code (sys::%test-code test test-not key)))
@@ -221,15 +240,11 @@ them (the last ones when FROM-END)."
   (subst-if-not new predicate tree :key key))
 
 (defun sublis (alist tree &key key test test-not)
-  (labels ((walk (tree)
-             (let ((pair (assoc (if key (funcall key tree) tree) alist :test test :test-not test-not)))
-               (cond (pair (cdr pair))
-                     ((atom tree) tree)
-                     (t (let ((a (walk (car tree))) (d (walk (cdr tree))))
-                          (if (and (eq a (car tree)) (eq d (cdr tree)))
-                              tree
-                              (cons a d))))))))
-    (walk tree)))
+  (sys::%rebuild-tree
+   tree
+   (lambda (x)
+     (let ((pair (assoc (if key (funcall key x) x) alist :test test :test-not test-not)))
+       (if pair (values (cdr pair) t) nil)))))
 
 (defun nsublis (alist tree &key key test test-not)
   (sublis alist tree :key key :test test :test-not test-not))
