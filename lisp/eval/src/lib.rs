@@ -32,6 +32,8 @@ pub mod equal;
 pub mod format;
 pub mod host;
 pub mod interp;
+pub mod labels;
+pub mod printing;
 pub mod profile;
 pub mod profile_cli;
 pub mod raise;

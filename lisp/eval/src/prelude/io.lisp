@@ -74,3 +74,10 @@
 
 (defmacro time (form)
   `(sys::%time (lambda () ,form)))
+
+;; The REPL prints a form's values with this, through the VM, so printing
+;; streams, runs print methods and can be interrupted.
+(defun sys::%print-values (&rest values)
+  (when values (fresh-line))
+  (dolist (v values) (prin1 v) (terpri))
+  (values))
