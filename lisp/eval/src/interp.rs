@@ -193,12 +193,13 @@ impl Interpreter {
         self.drive()
     }
 
-    /// Print the last run's values on standard output as the REPL does (on a
-    /// fresh line, one per line, as `prin1`), by Lisp code: the output
-    /// streams, print methods run, and Ctrl-C interrupts it.
-    pub fn print_results(&mut self) -> Result<(), LispError> {
+    /// Print the last run's values on standard output as the REPL does (one
+    /// per line, as `prin1`, after a newline when `newline`), by Lisp code: the
+    /// output streams, print methods run, and Ctrl-C interrupts it.
+    pub fn print_results(&mut self, newline: bool) -> Result<(), LispError> {
         self.arena.mutate_root(|mc, root| {
-            let vals = root.vm.result_values();
+            let mut vals = root.vm.result_values();
+            vals.insert(0, Value::bool(newline, root.world.t()));
             let p = &root.world.packages;
             let name = p.intern(mc, p.system, "%PRINT-VALUES");
             if let Some(f) = crate::vm::function_of(name) {

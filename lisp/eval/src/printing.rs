@@ -289,8 +289,12 @@ pub fn step<'gc>(ctx: &mut Ctx<'_, 'gc>, task: &mut PrintTask<'gc>) -> Result<Re
             }
             return Ok(Err(MethodCall { method, args }));
         }
-        // Left set, the flag makes the driver signal the interrupt after this slice.
-        Err(Stop::Interrupted) => {}
+        // Signalled here, at the print, rather than after the slice: the run may
+        // end first, and the interrupt would then go unreported.
+        Err(Stop::Interrupted) => {
+            ctx.host.interrupt.store(false, std::sync::atomic::Ordering::SeqCst);
+            return Err(Raise::simple(ErrorKind::Interrupt, "interrupted"));
+        }
         Err(Stop::Failed(m)) => return Err(error.unwrap_or_else(|| Raise::simple(ErrorKind::Stream, m))),
         Err(Stop::NotReadable(v)) => return Err(not_readable(ctx, v)),
     }

@@ -99,7 +99,7 @@ fn eval_text(lisp: &mut Interpreter, text: &str, session: &mut Session) -> Outco
         lisp.host().interrupt.store(false, Ordering::SeqCst);
         let printed = lisp.run_source(form, None).and_then(|()| {
             lisp.record_repl_values();
-            lisp.print_results()
+            lisp.print_results(!session.at_line_start.get())
         });
         match printed {
             Ok(()) => {}

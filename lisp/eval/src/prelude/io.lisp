@@ -76,8 +76,10 @@
   `(sys::%time (lambda () ,form)))
 
 ;; The REPL prints a form's values with this, through the VM, so printing
-;; streams, runs print methods and can be interrupted.
-(defun sys::%print-values (&rest values)
-  (when values (fresh-line))
+;; streams, runs print methods and can be interrupted. NEWLINE: the output
+;; does not end with one (the REPL knows; the stream's column may not, after
+;; the REPL's own messages).
+(defun sys::%print-values (newline &rest values)
+  (when (and newline values) (terpri))
   (dolist (v values) (prin1 v) (terpri))
   (values))
