@@ -71,7 +71,7 @@ fn check<'gc>(mc: &Mutation<'gc>, p: &Packages<'gc>, data: &[u8]) {
                 // Make the graph shared or circular: point an earlier cons or vector at another node.
                 let target = pick(&nodes, arg / 4);
                 match pick(&nodes, arg) {
-                    Value::Cons(c) if arg % 2 == 0 => alloc::set_car(mc, c, target),
+                    Value::Cons(c) if arg.is_multiple_of(2) => alloc::set_car(mc, c, target),
                     Value::Cons(c) => alloc::set_cdr(mc, c, target),
                     Value::Vector(vec) if !vec.borrow().items.is_empty() => {
                         alloc::borrow_mut(mc, vec).items[0] = target
