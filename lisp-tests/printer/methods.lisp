@@ -51,3 +51,15 @@
 (let ((a (make-node :name 'a)))
   (setf (node-next a) a)
   (print a))
+
+;; PRINT-UNREADABLE-OBJECT inside a print method.
+(defstruct (box (:print-function (lambda (b s d)
+                                   (declare (ignore d))
+                                   (print-unreadable-object (b s :type t)
+                                     (format s "holding ~s" (box-item b))))))
+  item)
+(print (make-box :item "jam"))
+(print (list (make-box :item (make-box :item 1))))
+(print (handler-case (write-to-string (make-box :item 2) :readably t)
+         (print-not-readable () :not-readable)))
+(print (with-output-to-string (s) (print-unreadable-object (*p* s :type t))))

@@ -612,6 +612,12 @@ pub fn format_run<'gc>(
     }))
 }
 
+/// (sys:%object-address object): the heap address PRINT-UNREADABLE-OBJECT's
+/// :identity shows (0 for immediates).
+fn object_address<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(Value::Fixnum(a[0].heap_address().unwrap_or(0) as i64))
+}
+
 fn identity<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(a[0])
 }
@@ -913,6 +919,7 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%STRUCT-TYPE-SLOTS", 1, 1, struct_type_slots),
     sys("%STRUCT-TYPE-SET-REPORT", 2, 2, struct_type_set_report),
     sys("%CONDITION-REPORT-FUNCTION", 1, 1, struct_type_report),
+    sys("%OBJECT-ADDRESS", 1, 1, object_address),
     sys("%STRUCT-TYPE-EXTRA", 1, 2, struct_type_extra),
     sys("%MAKE-INSTANCE", 1, MANY, make_instance),
     sys("%STRUCT-REF", 3, 3, struct_ref),
