@@ -63,3 +63,10 @@
 (print (handler-case (write-to-string (make-box :item 2) :readably t)
          (print-not-readable () :not-readable)))
 (print (with-output-to-string (s) (print-unreadable-object (*p* s :type t))))
+
+;; Reports are inherited: a function, and a string.
+(define-condition sub-error (my-error) ())
+(define-condition sub-plain-error (plain-error) ())
+(print (format nil "~a / ~a" (make-condition 'sub-error :what 'tea) (make-condition 'sub-plain-error)))
+(print (princ-to-string (make-condition 'sub-plain-error)))
+(let ((*print-case* :downcase)) (print (list 'cl:car (find-package "KEYWORD"))))

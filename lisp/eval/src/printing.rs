@@ -99,28 +99,19 @@ fn case_of(v: Value<'_>) -> Case {
     }
 }
 
-/// The Lisp function that prints `v`, if its type has one (see the module doc).
+/// The Lisp function that prints `v`, if its type has one (see the module
+/// doc), or a condition type's report string.
 pub fn method<'gc>(world: &World<'gc>, v: Value<'gc>, escape: bool) -> Option<Value<'gc>> {
     let Value::Struct(s) = v else { return None };
     if s.stype.is_condition && escape {
         return None;
     }
     let own = s.stype.report.get();
-    if let Value::Function(_) = own {
+    if own.truthy() {
         return Some(own);
     }
-    if own.truthy() {
-        return None;
-    }
-    for name in s.stype.precedence.borrow().iter().skip(1) {
-        match world.find_type(*name).map(|t| t.report.get()) {
-            Some(f @ Value::Function(_)) => return Some(f),
-            Some(Value::Nil) | None => {}
-            // A report string: printed by the static report.
-            Some(_) => return None,
-        }
-    }
-    None
+    // Inherited, as CLOS would: the nearest supertype's method or report string.
+    s.stype.precedence.borrow().iter().skip(1).find_map(|name| world.find_type(*name).map(|t| t.report.get()).filter(|r| r.truthy()))
 }
 
 /// A sink writing to a Lisp stream; a stream error is kept to be signalled.

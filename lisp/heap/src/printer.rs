@@ -109,7 +109,8 @@ impl<'gc> LispPrinted<'gc> {
     }
 }
 
-/// Which Lisp function prints an object, if any (supplied by the evaluator).
+/// Which Lisp function prints an object, if any (supplied by the evaluator);
+/// for a condition it may be its report string instead.
 pub type MethodFn<'a, 'gc> = &'a dyn Fn(Value<'gc>, bool) -> Option<Value<'gc>>;
 
 /// What the printer needs to know of the environment.
@@ -421,7 +422,9 @@ impl<'gc> Job<'gc> {
                 if s.readably {
                     return Err(Stop::NotReadable(v));
                 }
-                self.buffer.push_str("#<FUNCTION ");
+                self.buffer.push_str("#<");
+                self.buffer.push_str(&cased("FUNCTION", ctx));
+                self.buffer.push(' ');
                 match f.name() {
                     Value::Nil => self.buffer.push_str("(LAMBDA)"),
                     name => {
@@ -437,6 +440,11 @@ impl<'gc> Job<'gc> {
             }
             Value::Struct(st) => {
                 if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                    return Ok(None);
+                }
+                if let Some(Value::String(text)) = ctx.lisp_method(v) {
+                    // A condition's report string.
+                    atoms::string(&mut self.buffer, &text.borrow(), false);
                     return Ok(None);
                 }
                 if let Some(method) = ctx.lisp_method(v) {
@@ -486,14 +494,18 @@ impl<'gc> Job<'gc> {
                 let text = format!("#<HASH-TABLE :TEST {test} :COUNT {}>", h.count);
                 return self.unreadable(v, ctx, &text);
             }
-            Value::Package(p) => return self.unreadable(v, ctx, &format!("#<PACKAGE \"{}\">", p.name)),
+            Value::Package(p) => {
+                return self.unreadable(v, ctx, &format!("#<{} \"{}\">", cased("PACKAGE", ctx), p.name));
+            }
             Value::Stream(st) => return self.unreadable(v, ctx, &format!("#<STREAM {}>", st.borrow().name)),
             Value::RandomState(_) => return self.unreadable(v, ctx, "#<RANDOM-STATE>"),
             Value::StructType(t) => {
                 if s.readably {
                     return Err(Stop::NotReadable(v));
                 }
-                self.buffer.push_str("#<STRUCTURE-CLASS ");
+                self.buffer.push_str("#<");
+                self.buffer.push_str(&cased("STRUCTURE-CLASS", ctx));
+                self.buffer.push(' ');
                 self.symbol_text(t.name, ctx);
                 self.buffer.push('>');
             }
@@ -635,6 +647,13 @@ impl<'gc> Job<'gc> {
         self.work.push(Work::SlotsRest { object, index: index + 1, depth });
         self.work.push(Work::Object { value: slots[index], depth: depth + 1 });
     }
+}
+
+/// A type's name inside `#<...>`, under `*print-case*` as SBCL prints it.
+fn cased(word: &str, ctx: &PrintContext<'_, '_>) -> String {
+    let mut s = String::new();
+    atoms::symbol_name_cased(&mut s, word, false, ctx.settings.case);
+    s
 }
 
 /// `(SIMPLE-VECTOR 3)`, `(SIMPLE-ARRAY T (2 2))`: how SBCL names an array's
