@@ -173,3 +173,25 @@ fn messages_about_circular_data_terminate() {
     // A circular value handed to the host is printed finitely too.
     assert_eq!(eval(&mut lisp, "(vector *c*)"), HostValue::Other("#(#1=(1 2 . #1#))".into()));
 }
+
+#[test]
+fn the_interrupt_flag_stops_printing_a_circular_list_in_every_printing_function() {
+    let mut lisp = lisp();
+    eval(&mut lisp, "(defvar *c* (list 1 2))");
+    eval(&mut lisp, "(setf (cdr (last *c*)) *c*)");
+    eval(&mut lisp, "(defvar *kept* 'yes)");
+    for form in [
+        "(prin1-to-string *c*)",
+        "(format nil \"~a\" *c*)",
+        "(with-output-to-string (s) (print *c* s))",
+        "(write *c*)",
+    ] {
+        // Set before the run: the printer sees it within a few thousand steps.
+        lisp.host().interrupt.store(true, std::sync::atomic::Ordering::SeqCst);
+        let e = lisp.eval(form).expect_err("interrupted");
+        assert!(e.condition_type.ends_with("INTERACTIVE-INTERRUPT"), "{form}: {e}");
+        assert!(!lisp.host().interrupt.load(std::sync::atomic::Ordering::SeqCst), "{form}: the flag is consumed");
+    }
+    assert_eq!(eval(&mut lisp, "*kept*"), HostValue::Symbol("YES".into()));
+    assert_eq!(eval(&mut lisp, "(write-to-string *c* :circle t)"), HostValue::String("#1=(1 2 . #1#)".into()));
+}

@@ -586,7 +586,12 @@ pub fn format_run<'gc>(
             interrupt: Some(&flag),
             ..ctx.print_context(false)
         };
-        crate::format::format_with_column(&pctx, &control, &a[2..], column)
+        let text = crate::format::format_with_column(&pctx, &control, &a[2..], column);
+        // A print inside stopped at Ctrl-C (circular data): signal it now.
+        if flag.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            return Err(Raise::simple(crate::raise::ErrorKind::Interrupt, "interrupted"));
+        }
+        text
     }
     .map_err(|m| Raise::error(format!("error in FORMAT: {m} in the control string {control:?}")))?;
     if !lisp_printed.missing.borrow().is_empty() {
