@@ -11,10 +11,12 @@
 //! exits. When standard input is not a terminal, forms are read from it
 //! without prompts or line editing, through the interpreter's own standard
 //! input channel so that a program calling `read-line` sees the lines that
-//! follow its form.
+//! follow its form; there SIGINT interrupts the form being evaluated and
+//! ends the session between forms.
 //!
 //! Every top-level form is evaluated on its own and all its values are
-//! printed, one per line, as `prin1` prints them; `*`, `**`, `***` are
+//! printed, one per line, as `prin1` prints them (by Lisp code, so the output
+//! streams and Ctrl-C stops printing circular data); `*`, `**`, `***` are
 //! updated after each successful form. An unhandled error prints its report
 //! and backtrace on standard error (lines starting `;; `) and the loop goes
 //! on with every definition made so far kept.
@@ -23,7 +25,8 @@ use std::cell::{Cell, RefCell};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::rc::Rc;
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use mprof_reader::{Completeness, Position, ReadOptions};
 use rustyline::completion::{Completer, Pair};
@@ -93,11 +96,12 @@ fn eval_text(lisp: &mut Interpreter, text: &str, session: &mut Session) -> Outco
             &text[start..end]
         };
         lisp.host().interrupt.store(false, Ordering::SeqCst);
-        match lisp.eval_source(form, None) {
-            Ok(values) => {
-                lisp.record_repl_values();
-                print_values(&values, session);
-            }
+        let printed = lisp.run_source(form, None).and_then(|()| {
+            lisp.record_repl_values();
+            lisp.print_results(!session.at_line_start.get())
+        });
+        match printed {
+            Ok(()) => {}
             Err(e) => {
                 if let Some(code) = e.exit_code {
                     return Outcome::Exit(code);
@@ -112,22 +116,6 @@ fn eval_text(lisp: &mut Interpreter, text: &str, session: &mut Session) -> Outco
     }
 }
 
-fn print_values(values: &[String], session: &Session) {
-    if values.is_empty() {
-        return;
-    }
-    let mut text = String::new();
-    if !session.at_line_start.get() {
-        text.push('\n');
-    }
-    for v in values {
-        text.push_str(v);
-        text.push('\n');
-    }
-    write_stdout(&text);
-    session.at_line_start.set(true);
-}
-
 fn print_error(e: &LispError, session: &mut Session) {
     session.failed = true;
     if !session.at_line_start.get() {
@@ -139,6 +127,27 @@ fn print_error(e: &LispError, session: &mut Session) {
 
 /// Forms from a pipe or file on standard input: no prompts, no echo.
 fn batch(lisp: &mut Interpreter, session: &mut Session) -> i32 {
+    // SIGINT interrupts the form being evaluated, as Ctrl-C does on a
+    // terminal, and the loop goes on; between forms it ends the session with
+    // status 130, as it would any filter reading a pipe.
+    let busy = Arc::new(AtomicBool::new(false));
+    let flag = lisp.host().interrupt.clone();
+    let evaluating = busy.clone();
+    if let Err(e) = ctrlc::set_handler(move || {
+        if evaluating.load(Ordering::SeqCst) {
+            flag.store(true, Ordering::SeqCst);
+        } else {
+            std::process::exit(130);
+        }
+    }) {
+        write_stderr(&format!(";; SIGINT will not interrupt evaluations: {e}\n"));
+    }
+    let eval_text = |lisp: &mut Interpreter, text: &str, session: &mut Session| {
+        busy.store(true, Ordering::SeqCst);
+        let outcome = eval_text(lisp, text, session);
+        busy.store(false, Ordering::SeqCst);
+        outcome
+    };
     let mut buf = String::new();
     loop {
         let line = match lisp.host().read_line(STDIN) {

@@ -93,16 +93,17 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
         }
     }
 
+    /// The context for text the implementation prints itself (messages):
+    /// circular data terminates, print methods are not run.
     pub fn print_context(&self, escape: bool) -> PrintContext<'_, 'gc> {
         PrintContext {
-            packages: &self.world.packages,
-            current_package: self.current_package(),
-            escape,
+            settings: mprof_heap::printer::Settings::safe(),
             condition_report: Some(crate::conditions::static_report),
+            ..PrintContext::new(&self.world.packages, self.current_package(), escape)
         }
     }
 
-    /// Print a value as prin1 (escape) or princ would.
+    /// Print a value for a message, as prin1 (escape) or princ would.
     pub fn print(&self, v: Value<'gc>, escape: bool) -> String {
         print_to_string(v, &self.print_context(escape))
     }

@@ -1851,7 +1851,7 @@ mod tests {
     fn messages_and_outputs_snapshot() {
         gc_arena::arena::rootless_mutate(|mc| {
             let pk = mprof_heap::alloc::packages(mc);
-            let pctx = PrintContext { packages: &pk, current_package: pk.user, escape: false, condition_report: None };
+            let pctx = PrintContext::new(&pk, pk.user, false);
             let s = |t: &str| mprof_heap::alloc::string(mc, t);
             let n = Value::Fixnum;
             let cases: Vec<(&str, Vec<Value<'_>>)> = vec![

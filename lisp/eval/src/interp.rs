@@ -178,13 +178,35 @@ impl Interpreter {
     /// Evaluate every form of `src`; returns the last form's values, printed
     /// as `prin1` prints them.
     pub fn eval_source(&mut self, src: &str, file: Option<&str>) -> Result<Vec<String>, LispError> {
-        self.arena.mutate_root(|mc, root| root.vm.start_source(mc, src, file));
-        self.drive()?;
+        self.run_source(src, file)?;
         Ok(self.arena.mutate(|_mc, root| {
             let vals = root.vm.result_values();
             let pctx = print_context(&root.world, true);
             vals.iter().map(|v| mprof_heap::printer::print_to_string(*v, &pctx)).collect()
         }))
+    }
+
+    /// Evaluate every form of `src`, keeping the last form's values for
+    /// [`Interpreter::print_results`].
+    pub fn run_source(&mut self, src: &str, file: Option<&str>) -> Result<(), LispError> {
+        self.arena.mutate_root(|mc, root| root.vm.start_source(mc, src, file));
+        self.drive()
+    }
+
+    /// Print the last run's values on standard output as the REPL does (one
+    /// per line, as `prin1`, after a newline when `newline`), by Lisp code: the
+    /// output streams, print methods run, and Ctrl-C interrupts it.
+    pub fn print_results(&mut self, newline: bool) -> Result<(), LispError> {
+        self.arena.mutate_root(|mc, root| {
+            let mut vals = root.vm.result_values();
+            vals.insert(0, Value::bool(newline, root.world.t()));
+            let p = &root.world.packages;
+            let name = p.intern(mc, p.system, "%PRINT-VALUES");
+            if let Some(f) = crate::vm::function_of(name) {
+                root.vm.start_call(mc, f, &vals);
+            }
+        });
+        self.drive()
     }
 
     /// Evaluate a string and convert its (first) value for the host.
@@ -691,11 +713,11 @@ fn print_context<'a, 'gc>(world: &'a World<'gc>, escape: bool) -> mprof_heap::pr
         Value::Package(p) => p,
         _ => world.packages.user,
     };
+    // Values handed to the host: circular data terminates.
     mprof_heap::printer::PrintContext {
-        packages: &world.packages,
-        current_package: current,
-        escape,
+        settings: mprof_heap::printer::Settings::safe(),
         condition_report: Some(crate::conditions::static_report),
+        ..mprof_heap::printer::PrintContext::new(&world.packages, current, escape)
     }
 }
 
@@ -786,4 +808,11 @@ fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
     set_special(syms.handler_clusters, Value::Nil);
     set_special(syms.print_escape, world.t());
     set_special(syms.print_readably, Value::Nil);
+    for s in [syms.print_circle, syms.print_length, syms.print_level, syms.print_lines, syms.print_right_margin, syms.print_radix] {
+        set_special(s, Value::Nil);
+    }
+    set_special(syms.print_base, Value::Fixnum(10));
+    set_special(syms.print_case, p.keyword(mc, "UPCASE"));
+    set_special(syms.print_array, world.t());
+    set_special(syms.print_gensym, world.t());
 }

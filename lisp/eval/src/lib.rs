@@ -36,6 +36,8 @@ pub(crate) mod equal;
 pub(crate) mod format;
 pub(crate) mod host;
 pub(crate) mod interp;
+pub(crate) mod labels;
+pub(crate) mod printing;
 pub(crate) mod profile;
 pub(crate) mod raise;
 pub(crate) mod syms;

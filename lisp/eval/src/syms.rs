@@ -99,6 +99,8 @@ well_known_symbols! {
     backquote = SYS "BACKQUOTE";
     unquote = SYS "UNQUOTE";
     unquote_splicing = SYS "UNQUOTE-SPLICING";
+    label = SYS "%LABEL";
+    label_ref = SYS "%LABEL-REF";
     named_lambda = SYS "NAMED-LAMBDA";
     handler_clusters = SYS "*HANDLER-CLUSTERS*";
     invoke_debugger_hook = SYS "%UNHANDLED-CONDITION";
@@ -112,6 +114,16 @@ well_known_symbols! {
     features = CL "*FEATURES*";
     print_escape = CL "*PRINT-ESCAPE*";
     print_readably = CL "*PRINT-READABLY*";
+    print_circle = CL "*PRINT-CIRCLE*";
+    print_length = CL "*PRINT-LENGTH*";
+    print_level = CL "*PRINT-LEVEL*";
+    print_lines = CL "*PRINT-LINES*";
+    print_right_margin = CL "*PRINT-RIGHT-MARGIN*";
+    print_base = CL "*PRINT-BASE*";
+    print_radix = CL "*PRINT-RADIX*";
+    print_case = CL "*PRINT-CASE*";
+    print_array = CL "*PRINT-ARRAY*";
+    print_gensym = CL "*PRINT-GENSYM*";
     star = CL "*";
     star2 = CL "**";
     star3 = CL "***";

@@ -30,6 +30,7 @@ use crate::builtins::{self, Kind, Special};
 use crate::compiler::{self, CompileError};
 use crate::ctx::Ctx;
 use crate::host::Host;
+use crate::printing::{self, PrintFn, PrintTask};
 use crate::raise::{ErrorKind, HostRequest, Raise};
 use crate::world::World;
 
@@ -83,6 +84,27 @@ pub enum Native<'gc> {
     },
     /// A macro expander called by macroexpand-1: its result is the first value.
     Macroexpand,
+    /// A print waiting for a print method it called (printing.rs).
+    Print(PrintTask<'gc>),
+    /// A FORMAT waiting for the texts of objects printed by Lisp methods:
+    /// each is printed to a string in turn, then FORMAT runs again.
+    Format {
+        args: Vec<Value<'gc>>,
+        texts: Vec<FormatText<'gc>>,
+        /// Objects still to print, with their escape, last first.
+        pending: Vec<FormatText<'gc>>,
+    },
+}
+
+/// An object FORMAT prints with a Lisp method, and its text once known.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct FormatText<'gc> {
+    pub object: Value<'gc>,
+    #[collect(require_static)]
+    pub escape: bool,
+    #[collect(require_static)]
+    pub text: String,
 }
 
 #[derive(Collect)]
@@ -1269,10 +1291,9 @@ impl<'gc> Vm<'gc> {
             _ => env.world.packages.user,
         };
         mprof_heap::printer::PrintContext {
-            packages: &env.world.packages,
-            current_package: current,
-            escape: true,
+            settings: mprof_heap::printer::Settings::safe(),
             condition_report: Some(crate::conditions::static_report),
+            ..mprof_heap::printer::PrintContext::new(&env.world.packages, current, true)
         }
     }
 
@@ -1423,6 +1444,20 @@ impl<'gc> Vm<'gc> {
                 Ok(true)
             }
             Special::Compile => Err(Raise::error("internal error: COMPILE is defined in the prelude")),
+            Special::Print(kind) => {
+                let task = {
+                    let mut ctx =
+                        Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
+                    printing::start(&mut ctx, kind, &self.stack[base..base + nargs])?
+                };
+                self.stack.truncate(ret);
+                self.print_run(env, task)
+            }
+            Special::Format => {
+                let args = self.stack[base..base + nargs].to_vec();
+                self.stack.truncate(ret);
+                self.format_run(env, args, Vec::new())
+            }
             Special::Macroexpand1 => {
                 let form = self.stack[base];
                 self.stack.truncate(ret);
@@ -1453,6 +1488,142 @@ impl<'gc> Vm<'gc> {
                 }
             }
         }
+    }
+
+    /// Run a print task: its value is pushed (false), or it waits in a native
+    /// frame for the print method it called (true).
+    fn print_run(&mut self, env: &mut Env<'_, 'gc>, mut task: PrintTask<'gc>) -> Result<bool, Raise<'gc>> {
+        let r = {
+            let mut ctx = Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
+            printing::step(&mut ctx, &mut task)?
+        };
+        match r {
+            Ok(v) => {
+                self.stack.push(v);
+                self.values_single = true;
+                Ok(false)
+            }
+            Err(call) => {
+                task.dyn_mark = self.dyn_stack.len() as u32;
+                let bindings = {
+                    let ctx = Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
+                    printing::bindings(&ctx, &task)
+                };
+                for (sym, v) in bindings {
+                    self.dyn_stack.push(DynEntry::Special { sym, old: sym.value.get() });
+                    alloc::symbol_set_value(env.mc, sym, v);
+                }
+                self.push_native(Native::Print(task));
+                if self.call_method(env, call)? {
+                    return Ok(true);
+                }
+                // The method was a builtin and returned at once.
+                self.stack.pop();
+                self.print_resume(env)
+            }
+        }
+    }
+
+    /// Go on with the print task in the native frame on top after its method
+    /// returned: true when it called another method (a frame is on top), false
+    /// when it finished (frame popped, value pushed).
+    fn print_resume(&mut self, env: &mut Env<'_, 'gc>) -> Result<bool, Raise<'gc>> {
+        loop {
+            let n = self.frames.len().saturating_sub(1);
+            let Some(Frame { cont: Cont::Native(b), ret, .. }) = self.frames.get_mut(n) else {
+                return Err(Raise::error("internal error: print frame expected"));
+            };
+            let ret = *ret as usize;
+            let Native::Print(task) = &mut **b else {
+                return Err(Raise::error("internal error: print frame expected"));
+            };
+            let r = {
+                let mut ctx = Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
+                printing::step(&mut ctx, task)?
+            };
+            match r {
+                Ok(v) => {
+                    let mark = task.dyn_mark as usize;
+                    while self.dyn_stack.len() > mark {
+                        if let Some(DynEntry::Special { sym, old }) = self.dyn_stack.pop() {
+                            alloc::symbol_set_value(env.mc, sym, old);
+                        }
+                    }
+                    self.pop_frame();
+                    self.stack.truncate(ret);
+                    self.stack.push(v);
+                    self.values_single = true;
+                    return Ok(false);
+                }
+                Err(call) => {
+                    if self.call_method(env, call)? {
+                        return Ok(true);
+                    }
+                    self.stack.pop();
+                }
+            }
+        }
+    }
+
+    /// Call a print method above the frame on top: true when it pushed a frame,
+    /// false when it was a builtin whose value is now on the stack.
+    fn call_method(&mut self, env: &mut Env<'_, 'gc>, call: printing::MethodCall<'gc>) -> Result<bool, Raise<'gc>> {
+        let b = self.stack.len();
+        let n = call.args.len();
+        self.stack.extend(call.args);
+        self.call_value(env, call.method, b, n, b)
+    }
+
+    /// Run FORMAT with the texts known so far: its value is pushed (false), or
+    /// objects printed by methods still need texts and a FORMAT frame waits for
+    /// them (true).
+    fn format_run(
+        &mut self,
+        env: &mut Env<'_, 'gc>,
+        args: Vec<Value<'gc>>,
+        texts: Vec<FormatText<'gc>>,
+    ) -> Result<bool, Raise<'gc>> {
+        let lisp_printed = mprof_heap::printer::LispPrinted {
+            texts: texts.iter().map(|t| (t.object, t.escape, t.text.clone())).collect(),
+            missing: Default::default(),
+        };
+        let r = {
+            let mut ctx = Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
+            builtins::core::format_run(&mut ctx, &args, &lisp_printed)?
+        };
+        if let Some(v) = r {
+            self.stack.push(v);
+            self.values_single = true;
+            return Ok(false);
+        }
+        let mut pending: Vec<FormatText<'gc>> = lisp_printed
+            .missing
+            .into_inner()
+            .into_iter()
+            .map(|(object, escape)| FormatText { object, escape, text: String::new() })
+            .collect();
+        pending.reverse();
+        let Some(first) = pending.last() else { return Ok(false) };
+        let (object, escape) = (first.object, first.escape);
+        self.push_native(Native::Format { args, texts, pending });
+        if self.format_print_next(env, object, escape)? {
+            return Ok(true);
+        }
+        // Printed at once: hand the text to the FORMAT frame.
+        let v = self.stack.pop().unwrap_or(Value::Nil);
+        self.deliver(env, v)?;
+        Ok(true)
+    }
+
+    /// Print one of FORMAT's objects to a string with its method (true: a
+    /// frame is running; false: the string is on the stack).
+    fn format_print_next(&mut self, env: &mut Env<'_, 'gc>, object: Value<'gc>, escape: bool) -> Result<bool, Raise<'gc>> {
+        let task = {
+            let mut ctx = Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
+            let t = env.world.t();
+            printing::start(&mut ctx, PrintFn::ForFormat, &[object, Value::bool(escape, t)])?
+        };
+        self.print_run(env, task)
     }
 
     /// Return from the Lisp frame on top with the value on top of the stack.
@@ -1530,6 +1701,45 @@ impl<'gc> Vm<'gc> {
                         *last = v;
                     }
                     return self.load_step(env);
+                }
+                Native::Print(_) => {
+                    // The method's value is not used.
+                    self.stack.pop();
+                    if self.print_resume(env)? {
+                        return Ok(());
+                    }
+                    continue;
+                }
+                Native::Format { .. } => {
+                    let text = match self.stack.pop() {
+                        Some(Value::String(s)) => s.borrow().to_rust_string(),
+                        _ => String::new(),
+                    };
+                    let ret = top.ret as usize;
+                    let Some(Frame { cont: Cont::Native(b), .. }) = self.frames.last_mut() else {
+                        return Err(Raise::error("internal error: FORMAT frame expected"));
+                    };
+                    let Native::Format { args, texts, pending } = &mut **b else {
+                        return Err(Raise::error("internal error: FORMAT frame expected"));
+                    };
+                    if let Some(mut done) = pending.pop() {
+                        done.text = text;
+                        texts.push(done);
+                    }
+                    if let Some(next) = pending.last() {
+                        let (object, escape) = (next.object, next.escape);
+                        if self.format_print_next(env, object, escape)? {
+                            return Ok(());
+                        }
+                        continue;
+                    }
+                    let (args, texts) = (std::mem::take(args), std::mem::take(texts));
+                    self.pop_frame();
+                    self.stack.truncate(ret);
+                    if self.format_run(env, args, texts)? {
+                        return Ok(());
+                    }
+                    continue;
                 }
                 Native::Macroexpand => {
                     let exp = self.stack.pop().unwrap_or(Value::Nil);
@@ -1690,6 +1900,9 @@ impl<'gc> Vm<'gc> {
                             _ => mprof_heap::datum::datum_to_value(env.mc, &env.world.packages, package, &datum),
                         };
                         match converted {
+                            Ok(v) if crate::labels::datum_has_labels(&datum) => {
+                                crate::labels::resolve(env.mc, env.world, v)?
+                            }
                             Ok(v) => v,
                             Err(e) => {
                                 let where_ = match file {
@@ -1876,10 +2089,8 @@ fn function_info<'gc>(p: &Proto<'gc>, world: &World<'gc>) -> mprof_engine::monit
             Value::Symbol(s) => s.name.to_string(),
             other => {
                 let ctx = mprof_heap::printer::PrintContext {
-                    packages: &world.packages,
-                    current_package: world.packages.user,
-                    escape: true,
-                    condition_report: None,
+                    settings: mprof_heap::printer::Settings::safe(),
+                    ..mprof_heap::printer::PrintContext::new(&world.packages, world.packages.user, true)
                 };
                 mprof_heap::printer::print_to_string(other, &ctx)
             }

@@ -1,417 +1,694 @@
-//! The printer: values to text, as SBCL prints them with
-//! `*print-pretty*` NIL and `*read-default-float-format*` DOUBLE-FLOAT.
+//! The printer: values to text, as SBCL prints them with `*print-pretty*` NIL
+//! and `*read-default-float-format*` DOUBLE-FLOAT, under the print control
+//! variables ([`Settings`]).
 //!
-//! `escape` is `*print-escape*`: true for `prin1`/`print`/`~s`, false for
-//! `princ`/`~a`. Symbols are qualified relative to the current package.
-//! Invariant: printing never recurses deeper than [`MAX_PRINT_DEPTH`] on the
-//! Rust stack; deeper structure prints as `#`. List spines are iterated.
+//! A print is a [`Job`]: an explicit work stack of what is left to print, so
+//! the Rust stack never grows with the depth of the data, and a job can stop
+//! and resume. It writes to a [`Sink`] as it goes (never building the whole
+//! text first), asks the sink every few thousand steps whether to stop (the
+//! evaluator's interrupt flag), and stops where printing needs Lisp code: an
+//! object whose type has a print method (a structure's `:print-function` or
+//! `:print-object`, a condition's `:report` function, later a CLOS
+//! `print-object` method — the evaluator's `PrintContext::method` says which)
+//! makes [`Job::run`] return [`Outcome::NeedsLisp`]; the evaluator calls the
+//! method (in a VM frame: the printer never runs Lisp code) and resumes the
+//! job. Printing that cannot stop, such as [`print_to_string`] for a message,
+//! takes the text of such objects from [`LispPrinted`] (computed earlier by
+//! Lisp) or records them there as missing and prints them as if they had no
+//! method.
+//!
+//! Invariants: the Rust stack depth of printing is constant; with
+//! `*print-circle*` the circularity scan ([`circle`]) is iterative too; a
+//! job holds only values reachable from the object it prints.
 
-use gc_arena::Gc;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::packages::{FindStatus, Packages};
+use gc_arena::{Collect, Gc};
+
+use crate::packages::Packages;
 use crate::value::*;
 
-/// Nesting depth beyond which sub-structures print as `#`.
-pub const MAX_PRINT_DEPTH: usize = 2000;
+mod atoms;
+pub mod circle;
+
+pub use atoms::{char_name, format_float, needs_bars, symbol_name_cased, write_symbol_name};
+
+/// `*print-case*`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Case {
+    Upcase,
+    Downcase,
+    Capitalize,
+}
+
+/// The print control variables other than `*print-escape*` (which printing
+/// functions override one by one, so it lives in [`PrintContext`]).
+/// `lines` and `right_margin` only shape pretty printing, which is off
+/// (`*print-pretty*` NIL); they are kept so `write` accepts and passes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub readably: bool,
+    pub circle: bool,
+    pub length: Option<usize>,
+    pub level: Option<usize>,
+    pub lines: Option<usize>,
+    pub right_margin: Option<usize>,
+    pub base: u32,
+    pub radix: bool,
+    pub case: Case,
+    pub array: bool,
+    pub gensym: bool,
+}
+
+impl Default for Settings {
+    /// The variables' initial values.
+    fn default() -> Self {
+        Settings {
+            readably: false,
+            circle: false,
+            length: None,
+            level: None,
+            lines: None,
+            right_margin: None,
+            base: 10,
+            radix: false,
+            case: Case::Upcase,
+            array: true,
+            gensym: true,
+        }
+    }
+}
+
+impl Settings {
+    /// For text the implementation prints on its own (error messages, values
+    /// handed to the host): circular data terminates.
+    pub fn safe() -> Settings {
+        Settings { circle: true, ..Settings::default() }
+    }
+}
+
+/// Texts of objects printed by Lisp methods, computed before a print that
+/// cannot stop for Lisp code (FORMAT's), and the objects such a print met
+/// without a text. Keyed by identity and `*print-escape*`.
+#[derive(Default)]
+pub struct LispPrinted<'gc> {
+    pub texts: Vec<(Value<'gc>, bool, String)>,
+    pub missing: RefCell<Vec<(Value<'gc>, bool)>>,
+}
+
+impl<'gc> LispPrinted<'gc> {
+    fn text(&self, v: Value<'gc>, escape: bool) -> Option<&str> {
+        self.texts.iter().find(|(o, e, _)| o.eq(v) && *e == escape).map(|(_, _, t)| t.as_str())
+    }
+    fn note_missing(&self, v: Value<'gc>, escape: bool) {
+        let mut m = self.missing.borrow_mut();
+        if !m.iter().any(|(o, e)| o.eq(v) && *e == escape) {
+            m.push((v, escape));
+        }
+    }
+}
+
+/// Which Lisp function prints an object, if any (supplied by the evaluator);
+/// for a condition it may be its report string instead.
+pub type MethodFn<'a, 'gc> = &'a dyn Fn(Value<'gc>, bool) -> Option<Value<'gc>>;
 
 /// What the printer needs to know of the environment.
+#[derive(Clone, Copy)]
 pub struct PrintContext<'a, 'gc> {
     pub packages: &'a Packages<'gc>,
     pub current_package: Ptr<'gc, Package<'gc>>,
+    /// `*print-escape*`: true for `prin1`/`print`/`~s`, false for `princ`/`~a`.
     pub escape: bool,
-    /// Report strings for conditions, supplied by the evaluator (which can run
-    /// report functions); when None, conditions print unreadably.
+    pub settings: Settings,
+    /// Report strings for conditions without a Lisp report function, supplied
+    /// by the evaluator; when None, conditions print unreadably.
     pub condition_report: Option<fn(Value<'gc>, &PrintContext<'_, 'gc>) -> Option<String>>,
+    /// The Lisp function printing an object (given `escape`), if any.
+    pub method: Option<MethodFn<'a, 'gc>>,
+    /// Texts of Lisp-printed objects, for prints that cannot stop.
+    pub lisp_printed: Option<&'a LispPrinted<'gc>>,
+    /// Stop printing when this is set (the evaluator's interrupt flag).
+    pub interrupt: Option<&'a AtomicBool>,
 }
 
+impl<'a, 'gc> PrintContext<'a, 'gc> {
+    /// Default settings, no Lisp methods.
+    pub fn new(packages: &'a Packages<'gc>, current_package: Ptr<'gc, Package<'gc>>, escape: bool) -> Self {
+        PrintContext {
+            packages,
+            current_package,
+            escape,
+            settings: Settings::default(),
+            condition_report: None,
+            method: None,
+            lisp_printed: None,
+            interrupt: None,
+        }
+    }
+
+    /// Escaping is on for `*print-escape*` or `*print-readably*`.
+    pub fn escaping(&self) -> bool {
+        self.escape || self.settings.readably
+    }
+
+    /// `*print-level*` and `*print-length*` are ignored when printing readably.
+    pub fn level(&self) -> Option<usize> {
+        self.settings.level.filter(|_| !self.settings.readably)
+    }
+    pub fn length(&self) -> Option<usize> {
+        self.settings.length.filter(|_| !self.settings.readably)
+    }
+
+    /// Whether vectors and arrays other than strings print their elements.
+    pub fn prints_arrays(&self) -> bool {
+        self.settings.array || self.settings.readably
+    }
+
+    pub fn lisp_method(&self, v: Value<'gc>) -> Option<Value<'gc>> {
+        self.method.and_then(|m| m(v, self.escaping()))
+    }
+}
+
+/// Where printed text goes.
+pub trait Sink {
+    /// Write `text`; an error (a closed stream, a broken pipe) stops the print.
+    fn write(&mut self, text: &str) -> Result<(), String>;
+}
+
+impl Sink for String {
+    fn write(&mut self, text: &str) -> Result<(), String> {
+        self.push_str(text);
+        Ok(())
+    }
+}
+
+/// Why a print stopped before the end.
+pub enum Stop<'gc> {
+    /// The interrupt flag was set (it is left set, for the evaluator to act on).
+    Interrupted,
+    /// The sink failed.
+    Failed(String),
+    /// `*print-readably*` is true and this object has no readable syntax.
+    NotReadable(Value<'gc>),
+}
+
+/// How [`Job::run`] ended.
+pub enum Outcome<'gc> {
+    Done,
+    /// Call `method` on `object` (with the stream, and `depth` for a
+    /// `:print-function`), then run the job again.
+    NeedsLisp { object: Value<'gc>, method: Value<'gc>, depth: usize },
+}
+
+/// One piece of work left.
+#[derive(Collect)]
+#[collect(no_drop)]
+enum Work<'gc> {
+    /// Print an object at a nesting depth.
+    Object {
+        value: Value<'gc>,
+        #[collect(require_static)]
+        depth: u32,
+    },
+    Text(#[collect(require_static)] &'static str),
+    /// The rest of a list after `count` elements.
+    ListRest {
+        rest: Value<'gc>,
+        #[collect(require_static)]
+        depth: u32,
+        #[collect(require_static)]
+        count: usize,
+    },
+    /// A vector's elements from `index`.
+    VectorRest {
+        vector: Value<'gc>,
+        #[collect(require_static)]
+        index: usize,
+        #[collect(require_static)]
+        depth: u32,
+    },
+    /// One parenthesized level of an array: elements (or sub-levels) `index..`
+    /// of the level along `axis` starting at row-major `offset`.
+    ArrayLevel {
+        array: Value<'gc>,
+        #[collect(require_static)]
+        axis: usize,
+        #[collect(require_static)]
+        offset: usize,
+        #[collect(require_static)]
+        index: usize,
+        #[collect(require_static)]
+        depth: u32,
+    },
+    /// A structure's slots from `index`.
+    SlotsRest {
+        object: Value<'gc>,
+        #[collect(require_static)]
+        index: usize,
+        #[collect(require_static)]
+        depth: u32,
+    },
+}
+
+/// Steps between two looks at the interrupt flag.
+const POLL_EVERY: u32 = 4096;
+
+/// A print in progress.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct Job<'gc> {
+    work: Vec<Work<'gc>>,
+    #[collect(require_static)]
+    labels: circle::Labels,
+    #[collect(require_static)]
+    next_label: u32,
+    #[collect(require_static)]
+    steps: u32,
+    /// Text not yet handed to the sink (written in chunks).
+    #[collect(require_static)]
+    buffer: String,
+}
+
+impl<'gc> Job<'gc> {
+    /// A job printing `v`; with `*print-circle*` this scans `v` first.
+    pub fn new(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Job<'gc> {
+        let labels = if ctx.settings.circle { circle::shared_objects(v, ctx) } else { Default::default() };
+        Job { work: vec![Work::Object { value: v, depth: 0 }], labels, next_label: 1, steps: 0, buffer: String::new() }
+    }
+
+    /// Print until done, until Lisp code is needed (only when `can_yield`;
+    /// otherwise such objects come from `ctx.lisp_printed` or print as if
+    /// they had no method), or until stopped.
+    pub fn run(
+        &mut self,
+        ctx: &PrintContext<'_, 'gc>,
+        sink: &mut dyn Sink,
+        can_yield: bool,
+    ) -> Result<Outcome<'gc>, Stop<'gc>> {
+        let r = self.run_inner(ctx, sink, can_yield);
+        let flushed = self.flush(sink);
+        let outcome = r?;
+        flushed?;
+        Ok(outcome)
+    }
+
+    fn flush(&mut self, sink: &mut dyn Sink) -> Result<(), Stop<'gc>> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let r = sink.write(&self.buffer).map_err(Stop::Failed);
+        self.buffer.clear();
+        r
+    }
+
+    fn run_inner(
+        &mut self,
+        ctx: &PrintContext<'_, 'gc>,
+        sink: &mut dyn Sink,
+        can_yield: bool,
+    ) -> Result<Outcome<'gc>, Stop<'gc>> {
+        while let Some(w) = self.work.pop() {
+            self.steps += 1;
+            if self.steps >= POLL_EVERY || self.buffer.len() >= 8192 {
+                self.steps = 0;
+                if ctx.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+                    return Err(Stop::Interrupted);
+                }
+                self.flush(sink)?;
+            }
+            match w {
+                Work::Text(t) => self.buffer.push_str(t),
+                Work::Object { value, depth } => {
+                    if let Some(need) = self.object(value, depth, ctx, can_yield)? {
+                        return Ok(need);
+                    }
+                }
+                Work::ListRest { rest, depth, count } => self.list_rest(rest, depth, count, ctx),
+                Work::VectorRest { vector, index, depth } => self.vector_rest(vector, index, depth, ctx),
+                Work::ArrayLevel { array, axis, offset, index, depth } => {
+                    self.array_level(array, axis, offset, index, depth, ctx)
+                }
+                Work::SlotsRest { object, index, depth } => self.slots_rest(object, index, depth, ctx),
+            }
+        }
+        Ok(Outcome::Done)
+    }
+
+    /// `#n#` when `v` was printed already, `#n=` before its first printing.
+    /// True when the object is done (a reference was printed).
+    fn label(&mut self, v: Value<'gc>) -> bool {
+        let Some(addr) = v.heap_address() else { return false };
+        let Some(n) = self.labels.get_mut(&addr) else { return false };
+        if *n != 0 {
+            self.buffer.push_str(&format!("#{n}#"));
+            return true;
+        }
+        *n = self.next_label;
+        self.next_label += 1;
+        self.buffer.push_str(&format!("#{n}="));
+        false
+    }
+
+    fn is_labeled(&self, v: Value<'gc>) -> bool {
+        v.heap_address().is_some_and(|a| self.labels.contains_key(&a))
+    }
+
+    fn object(
+        &mut self,
+        v: Value<'gc>,
+        depth: u32,
+        ctx: &PrintContext<'_, 'gc>,
+        can_yield: bool,
+    ) -> Result<Option<Outcome<'gc>>, Stop<'gc>> {
+        let escape = ctx.escaping();
+        let s = &ctx.settings;
+        let out = &mut self.buffer;
+        match v {
+            Value::Nil => atoms::symbol_name_cased(out, "NIL", false, s.case),
+            Value::Unbound => return self.unreadable(v, ctx, "#<unbound>"),
+            Value::Fixnum(i) => atoms::fixnum(out, i, s.base, s.radix),
+            Value::BigInt(b) => atoms::integer(out, &b.0, s.base, s.radix),
+            Value::Ratio(r) => atoms::ratio(out, &r.num, &r.den, s.base, s.radix),
+            Value::Float(f) => out.push_str(&format_float(f.val)),
+            Value::Char(c) => atoms::character(out, c, escape),
+            Value::String(st) => atoms::string(out, &st.borrow(), escape),
+            Value::Symbol(sym) => {
+                if !self.labels.is_empty() && self.label(v) {
+                    return Ok(None);
+                }
+                atoms::symbol(&mut self.buffer, sym, ctx)
+            }
+            Value::Cons(c) => {
+                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                    return Ok(None);
+                }
+                self.buffer.push('(');
+                if ctx.length() == Some(0) {
+                    self.buffer.push_str("...)");
+                    return Ok(None);
+                }
+                self.work.push(Work::ListRest { rest: c.cdr.get(), depth, count: 1 });
+                self.work.push(Work::Object { value: c.car.get(), depth: depth + 1 });
+            }
+            Value::Vector(_) | Value::Array(_) if !ctx.prints_arrays() => {
+                let text = format!("#<{} {{{:X}}}>", array_type_text(v), v.heap_address().unwrap_or(0));
+                self.buffer.push_str(&text);
+            }
+            Value::Vector(_) => {
+                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                    return Ok(None);
+                }
+                self.buffer.push_str("#(");
+                self.work.push(Work::VectorRest { vector: v, index: 0, depth });
+            }
+            Value::Array(a) => {
+                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                    return Ok(None);
+                }
+                let rank = a.borrow().dims.len();
+                self.buffer.push('#');
+                self.buffer.push_str(&rank.to_string());
+                self.buffer.push('A');
+                if rank == 0 {
+                    self.buffer.push(' ');
+                    let item = a.borrow().items.first().copied().unwrap_or(Value::Nil);
+                    self.work.push(Work::Object { value: item, depth: depth + 1 });
+                } else {
+                    self.work.push(Work::ArrayLevel { array: v, axis: 0, offset: 0, index: 0, depth });
+                }
+            }
+            Value::Function(f) => {
+                if s.readably {
+                    return Err(Stop::NotReadable(v));
+                }
+                self.buffer.push_str("#<");
+                self.buffer.push_str(&cased("FUNCTION", ctx));
+                self.buffer.push(' ');
+                match f.name() {
+                    Value::Nil => self.buffer.push_str("(LAMBDA)"),
+                    name => {
+                        // Names are printed escaped whatever *print-escape* is; a
+                        // name is a symbol or (SETF symbol), so this nests once.
+                        let ectx = PrintContext { escape: true, settings: Settings::safe(), ..*ctx };
+                        let mut text = String::new();
+                        let _ = print_into(&mut text, name, &ectx);
+                        self.buffer.push_str(&text);
+                    }
+                }
+                self.buffer.push('>');
+            }
+            Value::Struct(st) => {
+                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                    return Ok(None);
+                }
+                if let Some(Value::String(text)) = ctx.lisp_method(v) {
+                    // A condition's report string.
+                    atoms::string(&mut self.buffer, &text.borrow(), false);
+                    return Ok(None);
+                }
+                if let Some(method) = ctx.lisp_method(v) {
+                    match ctx.lisp_printed.and_then(|p| p.text(v, escape)) {
+                        Some(text) => {
+                            self.buffer.push_str(text);
+                            return Ok(None);
+                        }
+                        None if can_yield => {
+                            return Ok(Some(Outcome::NeedsLisp { object: v, method, depth: depth as usize }));
+                        }
+                        None => {
+                            if let Some(p) = ctx.lisp_printed {
+                                p.note_missing(v, escape);
+                            }
+                        }
+                    }
+                }
+                if st.stype.is_condition {
+                    if !escape
+                        && let Some(report) = ctx.condition_report
+                        && let Some(text) = report(v, ctx)
+                    {
+                        self.buffer.push_str(&text);
+                        return Ok(None);
+                    }
+                    if s.readably {
+                        return Err(Stop::NotReadable(v));
+                    }
+                    self.buffer.push_str("#<");
+                    self.symbol_text(st.stype.name, ctx);
+                    self.buffer.push_str(&format!(" {{{:X}}}>", Gc::as_ptr(st) as usize));
+                    return Ok(None);
+                }
+                self.buffer.push_str("#S(");
+                self.symbol_text(st.stype.name, ctx);
+                self.work.push(Work::SlotsRest { object: v, index: 0, depth });
+            }
+            Value::HashTable(h) => {
+                let h = h.borrow();
+                let test = match h.test {
+                    HashTest::Eq => "EQ",
+                    HashTest::Eql => "EQL",
+                    HashTest::Equal => "EQUAL",
+                    HashTest::Equalp => "EQUALP",
+                };
+                let text = format!("#<HASH-TABLE :TEST {test} :COUNT {}>", h.count);
+                return self.unreadable(v, ctx, &text);
+            }
+            Value::Package(p) => {
+                return self.unreadable(v, ctx, &format!("#<{} \"{}\">", cased("PACKAGE", ctx), p.name));
+            }
+            Value::Stream(st) => return self.unreadable(v, ctx, &format!("#<STREAM {}>", st.borrow().name)),
+            Value::RandomState(_) => return self.unreadable(v, ctx, "#<RANDOM-STATE>"),
+            Value::StructType(t) => {
+                if s.readably {
+                    return Err(Stop::NotReadable(v));
+                }
+                self.buffer.push_str("#<");
+                self.buffer.push_str(&cased("STRUCTURE-CLASS", ctx));
+                self.buffer.push(' ');
+                self.symbol_text(t.name, ctx);
+                self.buffer.push('>');
+            }
+            Value::Cell(_) => return self.unreadable(v, ctx, "#<value-cell>"),
+            Value::Proto(_) => return self.unreadable(v, ctx, "#<code>"),
+        }
+        Ok(None)
+    }
+
+    fn unreadable(
+        &mut self,
+        v: Value<'gc>,
+        ctx: &PrintContext<'_, 'gc>,
+        text: &str,
+    ) -> Result<Option<Outcome<'gc>>, Stop<'gc>> {
+        if ctx.settings.readably {
+            return Err(Stop::NotReadable(v));
+        }
+        self.buffer.push_str(text);
+        Ok(None)
+    }
+
+    /// A type's name inside `#<...>` or `#S(`: always escaped.
+    fn symbol_text(&mut self, name: Value<'gc>, ctx: &PrintContext<'_, 'gc>) {
+        match name {
+            Value::Symbol(sym) => atoms::symbol(&mut self.buffer, sym, &PrintContext { escape: true, ..*ctx }),
+            Value::Nil => self.buffer.push_str("NIL"),
+            _ => self.buffer.push('?'),
+        }
+    }
+
+    /// `*print-level*`: a compound object this deep prints as `#`.
+    fn cut(&mut self, depth: u32, ctx: &PrintContext<'_, 'gc>) -> bool {
+        if ctx.level().is_some_and(|l| depth as usize >= l) {
+            self.buffer.push('#');
+            return true;
+        }
+        false
+    }
+
+    fn list_rest(&mut self, rest: Value<'gc>, depth: u32, count: usize, ctx: &PrintContext<'_, 'gc>) {
+        match rest {
+            Value::Nil => self.buffer.push(')'),
+            Value::Cons(c) if !self.is_labeled(rest) => {
+                if ctx.length().is_some_and(|n| count >= n) {
+                    self.buffer.push_str(" ...)");
+                    return;
+                }
+                self.buffer.push(' ');
+                self.work.push(Work::ListRest { rest: c.cdr.get(), depth, count: count + 1 });
+                self.work.push(Work::Object { value: c.car.get(), depth: depth + 1 });
+            }
+            tail => {
+                // A dotted tail, or a shared cdr: `. #n#` / `. #n=(...)`.
+                self.buffer.push_str(" . ");
+                self.work.push(Work::Text(")"));
+                self.work.push(Work::Object { value: tail, depth: depth + 1 });
+            }
+        }
+    }
+
+    fn vector_rest(&mut self, vector: Value<'gc>, index: usize, depth: u32, ctx: &PrintContext<'_, 'gc>) {
+        let Value::Vector(vec) = vector else { return };
+        let vec = vec.borrow();
+        let items = vec.active();
+        if index >= items.len() {
+            self.buffer.push(')');
+            return;
+        }
+        if index > 0 {
+            self.buffer.push(' ');
+        }
+        if ctx.length().is_some_and(|n| index >= n) {
+            self.buffer.push_str("...)");
+            return;
+        }
+        self.work.push(Work::VectorRest { vector, index: index + 1, depth });
+        self.work.push(Work::Object { value: items[index], depth: depth + 1 });
+    }
+
+    fn array_level(
+        &mut self,
+        array: Value<'gc>,
+        axis: usize,
+        offset: usize,
+        index: usize,
+        depth: u32,
+        ctx: &PrintContext<'_, 'gc>,
+    ) {
+        let Value::Array(a) = array else { return };
+        let a = a.borrow();
+        let Some(&len) = a.dims.get(axis) else { return };
+        if index == 0 {
+            if ctx.level().is_some_and(|l| depth as usize >= l) && axis > 0 {
+                self.buffer.push('#');
+                return;
+            }
+            self.buffer.push('(');
+        }
+        if index >= len {
+            self.buffer.push(')');
+            return;
+        }
+        if index > 0 {
+            self.buffer.push(' ');
+        }
+        if ctx.length().is_some_and(|n| index >= n) {
+            self.buffer.push_str("...)");
+            return;
+        }
+        let stride: usize = a.dims[axis + 1..].iter().product();
+        self.work.push(Work::ArrayLevel { array, axis, offset, index: index + 1, depth });
+        let start = offset + index * stride;
+        if axis + 1 == a.dims.len() {
+            let item = a.items.get(start).copied().unwrap_or(Value::Nil);
+            self.work.push(Work::Object { value: item, depth: depth + 1 });
+        } else {
+            self.work.push(Work::ArrayLevel { array, axis: axis + 1, offset: start, index: 0, depth: depth + 1 });
+        }
+    }
+
+    fn slots_rest(&mut self, object: Value<'gc>, index: usize, depth: u32, ctx: &PrintContext<'_, 'gc>) {
+        let Value::Struct(s) = object else { return };
+        let names = s.stype.slot_names.borrow();
+        let slots = s.slots.borrow();
+        if index >= slots.len().min(names.len()) {
+            self.buffer.push(')');
+            return;
+        }
+        if ctx.length().is_some_and(|n| index >= n) {
+            self.buffer.push_str(" ...)");
+            return;
+        }
+        self.buffer.push_str(" :");
+        if let Value::Symbol(sym) = names[index] {
+            atoms::symbol_name_cased(&mut self.buffer, &sym.name, ctx.escaping(), ctx.settings.case);
+        }
+        self.buffer.push(' ');
+        self.work.push(Work::SlotsRest { object, index: index + 1, depth });
+        self.work.push(Work::Object { value: slots[index], depth: depth + 1 });
+    }
+}
+
+/// A type's name inside `#<...>`, under `*print-case*` as SBCL prints it.
+fn cased(word: &str, ctx: &PrintContext<'_, '_>) -> String {
+    let mut s = String::new();
+    atoms::symbol_name_cased(&mut s, word, false, ctx.settings.case);
+    s
+}
+
+/// `(SIMPLE-VECTOR 3)`, `(SIMPLE-ARRAY T (2 2))`: how SBCL names an array's
+/// type in its unreadable form.
+fn array_type_text(v: Value<'_>) -> String {
+    match v {
+        Value::Vector(vec) => {
+            let vec = vec.borrow();
+            if vec.fill_pointer.is_some() || vec.adjustable {
+                format!("(VECTOR T {})", vec.items.len())
+            } else {
+                format!("(SIMPLE-VECTOR {})", vec.items.len())
+            }
+        }
+        Value::Array(a) => {
+            let dims: Vec<String> = a.borrow().dims.iter().map(|d| d.to_string()).collect();
+            format!("(SIMPLE-ARRAY T ({}))", dims.join(" "))
+        }
+        _ => String::new(),
+    }
+}
+
+/// Print `v` into `sink` without stopping for Lisp code.
+pub fn print_into<'gc>(sink: &mut dyn Sink, v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Result<(), Stop<'gc>> {
+    let mut job = Job::new(v, ctx);
+    job.run(ctx, sink, false).map(|_| ())
+}
+
+/// The printed text of `v`. A print stopped by an interrupt or by
+/// `*print-readably*` gives the text printed so far.
 pub fn print_to_string<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> String {
     let mut out = String::new();
-    write_value(&mut out, v, ctx, 0);
+    let _ = print_into(&mut out, v, ctx);
     out
 }
 
-pub fn write_value<'gc>(out: &mut String, v: Value<'gc>, ctx: &PrintContext<'_, 'gc>, depth: usize) {
-    if depth > MAX_PRINT_DEPTH {
-        out.push('#');
-        return;
-    }
-    match v {
-        Value::Nil => out.push_str("NIL"),
-        Value::Unbound => out.push_str("#<unbound>"),
-        Value::Fixnum(i) => out.push_str(&i.to_string()),
-        Value::BigInt(b) => out.push_str(&b.0.to_string()),
-        Value::Ratio(r) => {
-            out.push_str(&r.num.to_string());
-            out.push('/');
-            out.push_str(&r.den.to_string());
-        }
-        Value::Float(f) => out.push_str(&format_float(f.val)),
-        Value::Char(c) => {
-            if ctx.escape {
-                out.push_str("#\\");
-                // SBCL prints graphic standard characters, Space included, as themselves.
-                match char_name(c).filter(|_| c != ' ') {
-                    Some(name) => out.push_str(name),
-                    None => out.push(c),
-                }
-            } else {
-                out.push(c);
-            }
-        }
-        Value::String(s) => {
-            let s = s.borrow();
-            if ctx.escape {
-                out.push('"');
-                for &c in s.active() {
-                    if c == '"' || c == '\\' {
-                        out.push('\\');
-                    }
-                    out.push(c);
-                }
-                out.push('"');
-            } else {
-                out.extend(s.active().iter());
-            }
-        }
-        Value::Symbol(s) => write_symbol(out, s, ctx),
-        Value::Cons(_) => write_list(out, v, ctx, depth),
-        Value::Vector(vec) => {
-            let vec = vec.borrow();
-            out.push_str("#(");
-            for (i, &item) in vec.active().iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                write_value(out, item, ctx, depth + 1);
-            }
-            out.push(')');
-        }
-        Value::Array(a) => {
-            let a = a.borrow();
-            out.push('#');
-            out.push_str(&a.dims.len().to_string());
-            out.push('A');
-            if a.dims.is_empty() {
-                out.push(' ');
-                write_value(out, a.items.first().copied().unwrap_or(Value::Nil), ctx, depth + 1);
-            } else {
-                write_array_level(out, &a.dims, &a.items, ctx, depth);
-            }
-        }
-        Value::Function(f) => {
-            out.push_str("#<FUNCTION ");
-            match f.name() {
-                Value::Nil => out.push_str("(LAMBDA)"),
-                name => write_value(out, name, &PrintContext { escape: true, ..*ctx }, depth + 1),
-            }
-            out.push('>');
-        }
-        Value::Struct(s) => {
-            if s.stype.is_condition {
-                if !ctx.escape
-                    && let Some(report) = ctx.condition_report
-                    && let Some(text) = report(v, ctx)
-                {
-                    out.push_str(&text);
-                    return;
-                }
-                out.push_str("#<");
-                write_value(out, s.stype.name, &PrintContext { escape: true, ..*ctx }, depth + 1);
-                out.push_str(" {");
-                out.push_str(&format!("{:X}", Gc::as_ptr(s) as usize));
-                out.push_str("}>");
-                return;
-            }
-            out.push_str("#S(");
-            write_value(out, s.stype.name, &PrintContext { escape: true, ..*ctx }, depth + 1);
-            let names = s.stype.slot_names.borrow();
-            let slots = s.slots.borrow();
-            for (name, &val) in names.iter().zip(slots.iter()) {
-                out.push_str(" :");
-                if let Value::Symbol(sym) = name {
-                    write_symbol_name(out, &sym.name, ctx.escape);
-                }
-                out.push(' ');
-                write_value(out, val, ctx, depth + 1);
-            }
-            out.push(')');
-        }
-        Value::HashTable(h) => {
-            let h = h.borrow();
-            let test = match h.test {
-                HashTest::Eq => "EQ",
-                HashTest::Eql => "EQL",
-                HashTest::Equal => "EQUAL",
-                HashTest::Equalp => "EQUALP",
-            };
-            out.push_str(&format!("#<HASH-TABLE :TEST {test} :COUNT {}>", h.count));
-        }
-        Value::Package(p) => out.push_str(&format!("#<PACKAGE \"{}\">", p.name)),
-        Value::Stream(s) => out.push_str(&format!("#<STREAM {}>", s.borrow().name)),
-        Value::RandomState(_) => out.push_str("#<RANDOM-STATE>"),
-        Value::StructType(t) => {
-            out.push_str("#<STRUCTURE-CLASS ");
-            write_value(out, t.name, ctx, depth + 1);
-            out.push('>');
-        }
-        Value::Cell(_) => out.push_str("#<value-cell>"),
-        Value::Proto(_) => out.push_str("#<code>"),
-    }
-}
-
-fn write_array_level<'gc>(
-    out: &mut String,
-    dims: &[usize],
-    items: &[Value<'gc>],
-    ctx: &PrintContext<'_, 'gc>,
-    depth: usize,
-) {
-    out.push('(');
-    if dims.len() == 1 {
-        for (i, &item) in items.iter().take(dims[0]).enumerate() {
-            if i > 0 {
-                out.push(' ');
-            }
-            write_value(out, item, ctx, depth + 1);
-        }
-    } else {
-        let stride: usize = dims[1..].iter().product();
-        for i in 0..dims[0] {
-            if i > 0 {
-                out.push(' ');
-            }
-            let start = (i * stride).min(items.len());
-            let end = (start + stride).min(items.len());
-            write_array_level(out, &dims[1..], &items[start..end], ctx, depth + 1);
-        }
-    }
-    out.push(')');
-}
-
-fn write_list<'gc>(out: &mut String, v: Value<'gc>, ctx: &PrintContext<'_, 'gc>, depth: usize) {
-    out.push('(');
-    let mut cur = v;
-    let mut first = true;
-    loop {
-        match cur {
-            Value::Cons(c) => {
-                if !first {
-                    out.push(' ');
-                }
-                first = false;
-                write_value(out, c.car.get(), ctx, depth + 1);
-                cur = c.cdr.get();
-            }
-            Value::Nil => break,
-            other => {
-                out.push_str(" . ");
-                write_value(out, other, ctx, depth + 1);
-                break;
-            }
-        }
-    }
-    out.push(')');
-}
-
-fn write_symbol<'gc>(out: &mut String, s: Ptr<'gc, Symbol<'gc>>, ctx: &PrintContext<'_, 'gc>) {
-    if ctx.escape {
-        match s.package.get() {
-            None => out.push_str("#:"),
-            Some(p) if Gc::ptr_eq(p, ctx.packages.keyword) => out.push(':'),
-            Some(p) => {
-                let accessible = matches!(
-                    ctx.packages.find_symbol(ctx.current_package, &s.name),
-                    Some((Value::Symbol(found), _)) if Gc::ptr_eq(found, s)
-                );
-                if !accessible {
-                    write_symbol_name(out, &p.name, true);
-                    let external = matches!(
-                        ctx.packages.find_symbol(p, &s.name),
-                        Some((_, FindStatus::External))
-                    );
-                    out.push_str(if external { ":" } else { "::" });
-                }
-            }
-        }
-    }
-    write_symbol_name(out, &s.name, ctx.escape);
-}
-
-/// Write a symbol name, with `|...|` when escaping and the name would not read back as itself.
-pub fn write_symbol_name(out: &mut String, name: &str, escape: bool) {
-    if escape && needs_bars(name) {
-        out.push('|');
-        for c in name.chars() {
-            if c == '|' || c == '\\' {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-        out.push('|');
-    } else {
-        out.push_str(name);
-    }
-}
-
-fn needs_bars(name: &str) -> bool {
-    if name.is_empty() {
-        return true;
-    }
-    if name.chars().any(|c| {
-        c.is_lowercase()
-            || c.is_whitespace()
-            || matches!(c, '(' | ')' | '\'' | '"' | '`' | ',' | ';' | '|' | '\\' | ':' | '#')
-    }) {
-        // '#' is only special at the start of a token.
-        let only_inner_hash = name.chars().all(|c| {
-            !(c.is_lowercase()
-                || c.is_whitespace()
-                || matches!(c, '(' | ')' | '\'' | '"' | '`' | ',' | ';' | '|' | '\\' | ':'))
-        }) && !name.starts_with('#');
-        return !only_inner_hash;
-    }
-    if name.chars().all(|c| c == '.') {
-        return true;
-    }
-    looks_like_number(name)
-}
-
-fn looks_like_number(s: &str) -> bool {
-    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if body.is_empty() {
-        return false;
-    }
-    let body = body.strip_suffix('.').unwrap_or(body);
-    if !body.is_empty() && body.chars().all(|c| c.is_ascii_digit()) {
-        return true;
-    }
-    if let Some((a, b)) = body.split_once('/') {
-        return !a.is_empty() && !b.is_empty() && a.chars().all(|c| c.is_ascii_digit()) && b.chars().all(|c| c.is_ascii_digit());
-    }
-    // A float: digits with a dot and/or an exponent marker.
-    let lower = body.to_ascii_lowercase();
-    let (mant, exp) = match lower.find(['e', 'd', 'f', 's', 'l']) {
-        Some(i) => (&lower[..i], Some(&lower[i + 1..])),
-        None => (&lower[..], None),
-    };
-    let mant_ok = {
-        let (a, b) = mant.split_once('.').unwrap_or((mant, ""));
-        (a.chars().all(|c| c.is_ascii_digit()) && b.chars().all(|c| c.is_ascii_digit()))
-            && (!a.is_empty() || !b.is_empty())
-            && (mant.contains('.') || exp.is_some())
-    };
-    let exp_ok = match exp {
-        None => true,
-        Some(e) => {
-            let e = e.strip_prefix(['+', '-']).unwrap_or(e);
-            !e.is_empty() && e.chars().all(|c| c.is_ascii_digit())
-        }
-    };
-    mant_ok && exp_ok
-}
-
-/// The name `#\` uses for a character, when it has one (SBCL's names of
-/// the ASCII control characters).
-pub fn char_name(c: char) -> Option<&'static str> {
-    const CONTROL: [&str; 32] = [
-        "Nul", "Soh", "Stx", "Etx", "Eot", "Enq", "Ack", "Bel", "Backspace", "Tab", "Newline", "Vt", "Page", "Return",
-        "So", "Si", "Dle", "Dc1", "Dc2", "Dc3", "Dc4", "Nak", "Syn", "Etb", "Can", "Em", "Sub", "Esc", "Fs", "Gs", "Rs",
-        "Us",
-    ];
-    match c {
-        ' ' => Some("Space"),
-        '\u{7f}' => Some("Rubout"),
-        c if (c as u32) < 32 => Some(CONTROL[c as usize]),
-        _ => None,
-    }
-}
-
-/// Format a double as SBCL does when doubles are the default float format:
-/// shortest round-trip digits; fixed notation for 1e-3 <= |x| < 1e7, else
-/// `d.ddde±n`.
-pub fn format_float(x: f64) -> String {
-    if x.is_nan() {
-        return "#<DOUBLE-FLOAT quiet NaN>".to_string();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 {
-            "#.SB-EXT:DOUBLE-FLOAT-POSITIVE-INFINITY".to_string()
-        } else {
-            "#.SB-EXT:DOUBLE-FLOAT-NEGATIVE-INFINITY".to_string()
-        };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0".to_string() } else { "0.0".to_string() };
-    }
-    let sci = format!("{:e}", x.abs()); // e.g. "1.2345e6" or "5e-324"
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
-    let sign = if x < 0.0 { "-" } else { "" };
-    let ax = x.abs();
-    if (1e-3..1e7).contains(&ax) {
-        // Fixed notation: place the decimal point after exp+1 digits.
-        let point = exp + 1;
-        let s = if point <= 0 {
-            format!("0.{}{}", "0".repeat((-point) as usize), digits)
-        } else if point as usize >= digits.len() {
-            format!("{}{}.0", digits, "0".repeat(point as usize - digits.len()))
-        } else {
-            format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
-        };
-        format!("{sign}{s}")
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let rest = if rest.is_empty() { "0" } else { rest };
-        format!("{sign}{first}.{rest}e{exp}")
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn floats_print_as_sbcl_prints_doubles() {
-        let cases = [
-            (1.5, "1.5"),
-            (1.0, "1.0"),
-            (0.1, "0.1"),
-            (100.0, "100.0"),
-            (1234567.0, "1234567.0"),
-            (1e7, "1.0e7"),
-            (1.5e10, "1.5e10"),
-            (0.001, "0.001"),
-            (0.0001, "1.0e-4"),
-            (-2.5, "-2.5"),
-            (std::f64::consts::PI, "3.141592653589793"),
-            (0.0, "0.0"),
-            (1e-10, "1.0e-10"),
-            (123.456, "123.456"),
-        ];
-        for (x, want) in cases {
-            assert_eq!(format_float(x), want, "printing {x:?}");
-        }
-    }
-
-    #[test]
-    fn symbol_names_that_need_bars() {
-        for (name, bars) in [
-            ("FOO", false),
-            ("foo", true),
-            ("1+", false),
-            ("123", true),
-            ("1.5", true),
-            ("A B", true),
-            ("", true),
-            ("FOO#", false),
-            ("+", false),
-            ("...", true),
-            ("1/2", true),
-            ("1E5", true),
-            ("E5", false),
-        ] {
-            assert_eq!(needs_bars(name), bars, "needs_bars({name:?})");
-        }
-    }
-}
+mod tests;

@@ -99,7 +99,7 @@ pub enum Block {
 ///
 /// ```
 /// use mprof_reader::ReadOptions;
-/// use mprof_reader::pretty::{PrettyOptions, pretty_source, render_blocks};
+/// use mprof_listing::pretty::{PrettyOptions, pretty_source, render_blocks};
 /// let src = "(defun fact (n) ; factorial\n (if (< n 2) 1 (* n (fact (1- n)))))";
 /// let if_start = src.find("(if").unwrap();
 /// let must_break = |start: usize, _end: usize| start == if_start;

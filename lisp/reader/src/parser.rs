@@ -25,6 +25,12 @@ use crate::token::{
     Classified, char_from_name, classify_atom, classify_radix, classify_uninterned, shorten,
 };
 
+/// The head of the list `#n=x` reads as: `(MPROF-SYSTEM:%LABEL n x)`; the
+/// evaluator turns labels into shared structure.
+pub const LABEL_SYMBOL: &str = "%LABEL";
+/// The head of the list `#n#` reads as: `(MPROF-SYSTEM:%LABEL-REF n)`.
+pub const LABEL_REF_SYMBOL: &str = "%LABEL-REF";
+
 /// How deep a datum may nest by default (lists, vectors and quote-like prefixes all count).
 /// Far beyond hand-written code, and shallow enough that recursive consumers of the
 /// result stay well inside a 2 MiB thread stack: the derived `Drop` of a `Datum` takes about
@@ -65,6 +71,8 @@ enum Prefix {
     Comma,
     CommaAt,
     CommaDot,
+    /// `#n=`: the next datum, labelled n (read as `(MPROF-SYSTEM:%LABEL n datum)`).
+    Label(u64),
 }
 
 impl Prefix {
@@ -76,6 +84,7 @@ impl Prefix {
             Prefix::Comma => ",",
             Prefix::CommaAt => ",@",
             Prefix::CommaDot => ",.",
+            Prefix::Label(_) => "#n=",
         }
     }
 
@@ -90,6 +99,7 @@ impl Prefix {
             Prefix::CommaAt | Prefix::CommaDot => {
                 SymbolName::external(SYSTEM_PACKAGE, "UNQUOTE-SPLICING")
             }
+            Prefix::Label(_) => SymbolName::external(SYSTEM_PACKAGE, LABEL_SYMBOL),
         }
     }
 
@@ -277,6 +287,24 @@ impl<'a> Reader<'a> {
                             Some(datum) => return Ok(Some(datum)),
                             None => continue,
                         }
+                    }
+                    if let Some((n, reference)) = self.label_syntax(error) {
+                        let range = self.lexer.span();
+                        if reference {
+                            let span = self.span(range.start, range.end);
+                            let head = Datum::new(
+                                DatumKind::Symbol(SymbolName::external(SYSTEM_PACKAGE, LABEL_REF_SYMBOL)),
+                                span,
+                            );
+                            let label = Datum::new(DatumKind::Integer(n as i64), span);
+                            let datum = Datum::new(DatumKind::List(vec![head, label], None), span);
+                            match self.deliver(stack, datum)? {
+                                Some(datum) => return Ok(Some(datum)),
+                                None => continue,
+                            }
+                        }
+                        self.enter_prefix(stack, Prefix::Label(n), range.start, range.end)?;
+                        continue;
                     }
                     return Err(self.lex_error(error));
                 }
@@ -475,16 +503,26 @@ impl<'a> Reader<'a> {
                         }
                     }
                     if !suppressed {
-                        let head_span = Span {
-                            end: open.start + prefix.text().len(),
-                            ..open
+                        let head_span = match prefix {
+                            Prefix::Label(_) => open,
+                            _ => Span {
+                                end: open.start + prefix.text().len(),
+                                ..open
+                            },
                         };
                         let span = Span {
                             end: value.span.end,
                             ..open
                         };
                         let head = Datum::new(DatumKind::Symbol(prefix.symbol()), head_span);
-                        value = Datum::new(DatumKind::List(vec![head, value], None), span);
+                        let items = match prefix {
+                            Prefix::Label(n) => {
+                                let label = Datum::new(DatumKind::Integer(n as i64), head_span);
+                                vec![head, label, value]
+                            }
+                            _ => vec![head, value],
+                        };
+                        value = Datum::new(DatumKind::List(items, None), span);
                     }
                 }
                 Some(Frame::FeatureExpr { plus, open }) => {
@@ -779,6 +817,24 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// `#n=` (false) or `#n#` (true) with its label, when the lexer's unknown
+    /// dispatch is one of those.
+    fn label_syntax(&self, error: LexError) -> Option<(u64, bool)> {
+        if error != LexError::UnknownDispatch {
+            return None;
+        }
+        let text = &self.src[self.lexer.span()];
+        let body = text.strip_prefix('#')?;
+        let (digits, reference) = match body.strip_suffix('=') {
+            Some(d) => (d, false),
+            None => (body.strip_suffix('#')?, true),
+        };
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok().map(|n| (n, reference))
+    }
+
     /// Lexer errors that `*read-suppress*` tolerates: dispatch macros this reader does not
     /// implement (their argument is then read and skipped as an ordinary form).
     /// (`#<` stays an error, as in CL; so do `#` before whitespace or `)`.)
@@ -1012,6 +1068,22 @@ mod tests {
             expected,
             "reading {src:?}"
         );
+    }
+
+    #[test]
+    fn labels_read_as_label_forms_for_the_evaluator() {
+        check(
+            "#1=(a . #1#)",
+            "(MPROF-SYSTEM:%LABEL 1 (A MPROF-SYSTEM:%LABEL-REF 1))",
+        );
+        check(
+            "(#12=x #12# #3=#(#3#))",
+            "((MPROF-SYSTEM:%LABEL 12 X) (MPROF-SYSTEM:%LABEL-REF 12) (MPROF-SYSTEM:%LABEL 3 #((MPROF-SYSTEM:%LABEL-REF 3))))",
+        );
+        check("'#1=a", "(COMMON-LISP:QUOTE (MPROF-SYSTEM:%LABEL 1 A))");
+        check("#1=", "Incomplete 1:4: end of input: expected a form after #n= at 1:1");
+        // Suppressed by #-, labels are skipped like any other syntax.
+        check("(#-mprof-lisp #1=(a) b)", "(B)");
     }
 
     fn check_features(src: &str, features: &[&str], expected: &str) {

@@ -535,29 +535,6 @@ fn stream_of<'gc>(ctx: &Ctx<'_, 'gc>, a: A<'_, 'gc>, i: usize) -> Result<Value<'
     ctx.output_stream(a.get(i).copied().unwrap_or(Value::Nil))
 }
 
-fn prin1<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let s = stream_of(ctx, a, 1)?;
-    let text = ctx.print(a[0], true);
-    ctx.write_stream(s, &text)?;
-    Ok(a[0])
-}
-
-fn princ<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let s = stream_of(ctx, a, 1)?;
-    let text = ctx.print(a[0], false);
-    ctx.write_stream(s, &text)?;
-    Ok(a[0])
-}
-
-fn print<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let s = stream_of(ctx, a, 1)?;
-    let text = ctx.print(a[0], true);
-    ctx.write_stream(s, "\n")?;
-    ctx.write_stream(s, &text)?;
-    ctx.write_stream(s, " ")?;
-    Ok(a[0])
-}
-
 fn terpri<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let s = stream_of(ctx, a, 0)?;
     ctx.write_stream(s, "\n")?;
@@ -597,10 +574,21 @@ fn write_char<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(a[0])
 }
 
-/// (format destination control &rest args)
-fn format<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+/// (format destination control &rest args), run by the VM (Special::Format):
+/// objects printed by Lisp methods take their text from `lisp_printed`; when
+/// some have none yet, nothing is written and None returned, and the VM
+/// computes their texts with Lisp and runs this again.
+pub fn format_run<'gc>(
+    ctx: &mut Ctx<'_, 'gc>,
+    a: A<'_, 'gc>,
+    lisp_printed: &mprof_heap::printer::LispPrinted<'gc>,
+) -> Result<Option<Value<'gc>>, Raise<'gc>> {
     let control = ctx.string_arg(a[1])?;
-    let dest = a[0];
+    // FORMAT's destination T is *standard-output* (not *terminal-io*, as for PRINT).
+    let dest = match a[0] {
+        Value::Symbol(s) if gc_arena::Gc::ptr_eq(s, ctx.world.packages.t) => ctx.world.syms.standard_output.value.get(),
+        d => d,
+    };
     let column = match dest {
         // NIL and strings with fill pointers start a fresh string.
         Value::Nil | Value::String(_) => 0,
@@ -610,12 +598,29 @@ fn format<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         }
     };
     let text = {
-        let pctx = ctx.print_context(false);
-        crate::format::format_with_column(&pctx, &control, &a[2..], column)
+        let world = ctx.world;
+        let method_of = |v: Value<'gc>, e: bool| crate::printing::method(world, v, e);
+        let flag = ctx.host.interrupt.clone();
+        let pctx = mprof_heap::printer::PrintContext {
+            settings: crate::printing::settings(world),
+            method: Some(&method_of),
+            lisp_printed: Some(lisp_printed),
+            interrupt: Some(&flag),
+            ..ctx.print_context(false)
+        };
+        let text = crate::format::format_with_column(&pctx, &control, &a[2..], column);
+        // A print inside stopped at Ctrl-C (circular data): signal it now.
+        if flag.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            return Err(Raise::simple(crate::raise::ErrorKind::Interrupt, "interrupted"));
+        }
+        text
     }
     .map_err(|m| Raise::error(format!("error in FORMAT: {m} in the control string {}", quoted_head(&control))))?;
-    match dest {
-        Value::Nil => Ok(alloc::string(ctx.mc, &text)),
+    if !lisp_printed.missing.borrow().is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(match dest {
+        Value::Nil => alloc::string(ctx.mc, &text),
         Value::String(s) => {
             // A string with a fill pointer: append.
             let mut st = alloc::borrow_mut(ctx.mc, s);
@@ -625,23 +630,19 @@ fn format<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             if st.fill_pointer.is_some() {
                 st.fill_pointer = Some(st.chars.len());
             }
-            Ok(Value::Nil)
+            Value::Nil
         }
         d => {
             ctx.write_to(d, &text)?;
-            Ok(Value::Nil)
+            Value::Nil
         }
-    }
+    }))
 }
 
-fn prin1_to_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let t = ctx.print(a[0], true);
-    Ok(alloc::string(ctx.mc, &t))
-}
-
-fn princ_to_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let t = ctx.print(a[0], false);
-    Ok(alloc::string(ctx.mc, &t))
+/// (sys:%object-address object): the heap address PRINT-UNREADABLE-OBJECT's
+/// :identity shows (0 for immediates).
+fn object_address<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(Value::Fixnum(a[0].heap_address().unwrap_or(0) as i64))
 }
 
 fn identity<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -912,17 +913,11 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("KEYWORDP", 1, 1, keywordp),
     cl("TYPEP", 2, 3, typep),
     cl("TYPE-OF", 1, 1, type_of),
-    cl("PRIN1", 1, 2, prin1),
-    cl("PRINC", 1, 2, princ),
-    cl("PRINT", 1, 2, print),
     cl("TERPRI", 0, 1, terpri),
     cl("FRESH-LINE", 0, 1, fresh_line),
     cl("WRITE-STRING", 1, 4, write_string),
     cl("WRITE-LINE", 1, 4, write_line),
     cl("WRITE-CHAR", 1, 2, write_char),
-    cl("FORMAT", 2, MANY, format),
-    cl("PRIN1-TO-STRING", 1, 1, prin1_to_string),
-    cl("PRINC-TO-STRING", 1, 1, princ_to_string),
     cl("LENGTH", 1, 1, length),
     cl("GET-INTERNAL-REAL-TIME", 0, 0, get_internal_real_time),
     cl("INTERN", 1, 2, intern),
@@ -951,6 +946,7 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%STRUCT-TYPE-SLOTS", 1, 1, struct_type_slots),
     sys("%STRUCT-TYPE-SET-REPORT", 2, 2, struct_type_set_report),
     sys("%CONDITION-REPORT-FUNCTION", 1, 1, struct_type_report),
+    sys("%OBJECT-ADDRESS", 1, 1, object_address),
     sys("%STRUCT-TYPE-EXTRA", 1, 2, struct_type_extra),
     sys("%MAKE-INSTANCE", 1, MANY, make_instance),
     sys("%STRUCT-REF", 3, 3, struct_ref),

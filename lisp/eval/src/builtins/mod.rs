@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use mprof_heap::Value;
 
 use crate::ctx::Ctx;
+use crate::printing::PrintFn;
 use crate::raise::LResult;
 
 pub mod arrays;
@@ -53,6 +54,10 @@ pub enum Special {
     Compile,
     /// (sys:%macroexpand-1 form): expand once; two values.
     Macroexpand1,
+    /// A printing function (printing.rs): may call print methods.
+    Print(crate::printing::PrintFn),
+    /// (format destination control &rest args): may call print methods.
+    Format,
 }
 
 #[derive(Clone, Copy)]
@@ -103,7 +108,19 @@ const SPECIALS: &[BuiltinDef] = &[
     },
     BuiltinDef { name: "COMPILE", package: Pkg::Cl, min: 1, max: 2, kind: Kind::Special(Special::Compile) },
     BuiltinDef { name: "%MACROEXPAND-1", package: Pkg::Sys, min: 1, max: 2, kind: Kind::Special(Special::Macroexpand1) },
+    print_fn("PRIN1", Pkg::Cl, 1, 2, PrintFn::Prin1),
+    print_fn("PRINC", Pkg::Cl, 1, 2, PrintFn::Princ),
+    print_fn("PRINT", Pkg::Cl, 1, 2, PrintFn::Print),
+    print_fn("WRITE", Pkg::Cl, 1, MANY, PrintFn::Write),
+    print_fn("WRITE-TO-STRING", Pkg::Cl, 1, MANY, PrintFn::WriteToString),
+    print_fn("PRIN1-TO-STRING", Pkg::Cl, 1, 1, PrintFn::Prin1ToString),
+    print_fn("PRINC-TO-STRING", Pkg::Cl, 1, 1, PrintFn::PrincToString),
+    BuiltinDef { name: "FORMAT", package: Pkg::Cl, min: 2, max: MANY, kind: Kind::Special(Special::Format) },
 ];
+
+const fn print_fn(name: &'static str, package: Pkg, min: u16, max: u16, f: PrintFn) -> BuiltinDef {
+    BuiltinDef { name, package, min, max, kind: Kind::Special(Special::Print(f)) }
+}
 
 /// Every builtin, in id order.
 pub fn table() -> &'static [BuiltinDef] {

@@ -442,8 +442,9 @@ fn read_text(text: &str, all: bool, preserve_whitespace: bool) -> ReadResult {
 
 fn datum_value<'gc>(ctx: &Ctx<'_, 'gc>, datum: &mprof_reader::Datum) -> LResult<'gc> {
     let package = ctx.current_package();
-    mprof_heap::datum::datum_to_value(ctx.mc, &ctx.world.packages, package, datum)
-        .map_err(|e| Raise::simple(ErrorKind::Package, e.error.to_string()))
+    let v = mprof_heap::datum::datum_to_value(ctx.mc, &ctx.world.packages, package, datum)
+        .map_err(|e| Raise::simple(ErrorKind::Package, e.error.to_string()))?;
+    if crate::labels::datum_has_labels(datum) { crate::labels::resolve(ctx.mc, ctx.world, v) } else { Ok(v) }
 }
 
 /// Read a datum from a string input stream: a growing window of its

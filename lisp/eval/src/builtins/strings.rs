@@ -310,40 +310,6 @@ fn string_concat<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(new_string(ctx, chars))
 }
 
-const WRITE_KEYS: &[&str] = &[
-    "STREAM", "ESCAPE", "READABLY", "PRETTY", "BASE", "RADIX", "CASE", "CIRCLE", "GENSYM", "LENGTH", "LEVEL", "LINES",
-    "RIGHT-MARGIN", "ARRAY", "MISER-WIDTH", "PPRINT-DISPATCH",
-];
-
-/// The text `write` prints: `:escape` (default `*print-escape*`) or `:readably` escape.
-fn write_text<'gc>(ctx: &Ctx<'_, 'gc>, obj: Value<'gc>, k: &[Option<Value<'gc>>]) -> String {
-    let escape = match k[1] {
-        Some(v) => v.truthy(),
-        None => !matches!(ctx.world.syms.print_escape.value.get(), Value::Nil),
-    };
-    let readably = match k[2] {
-        Some(v) => v.truthy(),
-        None => ctx.world.syms.print_readably.value.get().truthy(),
-    };
-    ctx.print(obj, escape || readably)
-}
-
-fn write<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let k = keyword_args(ctx, &a[1..], WRITE_KEYS)?;
-    let text = write_text(ctx, a[0], &k);
-    let s = ctx.output_stream(k[0].unwrap_or(Value::Nil))?;
-    ctx.write_stream(s, &text)?;
-    Ok(a[0])
-}
-
-fn write_to_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let k = keyword_args(ctx, &a[1..], &WRITE_KEYS[1..])?;
-    let mut full = vec![None];
-    full.extend(k);
-    let text = write_text(ctx, a[0], &full);
-    Ok(alloc::string(ctx.mc, &text))
-}
-
 /// (read-from-string string &optional eof-error-p eof-value &key start end preserve-whitespace)
 fn read_from_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let chars = chars_of(ctx, a[0])?;
@@ -359,6 +325,7 @@ fn read_from_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> 
             let pkg = ctx.current_package();
             let v = mprof_heap::datum::datum_to_value(ctx.mc, &ctx.world.packages, pkg, &datum)
                 .map_err(|e| Raise::simple(crate::raise::ErrorKind::Package, e.error.to_string()))?;
+            let v = if crate::labels::datum_has_labels(&datum) { crate::labels::resolve(ctx.mc, ctx.world, v)? } else { v };
             // CL's index is just past the datum and one following whitespace character.
             let mut index = text.get(..byte_end).map(|t| t.chars().count()).unwrap_or(end);
             if index < end && chars[index].is_whitespace() && !k[2].is_some_and(|v| v.truthy()) {
@@ -403,8 +370,6 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("CHAR", 2, 2, char_),
     cl("SCHAR", 2, 2, char_),
     cl("MAKE-STRING", 1, MANY, make_string),
-    cl("WRITE", 1, MANY, write),
-    cl("WRITE-TO-STRING", 1, MANY, write_to_string),
     cl("READ-FROM-STRING", 1, MANY, read_from_string),
     sys("%SET-CHAR", 3, 3, set_char),
     sys("%STRING-CONCAT", 0, MANY, string_concat),

@@ -305,3 +305,9 @@
                 :datum ,v :expected-type ',type
                 :format-control "The value of ~S is ~S, which is not ~A."
                 :format-arguments (list ',place ,v ,(or type-string (format nil "of type ~S" type))))))))
+
+(define-condition print-not-readable (error)
+  ((object :initarg :object :reader print-not-readable-object))
+  (:report (lambda (condition stream)
+             (let ((*print-readably* nil))
+               (format stream "~S cannot be printed readably." (print-not-readable-object condition))))))

@@ -162,6 +162,15 @@
                  (push `(defun (setf ,acc) (value object) (setf (aref object ,i) value)) out))))))
     (sys::%nreverse-list out)))
 
+;; The print method stored in the type (see printing.rs): called with the
+;; object, the stream and the depth. A symbol is looked up when printing, so
+;; the function may be defined after the structure.
+(defun sys::%ds-printer (f depth-p)
+  (let ((fn (if (symbolp f) (list 'quote f) (list 'function f))))
+    (if depth-p
+        `(lambda (object stream depth) (funcall ,fn object stream depth))
+        `(lambda (object stream depth) (declare (ignore depth)) (funcall ,fn object stream)))))
+
 (defun sys::%defstruct-expand (name-and-options slot-specs)
   (unless (and (car (if (consp name-and-options) name-and-options (list name-and-options)))
                (symbolp (car (if (consp name-and-options) name-and-options (list name-and-options)))))
@@ -173,7 +182,7 @@
          (copier (sys::%ds-intern "COPY-" name))
          (predicate (sys::%ds-intern name "-P"))
          (include nil) (overrides nil)
-         (kind 'structure) (named nil) (offset 0))
+         (kind 'structure) (named nil) (offset 0) (printer nil))
     (dolist (o options)
       (let* ((key (if (consp o) (car o) o))
              (args (if (consp o) (cdr o) nil)))
@@ -193,7 +202,8 @@
                                     (t (error "DEFSTRUCT ~S: unsupported :TYPE ~S" name ty))))))
           (:named (setq named t))
           (:initial-offset (setq offset (car args)))
-          ((:print-function :print-object) nil)
+          (:print-function (when args (setq printer (sys::%ds-printer (car args) t))))
+          (:print-object (when args (setq printer (sys::%ds-printer (car args) nil))))
           (t (error "DEFSTRUCT ~S: unknown option ~S" name o)))))
     (unless constructor-seen
       (setq constructors (list (list (sys::%ds-intern "MAKE-" name)))))
@@ -244,7 +254,8 @@
         `(progn
            ,@(if type-object
                  `((sys:%make-struct-type ',name ',precedence ',slot-names nil)
-                   (sys:%struct-type-extra ',name ',desc))
+                   (sys:%struct-type-extra ',name ',desc)
+                   (sys:%struct-type-set-report ',name ,printer))
                  `((sys::%putprop ',name 'sys::defstruct-description ',desc)))
            ,@(sys::%ds-accessors desc conc-name)
            ,@(mapcar-internal (lambda (c) (sys::%ds-constructor desc type-object c))

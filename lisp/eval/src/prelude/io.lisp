@@ -74,3 +74,30 @@
 
 (defmacro time (form)
   `(sys::%time (lambda () ,form)))
+
+;; The REPL prints a form's values with this, through the VM, so printing
+;; streams, runs print methods and can be interrupted. NEWLINE: the output
+;; does not end with one (the REPL knows; the stream's column may not, after
+;; the REPL's own messages).
+(defun sys::%print-values (newline &rest values)
+  (when (and newline values) (terpri))
+  (dolist (v values) (prin1 v) (terpri))
+  (values))
+;; Within print methods: #<TYPE body {address}>, as SBCL lays it out.
+(defmacro print-unreadable-object ((object stream &key type identity) &body body)
+  `(sys::%print-unreadable ,object ,stream ,type ,identity ,(if body `(lambda () ,@body) nil)))
+
+(defun sys::%print-unreadable (object stream type identity body)
+  (let ((stream (cond ((null stream) *standard-output*) ((eq stream t) *terminal-io*) (t stream))))
+    (when *print-readably*
+      (error 'print-not-readable :object object))
+    (write-string "#<" stream)
+    (when type
+      (prin1 (type-of object) stream)
+      (write-char #\Space stream))
+    (when body (funcall body))
+    (when identity
+      (when body (write-char #\Space stream))
+      (format stream "{~X}" (sys:%object-address object)))
+    (write-char #\> stream)
+    nil))
