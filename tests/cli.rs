@@ -268,3 +268,30 @@ fn a_profile_and_report_are_written_whole_through_a_temporary_file() {
     let profile = mprof_engine::Profile::read(&bytes).expect("a whole profile");
     assert!(profile.functions.iter().any(|f| f.name == "MAKE-LIST"));
 }
+
+#[test]
+fn options_without_effect_are_warned_about_and_the_program_still_runs() {
+    let r = run_with_files(&[("p.lisp", "(defun f (x) x) (print (f 7))")], &["--profile-out", "x.mprof", "--only", "f", "--exact", "p.lisp"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "\n7 "), "{}", r.transcript());
+    for warning in [
+        "mprof-lisp: warning: --profile-out has no effect without --profile, --time, --count or --io",
+        "mprof-lisp: warning: --only has no effect without --count",
+        "mprof-lisp: warning: --exact has no effect without --profile (it shapes the memory tables)",
+    ] {
+        assert!(r.stderr.contains(warning), "{warning}\n{}", r.stderr);
+    }
+    // --only naming a function the run never counted.
+    let r = run_with_files(
+        &[("p.lisp", "(defun f (x) x) (print (f 7))")],
+        &["--count", "--summary-only", "--report", "r.txt", "--profile-out", "c.mprof", "--only", "f,nosuch", "p.lisp"],
+    );
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert_eq!(r.stderr, "mprof-lisp: warning: --only: no function named nosuch was counted\n");
+}
+
+#[test]
+fn a_missing_value_is_named_in_the_usage_error() {
+    let r = run(&["--max-depth"], "");
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("a value is required for '--max-depth <N>'"), "{}", r.stderr);
+}

@@ -180,6 +180,9 @@ pub fn main() -> i32 {
             return 1;
         }
     };
+    for warning in crate::profile_cli::ineffective(&args.profiling) {
+        write_stderr(&format!("mprof-lisp: warning: {warning}\n"));
+    }
     if let Err(message) = crate::profile_cli::check(&args.profiling) {
         write_stderr(&format!("mprof-lisp: error: {message}\n"));
         return 2;
@@ -254,10 +257,18 @@ fn usage_error(e: clap::Error) -> i32 {
             0
         }
         _ => {
+            // The message, and the list that follows one ending in a colon.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            write_stderr(&format!("mprof-lisp: usage error: {first} (try 'mprof-lisp --help')\n"));
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines.next().unwrap_or("invalid arguments");
+            let mut message = first.strip_prefix("error: ").unwrap_or(first).to_string();
+            if message.ends_with(':') {
+                for l in lines.take_while(|l| !l.starts_with("Usage:")) {
+                    message.push(' ');
+                    message.push_str(l);
+                }
+            }
+            write_stderr(&format!("mprof-lisp: usage error: {message} (try 'mprof-lisp --help')\n"));
             2
         }
     }

@@ -97,6 +97,59 @@ impl ProfileArgs {
     }
 }
 
+/// Options given that change nothing with the others given, one warning each.
+pub fn ineffective(args: &ProfileArgs) -> Vec<String> {
+    let mut out = Vec::new();
+    let kinds = "--profile, --time, --count or --io";
+    if !args.any() {
+        let given = [
+            (args.profile_out != "mprof.out", "--profile-out"),
+            (args.report.is_some(), "--report"),
+            (args.primitives_to_caller, "--primitives-to-caller"),
+            (args.context_depth != 512, "--context-depth"),
+            (args.no_fold_recursion, "--no-fold-recursion"),
+        ];
+        for (on, name) in given {
+            if on {
+                out.push(format!("{name} has no effect without {kinds}"));
+            }
+        }
+    }
+    if !args.profile {
+        let given = [
+            (args.tables.is_some(), "--tables"),
+            (args.exact, "--exact"),
+            (args.call_sites, "--call-sites"),
+            (args.path_depth != 5, "--path-depth"),
+        ];
+        for (on, name) in given {
+            if on {
+                out.push(format!("{name} has no effect without --profile (it shapes the memory tables)"));
+            }
+        }
+    }
+    if !args.count && (!args.only.is_empty() || args.summary_only) {
+        let name = if args.only.is_empty() { "--summary-only" } else { "--only" };
+        out.push(format!("{name} has no effect without --count"));
+    }
+    if !args.time && args.no_compensation {
+        out.push("--no-compensation has no effect without --time".into());
+    }
+    out
+}
+
+/// Names given to `--only` that no counted function has (after the run).
+fn unknown_only(args: &ProfileArgs, profile: &mprof_engine::Profile) -> Vec<String> {
+    if !args.count {
+        return Vec::new();
+    }
+    args.only
+        .iter()
+        .filter(|name| !profile.exec.counts.iter().any(|c| c.function.eq_ignore_ascii_case(name)))
+        .map(|name| format!("--only: no function named {name} was counted"))
+        .collect()
+}
+
 /// Refuse, before the program runs, what would only fail after it: a bad table list,
 /// an output file that cannot be written.
 pub fn check(args: &ProfileArgs) -> Result<(), String> {
@@ -150,6 +203,9 @@ pub fn finish(lisp: &mut Interpreter, args: &ProfileArgs) -> Result<(), String> 
     lisp.profile_stop();
     let profile = lisp.full_profile();
     let kinds = ProfileKinds { memory: args.profile, time: args.time, counts: args.count, io: args.io_wanted() };
+    for warning in unknown_only(args, &profile) {
+        eprintln!("mprof-lisp: warning: {warning}");
+    }
     let listing = ListingOptions { only: args.only.clone(), ..ListingOptions::default() };
     let want_listing = args.count && !args.summary_only;
     let exec = exec_tables(&profile, kinds, &options, want_listing.then_some(&listing));

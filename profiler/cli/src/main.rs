@@ -174,6 +174,11 @@ impl Show {
     }
 }
 
+/// True when a `--show` list names kinds rather than asking for `all` of them.
+fn show_list_names_kinds(list: &str) -> bool {
+    !list.split(',').map(str::trim).any(|n| n == "all")
+}
+
 /// True when the profile holds memory data (allocations, bins, errors or samples), as
 /// opposed to a file written by an execution-only run.
 fn has_memory(p: &Profile) -> bool {
@@ -261,7 +266,8 @@ fn run(cli: Cli) -> Result<(), String> {
             if path_depth == 0 {
                 return Err("--path-depth must be at least 1".into());
             }
-            let show = Show::parse(&show)?;
+            let show_text = show;
+            let show = Show::parse(&show_text)?;
             let options = ReportOptions {
                 tables: Tables::parse(&tables)?,
                 exact_percentages: exact,
@@ -270,6 +276,21 @@ fn run(cli: Cli) -> Result<(), String> {
                 path_depth,
             };
             let profile = load_all(&files)?;
+            // A kind asked for by name that the file lacks is an error, not a blank report.
+            let named = show_list_names_kinds(&show_text);
+            let missing: Vec<&str> = [
+                (named && show.memory && !has_memory(&profile), "memory (record it with mprof-lisp --profile or libmprof)"),
+                (named && show.time && profile.exec.time.is_none(), "time (record it with mprof-lisp --time)"),
+                (named && show.counts && profile.exec.counts.is_empty(), "counts (record them with mprof-lisp --count)"),
+                (named && show.io && profile.exec.io.is_empty(), "I/O (record it with mprof-lisp --io or --time)"),
+            ]
+            .into_iter()
+            .filter_map(|(absent, what)| absent.then_some(what))
+            .collect();
+            if !missing.is_empty() {
+                let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+                return Err(format!("{} holds no {}", names.join(", "), missing.join(", no ")));
+            }
             let exec_options = ExecReportOptions { time: show.time, counts: show.counts, io: show.io, merge_cycles, exact };
             let exec = render_exec(&profile, &exec_options);
             let mut text = String::new();
@@ -347,6 +368,25 @@ fn run(cli: Cli) -> Result<(), String> {
     }
 }
 
+/// clap's error as one line: its message, with the list that follows a message ending
+/// in a colon (the missing arguments), and the usage line.
+fn one_line_usage_error(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("invalid arguments");
+    let mut message = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    let rest: Vec<&str> = lines.collect();
+    if message.ends_with(':') {
+        for l in rest.iter().take_while(|l| !l.starts_with("Usage:")) {
+            message.push(' ');
+            message.push_str(l);
+        }
+    }
+    if let Some(usage) = rest.iter().find_map(|l| l.strip_prefix("Usage:")) {
+        message.push_str(&format!(" (usage: {})", usage.trim()));
+    }
+    message
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -356,9 +396,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            let text = e.to_string();
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
-            eprintln!("mprof: {}", first.trim_start_matches("error: "));
+            eprintln!("mprof: {}", one_line_usage_error(&e.to_string()));
             return ExitCode::from(2);
         }
     };
