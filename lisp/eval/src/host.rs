@@ -12,8 +12,11 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 /// Channel 0 is standard input, 1 standard output, 2 standard error.
+/// The channel of standard input.
 pub const STDIN: u32 = 0;
+/// The channel of standard output.
 pub const STDOUT: u32 = 1;
+/// The channel of standard error.
 pub const STDERR: u32 = 2;
 
 pub enum Channel {
@@ -40,12 +43,17 @@ impl Default for Options {
 /// A function the embedding host registered, callable from Lisp.
 pub type NativeFn = Box<dyn FnMut(&[crate::HostValue]) -> Result<crate::HostValue, String>>;
 
+/// What the interpreter reaches outside the heap: its streams, host functions, options,
+/// the interrupt flag, the program's arguments and I/O statistics.
 pub struct Host {
+    /// Open streams by channel number (`STDIN`, `STDOUT`, `STDERR`, then files).
     pub channels: Vec<Channel>,
     /// Host functions registered with `Interpreter::register_native`, by
     /// builtin id minus the number of builtins.
     pub natives: Vec<(String, NativeFn)>,
+    /// The options the interpreter was made with.
     pub options: Options,
+    /// When the interpreter started (`get-internal-real-time` counts from here).
     pub start: Instant,
     /// Set from a signal handler (Ctrl-C); checked between slices.
     pub interrupt: Arc<AtomicBool>,
@@ -137,12 +145,14 @@ impl IoStats {
         r.time_ns += ns;
     }
 
+    /// The rows of the I/O summary, in the order the streams were first used.
     pub fn rows(&self) -> Vec<mprof_engine::exec::IoRow> {
         self.rows.clone()
     }
 }
 
 impl Host {
+    /// A host over these standard streams.
     pub fn new(stdout: Box<dyn Write>, stderr: Box<dyn Write>, stdin: Box<dyn BufRead>, options: Options) -> Host {
         Host {
             channels: vec![Channel::Input(stdin), Channel::Output(stdout), Channel::Output(stderr)],
@@ -174,12 +184,14 @@ impl Host {
         r
     }
 
+    /// Flush one output channel (errors are ignored: a closed pipe is not a Lisp error).
     pub fn flush(&mut self, channel: u32) {
         if let Some(Channel::Output(w)) = self.channels.get_mut(channel as usize) {
             let _ = w.flush();
         }
     }
 
+    /// Flush every output channel.
     pub fn flush_all(&mut self) {
         for c in self.channels.iter_mut() {
             if let Channel::Output(w) = c {
@@ -211,11 +223,13 @@ impl Host {
         }
     }
 
+    /// A new output channel writing to `w`; returns its number.
     pub fn open_output(&mut self, w: Box<dyn Write>) -> u32 {
         self.channels.push(Channel::Output(w));
         (self.channels.len() - 1) as u32
     }
 
+    /// Close a channel (flushing it first); its number is not reused.
     pub fn close(&mut self, channel: u32) {
         if channel > STDERR
             && let Some(c) = self.channels.get_mut(channel as usize)

@@ -39,16 +39,23 @@ type LispArena = Arena<Rootable![Root<'_>]>;
 /// A Lisp value converted for the host.
 #[derive(Clone, Debug, PartialEq)]
 pub enum HostValue {
+    /// NIL (also the empty list).
     Nil,
+    /// T.
     T,
+    /// A fixnum, or a bignum within the i64 range.
     Integer(i64),
     /// An integer outside the i64 range, in decimal.
     BigInteger(String),
+    /// A double float.
     Float(f64),
+    /// A character.
     Char(char),
+    /// A string's characters.
     String(String),
     /// A symbol, printed as `prin1` would (qualified when not accessible).
     Symbol(String),
+    /// A proper list, element by element.
     List(Vec<HostValue>),
     /// Anything else, printed as `prin1` would.
     Other(String),

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! mprof-lisp: an embeddable interpreter for a Kyoto-Common-Lisp-like subset
 //! of Common Lisp, built for memory allocation profiling.
 //!

@@ -48,9 +48,13 @@ pub enum HostRequest {
 /// Which profiles a start or a report is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct ProfileKinds {
+    /// Allocations (the mprof tables).
     pub memory: bool,
+    /// Time per calling context (flat profile and call graph).
     pub time: bool,
+    /// Execution counts (call counts and annotated listings).
     pub counts: bool,
+    /// Reads and writes per stream.
     pub io: bool,
 }
 
