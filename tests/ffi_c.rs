@@ -1001,6 +1001,85 @@ fn peak_temporary_allocations_and_rate_are_known_by_construction() {
     );
 }
 
+/// (blocks, bytes) of a leak class: from our metadata ("N blocks, B bytes").
+fn leak_class(p: &Profile, key: &str) -> (u64, u64) {
+    let v = metadata(p, key);
+    let mut words = v.split_whitespace();
+    let blocks = words.next().and_then(|w| w.parse().ok());
+    let bytes = words.nth(1).and_then(|w| w.parse().ok());
+    (blocks.expect(v), bytes.expect(v))
+}
+
+/// (blocks, bytes) of a leak class from valgrind's LEAK SUMMARY ("X bytes in N blocks").
+fn valgrind_class(summary: &str, key: &str) -> (u64, u64) {
+    let line = summary
+        .lines()
+        .find(|l| l.contains(&format!("{key}:")))
+        .unwrap_or_else(|| panic!("{key} in {summary}"));
+    let nums: Vec<u64> = line
+        .split(':')
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .filter_map(|w| w.replace(',', "").parse().ok())
+        .collect();
+    (nums[1], nums[0])
+}
+
+#[test]
+fn leaks_are_classified_as_memcheck_classifies_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "leaks", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &[], &[], true);
+    assert_ok(&o);
+    let p = read_profile(&dir.path().join("mprof.out"));
+    let ours = [
+        leak_class(&p, "definitely lost"),
+        leak_class(&p, "indirectly lost"),
+        leak_class(&p, "still reachable"),
+    ];
+    assert_eq!(ours, [(3, 144), (3, 144), (3, 196)], "{:?}", p.metadata);
+    assert_eq!(leak_class(&p, "suppressed"), (0, 0));
+    let r = reduced(&p);
+    assert_eq!(
+        kept(&r, &["main", "lose", "make_pair"]),
+        (6, 288),
+        "the leak table still shows every block"
+    );
+
+    // A suppression moves the lost blocks under `lose` apart.
+    let o = run(
+        dir.path(),
+        &exe,
+        &[],
+        &[("MPROF_SUPPRESS", "lo*e"), ("MPROF_OUT", "s.out")],
+        true,
+    );
+    assert_ok(&o);
+    let p = read_profile(&dir.path().join("s.out"));
+    assert_eq!(leak_class(&p, "definitely lost"), (0, 0));
+    assert_eq!(leak_class(&p, "suppressed"), (6, 288));
+    assert_eq!(leak_class(&p, "still reachable"), (3, 196));
+
+    // memcheck, on the same binary without the library, is the reference.
+    let vg = Command::new("valgrind")
+        .args(["--leak-check=full", "--show-leak-kinds=all"])
+        .arg(&exe)
+        .current_dir(dir.path())
+        .output();
+    let Ok(vg) = vg else {
+        eprintln!("valgrind not installed: the comparison is skipped");
+        return;
+    };
+    let summary = String::from_utf8_lossy(&vg.stderr).into_owned();
+    let theirs = [
+        valgrind_class(&summary, "definitely lost"),
+        valgrind_class(&summary, "indirectly lost"),
+        valgrind_class(&summary, "still reachable"),
+    ];
+    assert_eq!(ours, theirs, "{summary}");
+}
+
 #[test]
 fn the_bin_table_names_the_program_types_of_each_size() {
     let dir = tempfile::tempdir().unwrap();

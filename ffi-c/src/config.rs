@@ -40,6 +40,8 @@ pub struct Config {
     pub dump_signal: Option<i32>,
     pub on_error: OnError,
     pub children: Children,
+    /// `MPROF_SUPPRESS`: function-name patterns whose lost blocks are counted apart (see `leaks`).
+    pub suppress: Option<String>,
 }
 
 pub const DEFAULT_OUT: &str = "mprof.out";
@@ -119,6 +121,7 @@ impl Config {
                 dump_signal,
                 on_error,
                 children,
+                suppress: get("MPROF_SUPPRESS").filter(|s| !s.trim().is_empty()),
             },
             warnings,
         )

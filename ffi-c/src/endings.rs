@@ -28,7 +28,7 @@
 //!   it; if an ending signal gives up waiting, the temporary file is removed.
 
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
 /// How long an ending signal waits for the helper's dump before the process dies anyway.
 pub const FINAL_WAIT_MS: u64 = 10_000;
@@ -45,6 +45,44 @@ static HELPER_TID: AtomicI32 = AtomicI32::new(0);
 static DONE: AtomicU32 = AtomicU32::new(0);
 /// Requests sent to the helper.
 static SENT: AtomicU32 = AtomicU32::new(0);
+/// Where the leak check's stack scan starts (0: no check), and the
+/// callee-saved registers at that point: set by `exit` and `_exit` only.
+static EXIT_STACK: AtomicUsize = AtomicUsize::new(0);
+static EXIT_REGISTERS: [AtomicUsize; 6] = [const { AtomicUsize::new(0) }; 6];
+
+/// Record the exiting thread's stack position and registers, so the final
+/// dump classifies leaks. Inlined into its caller, so the scan starts at the
+/// caller's frame, above the library's own frames of the dump.
+#[inline(always)]
+pub fn note_exit_point() {
+    let marker = 0u8;
+    let here = core::hint::black_box(&marker) as *const u8 as usize;
+    let (rbx, rbp, r12, r13, r14, r15): (usize, usize, usize, usize, usize, usize);
+    // SAFETY: reads registers into outputs; no memory, no flags.
+    unsafe {
+        core::arch::asm!(
+            "mov {0}, rbx", "mov {1}, rbp", "mov {2}, r12", "mov {3}, r13", "mov {4}, r14", "mov {5}, r15",
+            out(reg) rbx, out(reg) rbp, out(reg) r12, out(reg) r13, out(reg) r14, out(reg) r15,
+            options(nomem, nostack, preserves_flags),
+        )
+    };
+    for (slot, v) in EXIT_REGISTERS.iter().zip([rbx, rbp, r12, r13, r14, r15]) {
+        slot.store(v, Ordering::Relaxed);
+    }
+    EXIT_STACK.store(here, Ordering::Release);
+}
+
+/// The exit point noted by [`note_exit_point`], if this is the final dump at exit.
+pub fn exit_point() -> Option<(usize, [usize; 6])> {
+    let at = EXIT_STACK.load(Ordering::Acquire);
+    (at != 0).then(|| {
+        (
+            at,
+            core::array::from_fn(|i| EXIT_REGISTERS[i].load(Ordering::Relaxed)),
+        )
+    })
+}
+
 /// A forked child has no helper yet: the next hook outside the library starts one.
 pub static HELPER_NEEDED: AtomicBool = AtomicBool::new(false);
 
@@ -283,6 +321,7 @@ pub fn final_dump_here() {
 
 /// `_exit` and `_Exit`: write the final file, then end the process as glibc does.
 pub fn exit_now(status: i32) -> ! {
+    note_exit_point();
     crate::runtime::with_guard(final_dump_here);
     // SAFETY: exit_group ends every thread; it does not return.
     unsafe {
