@@ -1081,6 +1081,18 @@ fn leaks_are_classified_as_memcheck_classifies_them() {
 }
 
 #[test]
+fn a_program_closing_every_descriptor_keeps_its_files_and_its_dump_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "closefds", &[], CFLAGS);
+    let env = [("MPROF_DUMP_SIGNAL", "USR1"), ("MPROF_OUT", "c.out")];
+    let o = run(dir.path(), &exe, &[], &env, true);
+    assert_ok(&o);
+    assert_eq!(std::fs::read(dir.path().join("data.txt")).unwrap(), b"");
+    assert_eq!(std::fs::read(dir.path().join("data2.txt")).unwrap(), b"");
+    assert!(read_profile(&dir.path().join("c.out")).nodes.len() > 1);
+}
+
+#[test]
 fn the_bin_table_names_the_program_types_of_each_size() {
     let dir = tempfile::tempdir().unwrap();
     let exe = compile(dir.path(), "widgets", &[], CFLAGS);

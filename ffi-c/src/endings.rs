@@ -212,7 +212,21 @@ pub fn start_helper() {
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return;
     }
-    let [read_fd, write_fd] = fds;
+    // Far from the low numbers a program opens and reuses, so a program that
+    // closes every descriptor and opens files again is unlikely to be handed
+    // ours (a handler would then write into its file).
+    let [read_fd, write_fd] = fds.map(|fd| {
+        // SAFETY: plain descriptor calls on our own descriptors.
+        unsafe {
+            let high = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 900);
+            if high >= 0 {
+                libc::close(fd);
+                high
+            } else {
+                fd
+            }
+        }
+    });
     // The helper must never take a signal meant for the program: block them
     // all around the spawn, so it starts with everything blocked. A bare
     // pthread, not std::thread: std's thread start-up registers thread-local
@@ -297,6 +311,10 @@ fn helper(read_fd: i32) {
             continue;
         }
         if n != 1 {
+            // The program closed our descriptors (a daemon closing everything):
+            // handlers fall back to flags, and no byte is ever written into
+            // whatever file reuses the number.
+            WAKE_FD.store(-1, Ordering::Release);
             return;
         }
         // Both requests write the same file; a final one is followed by the
