@@ -155,7 +155,9 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             }),
         }
     }
-    if let Some((from, registers)) = crate::endings::exit_point() {
+    if let Some((from, registers)) = crate::endings::exit_point()
+        && runtime::config().is_some_and(|c| c.leak_check)
+    {
         let summary = classify_leaks(symbolizer, from, &registers, &parent_of, &address_of);
         add_leak_summary(&mut profile, &summary);
     }
