@@ -339,8 +339,11 @@ pub fn final_dump_here() {
 
 /// `_exit` and `_Exit`: write the final file, then end the process as glibc does.
 pub fn exit_now(status: i32) -> ! {
-    note_exit_point();
-    crate::runtime::with_guard(final_dump_here);
+    // A vfork child shares our memory: it must not even note its exit point.
+    if own_process() {
+        note_exit_point();
+        crate::runtime::with_guard(final_dump_here);
+    }
     // SAFETY: exit_group ends every thread; it does not return.
     unsafe {
         libc::syscall(libc::SYS_exit_group, status);
