@@ -1095,6 +1095,32 @@ fn a_program_closing_every_descriptor_keeps_its_files_and_its_dump_signal() {
 }
 
 #[test]
+fn the_c_librarys_own_blocks_of_ended_threads_are_not_leaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "joined", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &[], &[], true);
+    assert_ok(&o);
+    let p = read_profile(&dir.path().join("mprof.out"));
+    assert_eq!(
+        leak_class(&p, "definitely lost"),
+        (0, 0),
+        "{:?}",
+        p.metadata
+    );
+    assert_eq!(leak_class(&p, "indirectly lost"), (0, 0));
+    // With the defaults replaced by a pattern matching nothing, the cached
+    // thread storage shows up: the default list is what hides it.
+    let env = [
+        ("MPROF_SUPPRESS", "-no_such_function"),
+        ("MPROF_OUT", "bare.out"),
+    ];
+    let o = run(dir.path(), &exe, &[], &env, true);
+    assert_ok(&o);
+    let p = read_profile(&dir.path().join("bare.out"));
+    assert!(leak_class(&p, "definitely lost").0 >= 1, "{:?}", p.metadata);
+}
+
+#[test]
 fn the_bin_table_names_the_program_types_of_each_size() {
     let dir = tempfile::tempdir().unwrap();
     let exe = compile(dir.path(), "widgets", &[], CFLAGS);

@@ -30,14 +30,20 @@ pub struct Summary {
 }
 
 /// Functions whose never-freed blocks are the C library's own, kept until exit.
+/// (glibc's internal `__GI_` aliases are how its DWARF names some of them.) The
+/// thread-local storage vectors of ended threads stay in pthread's stack
+/// cache, which is not scanned.
 pub const DEFAULT_SUPPRESSIONS: &[&str] = &[
     "_IO_file_doallocate",
+    "__GI__IO_file_doallocate",
     "_nl_*",
     "__gconv_*",
     "__libc_setlocale",
     "setlocale",
     "__nss_*",
     "_dl_*",
+    "__GI__dl_*",
+    "allocate_dtv",
     "__res_*",
 ];
 
