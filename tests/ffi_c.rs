@@ -546,7 +546,7 @@ fn every_abnormal_end_writes_the_profile_and_keeps_the_status() {
     let exe = compile(dir.path(), "endings", &[], CFLAGS);
     let ends = [
         "term", "int", "hup", "quit", "pipe", "alrm", "usr2", "_exit", "_Exit", "abort", "segv",
-        "bus", "fpe", "ill",
+        "bus", "fpe", "ill", "overflow",
     ];
     for how in ends {
         let out = format!("{how}.out");

@@ -166,10 +166,39 @@ pub fn own_process() -> bool {
     getpid() == PID.load(Ordering::Relaxed)
 }
 
+/// Size of the alternate signal stack given to the thread that starts the runtime.
+const ALT_STACK: usize = 64 * 1024;
+
+/// Give this thread (the one starting the runtime: usually the main thread) an
+/// alternate signal stack if it has none, so a stack overflow's SIGSEGV can
+/// still run the handler. Other threads keep what they have.
+fn ensure_alternate_stack() {
+    // SAFETY: sigaltstack queries and sets this thread's stack; the mapping is ours, never freed.
+    unsafe {
+        let mut current: libc::stack_t = core::mem::zeroed();
+        if libc::sigaltstack(core::ptr::null(), &mut current) != 0
+            || current.ss_flags & libc::SS_DISABLE == 0
+        {
+            return;
+        }
+        let p = crate::real::map_zeroed(ALT_STACK);
+        if p.is_null() {
+            return;
+        }
+        let stack = libc::stack_t {
+            ss_sp: p as *mut libc::c_void,
+            ss_flags: 0,
+            ss_size: ALT_STACK,
+        };
+        libc::sigaltstack(&stack, core::ptr::null_mut());
+    }
+}
+
 /// Install the handlers: the dump signal (if any) and every ending signal
 /// still at its default disposition. Called once, at start-up.
 pub fn install(dump_signal: Option<i32>) {
     PID.store(getpid(), Ordering::Relaxed);
+    ensure_alternate_stack();
     // SAFETY: sigaction with handlers of the right type and a zeroed, then filled, struct.
     unsafe {
         if let Some(sig) = dump_signal {
