@@ -40,6 +40,10 @@ pub struct Config {
     pub dump_signal: Option<i32>,
     pub on_error: OnError,
     pub children: Children,
+    /// `MPROF_SUPPRESS`: function-name patterns whose lost blocks are counted apart (see `leaks`).
+    pub suppress: Option<String>,
+    /// `MPROF_LEAK_CHECK`: classify never-freed blocks at exit (a scan of all live memory).
+    pub leak_check: bool,
 }
 
 pub const DEFAULT_OUT: &str = "mprof.out";
@@ -111,6 +115,16 @@ impl Config {
                 Children::Follow
             }
         };
+        let leak_check = match get("MPROF_LEAK_CHECK").as_deref().map(str::trim) {
+            None | Some("") | Some("1") | Some("yes") => true,
+            Some("0") | Some("no") => false,
+            Some(other) => {
+                warnings.push(format!(
+                    "MPROF_LEAK_CHECK={other:?} is not yes or no (1 or 0); using yes"
+                ));
+                true
+            }
+        };
         (
             Config {
                 out,
@@ -119,6 +133,8 @@ impl Config {
                 dump_signal,
                 on_error,
                 children,
+                suppress: get("MPROF_SUPPRESS").filter(|s| !s.trim().is_empty()),
+                leak_check,
             },
             warnings,
         )
@@ -187,6 +203,7 @@ mod tests {
         assert_eq!(c.dump_signal, None);
         assert_eq!(c.on_error, OnError::Continue);
         assert_eq!(c.children, Children::Follow);
+        assert!(c.leak_check);
     }
 
     #[test]
@@ -198,8 +215,10 @@ mod tests {
             ("MPROF_DUMP_SIGNAL", "SIGUSR2"),
             ("MPROF_ON_ERROR", "abort"),
             ("MPROF_CHILDREN", "ignore"),
+            ("MPROF_LEAK_CHECK", "no"),
         ]);
         assert!(w.is_empty(), "{w:?}");
+        assert!(!c.leak_check);
         assert_eq!(c.children, Children::Ignore);
         assert_eq!(c.path_for(42, false), "/tmp/run.42.mprof");
         assert_eq!(c.depth, 64);

@@ -14,6 +14,7 @@ use crate::cct::{self, BINS, ROOT};
 use crate::lock::SpinLock;
 use crate::runtime::{self, ErrorKind};
 use crate::symbolize::Symbolizer;
+use std::collections::HashMap;
 use mprof_engine::{
     BinKey, BinRow, CategoryScheme, Counters, FunctionInfo, HeapError, HeapErrorKind, Language,
     NodeId, Profile, ProfileBuilder,
@@ -133,11 +134,75 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             }),
         }
     }
+    if let Some((from, registers)) = crate::endings::exit_point()
+        && runtime::config().is_some_and(|c| c.leak_check)
+    {
+        let summary = classify_leaks(symbolizer, from, &registers, &parent_of, &address_of);
+        add_leak_summary(&mut profile, &summary);
+    }
     let overall = totals.overall();
     profile.samples = crate::samples::for_profile(overall);
     add_metadata(&mut profile);
     add_rates(&mut profile, overall, totals.temporary);
     profile
+}
+
+/// The leak check at exit: which never-freed blocks are lost (see `leaks`).
+fn classify_leaks(
+    symbolizer: &mut Symbolizer,
+    from: usize,
+    registers: &[usize],
+    parent_of: &[u32],
+    address_of: &[u64],
+) -> crate::leaks::Summary {
+    let patterns = crate::leaks::patterns(runtime::config().and_then(|c| c.suppress.as_deref()));
+    let high = crate::stack::current_bounds().high;
+    let mut memo: HashMap<u32, bool> = HashMap::new();
+    let mut suppressed = |node: u32| -> bool {
+        // The path from the node up to the root, stopping at a node already decided.
+        let mut path = Vec::new();
+        let mut n = node;
+        let mut verdict = false;
+        while n != ROOT && (n as usize) < parent_of.len() {
+            if let Some(&v) = memo.get(&n) {
+                verdict = v;
+                break;
+            }
+            path.push(n);
+            n = parent_of[n as usize];
+        }
+        for &p in path.iter().rev() {
+            verdict = verdict
+                || symbolizer.frames(address_of[p as usize]).iter().any(|f| {
+                    patterns
+                        .iter()
+                        .any(|pat| crate::leaks::matches(pat, &f.name))
+                });
+            memo.insert(p, verdict);
+        }
+        verdict
+    };
+    // SAFETY: at exit, under the guard; [from, high) is this thread's stack above our frames.
+    unsafe {
+        crate::leaks::classify(
+            runtime::epoch(),
+            cct::node_count(),
+            (from, high),
+            registers,
+            &mut suppressed,
+        )
+    }
+}
+
+fn add_leak_summary(profile: &mut Profile, s: &crate::leaks::Summary) {
+    for (key, v) in [
+        ("definitely lost", s.definite),
+        ("indirectly lost", s.indirect),
+        ("still reachable", s.reachable),
+        ("suppressed", s.suppressed),
+    ] {
+        set_metadata(profile, key, &format!("{} blocks, {} bytes", v[0], v[1]));
+    }
 }
 
 /// heaptrack's summary figures: peak RSS, allocation rate, temporary allocations.

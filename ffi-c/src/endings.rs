@@ -28,7 +28,7 @@
 //!   it; if an ending signal gives up waiting, the temporary file is removed.
 
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
 /// How long an ending signal waits for the helper's dump before the process dies anyway.
 pub const FINAL_WAIT_MS: u64 = 10_000;
@@ -45,6 +45,44 @@ static HELPER_TID: AtomicI32 = AtomicI32::new(0);
 static DONE: AtomicU32 = AtomicU32::new(0);
 /// Requests sent to the helper.
 static SENT: AtomicU32 = AtomicU32::new(0);
+/// Where the leak check's stack scan starts (0: no check), and the
+/// callee-saved registers at that point: set by `exit` and `_exit` only.
+static EXIT_STACK: AtomicUsize = AtomicUsize::new(0);
+static EXIT_REGISTERS: [AtomicUsize; 6] = [const { AtomicUsize::new(0) }; 6];
+
+/// Record the exiting thread's stack position and registers, so the final
+/// dump classifies leaks. Inlined into its caller, so the scan starts at the
+/// caller's frame, above the library's own frames of the dump.
+#[inline(always)]
+pub fn note_exit_point() {
+    let marker = 0u8;
+    let here = core::hint::black_box(&marker) as *const u8 as usize;
+    let (rbx, rbp, r12, r13, r14, r15): (usize, usize, usize, usize, usize, usize);
+    // SAFETY: reads registers into outputs; no memory, no flags.
+    unsafe {
+        core::arch::asm!(
+            "mov {0}, rbx", "mov {1}, rbp", "mov {2}, r12", "mov {3}, r13", "mov {4}, r14", "mov {5}, r15",
+            out(reg) rbx, out(reg) rbp, out(reg) r12, out(reg) r13, out(reg) r14, out(reg) r15,
+            options(nomem, nostack, preserves_flags),
+        )
+    };
+    for (slot, v) in EXIT_REGISTERS.iter().zip([rbx, rbp, r12, r13, r14, r15]) {
+        slot.store(v, Ordering::Relaxed);
+    }
+    EXIT_STACK.store(here, Ordering::Release);
+}
+
+/// The exit point noted by [`note_exit_point`], if this is the final dump at exit.
+pub fn exit_point() -> Option<(usize, [usize; 6])> {
+    let at = EXIT_STACK.load(Ordering::Acquire);
+    (at != 0).then(|| {
+        (
+            at,
+            core::array::from_fn(|i| EXIT_REGISTERS[i].load(Ordering::Relaxed)),
+        )
+    })
+}
+
 /// A forked child has no helper yet: the next hook outside the library starts one.
 pub static HELPER_NEEDED: AtomicBool = AtomicBool::new(false);
 
@@ -128,10 +166,39 @@ pub fn own_process() -> bool {
     getpid() == PID.load(Ordering::Relaxed)
 }
 
+/// Size of the alternate signal stack given to the thread that starts the runtime.
+const ALT_STACK: usize = 64 * 1024;
+
+/// Give this thread (the one starting the runtime: usually the main thread) an
+/// alternate signal stack if it has none, so a stack overflow's SIGSEGV can
+/// still run the handler. Other threads keep what they have.
+fn ensure_alternate_stack() {
+    // SAFETY: sigaltstack queries and sets this thread's stack; the mapping is ours, never freed.
+    unsafe {
+        let mut current: libc::stack_t = core::mem::zeroed();
+        if libc::sigaltstack(core::ptr::null(), &mut current) != 0
+            || current.ss_flags & libc::SS_DISABLE == 0
+        {
+            return;
+        }
+        let p = crate::real::map_zeroed(ALT_STACK);
+        if p.is_null() {
+            return;
+        }
+        let stack = libc::stack_t {
+            ss_sp: p as *mut libc::c_void,
+            ss_flags: 0,
+            ss_size: ALT_STACK,
+        };
+        libc::sigaltstack(&stack, core::ptr::null_mut());
+    }
+}
+
 /// Install the handlers: the dump signal (if any) and every ending signal
 /// still at its default disposition. Called once, at start-up.
 pub fn install(dump_signal: Option<i32>) {
     PID.store(getpid(), Ordering::Relaxed);
+    ensure_alternate_stack();
     // SAFETY: sigaction with handlers of the right type and a zeroed, then filled, struct.
     unsafe {
         if let Some(sig) = dump_signal {
@@ -174,7 +241,21 @@ pub fn start_helper() {
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return;
     }
-    let [read_fd, write_fd] = fds;
+    // Far from the low numbers a program opens and reuses, so a program that
+    // closes every descriptor and opens files again is unlikely to be handed
+    // ours (a handler would then write into its file).
+    let [read_fd, write_fd] = fds.map(|fd| {
+        // SAFETY: plain descriptor calls on our own descriptors.
+        unsafe {
+            let high = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 900);
+            if high >= 0 {
+                libc::close(fd);
+                high
+            } else {
+                fd
+            }
+        }
+    });
     // The helper must never take a signal meant for the program: block them
     // all around the spawn, so it starts with everything blocked. A bare
     // pthread, not std::thread: std's thread start-up registers thread-local
@@ -259,6 +340,10 @@ fn helper(read_fd: i32) {
             continue;
         }
         if n != 1 {
+            // The program closed our descriptors (a daemon closing everything):
+            // handlers fall back to flags, and no byte is ever written into
+            // whatever file reuses the number.
+            WAKE_FD.store(-1, Ordering::Release);
             return;
         }
         // Both requests write the same file; a final one is followed by the
@@ -283,7 +368,11 @@ pub fn final_dump_here() {
 
 /// `_exit` and `_Exit`: write the final file, then end the process as glibc does.
 pub fn exit_now(status: i32) -> ! {
-    crate::runtime::with_guard(final_dump_here);
+    // A vfork child shares our memory: it must not even note its exit point.
+    if own_process() {
+        note_exit_point();
+        crate::runtime::with_guard(final_dump_here);
+    }
     // SAFETY: exit_group ends every thread; it does not return.
     unsafe {
         libc::syscall(libc::SYS_exit_group, status);

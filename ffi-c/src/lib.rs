@@ -15,7 +15,8 @@
 //! bitmap) -> `dump` + `symbolize` + `debuginfo` (writing the file). `endings` writes the
 //! file however the process ends (signals, `_exit`, crashes) through a helper
 //! thread, which also samples memory over time (`samples`). `children` names each
-//! process's file apart. `api` is `mprof.h`.
+//! process's file apart. `leaks` classifies never-freed blocks at exit. `api`
+//! is `mprof.h`.
 //! The hooks are compiled out of this crate's unit tests, which therefore run
 //! on the normal allocator; the end-to-end tests in tests/ffi_c.rs run real C
 //! programs under the built library.
@@ -29,6 +30,7 @@ pub mod dump;
 pub mod endings;
 #[cfg(all(not(test), target_arch = "x86_64", target_os = "linux"))]
 pub mod hooks;
+pub mod leaks;
 pub mod live;
 pub mod lock;
 pub mod real;

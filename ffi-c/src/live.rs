@@ -127,6 +127,32 @@ fn new_leaf(slot: &AtomicPtr<AtomicU64>) -> Option<*mut AtomicU64> {
     }
 }
 
+/// Every live user pointer, in address order (for the leak check at exit:
+/// reads the whole top level once, then only the regions in use).
+pub fn for_each_live(mut f: impl FnMut(usize)) {
+    let top = TOP.load(Ordering::Acquire);
+    if top.is_null() {
+        return;
+    }
+    for region in 0..REGIONS {
+        // SAFETY: region < REGIONS, inside the top level.
+        let leaf = unsafe { &*top.add(region) }.load(Ordering::Acquire);
+        if leaf.is_null() {
+            continue;
+        }
+        for w in 0..WORDS_PER_REGION {
+            // SAFETY: w < WORDS_PER_REGION, inside the leaf.
+            let mut bits = unsafe { &*leaf.add(w) }.load(Ordering::Acquire);
+            while bits != 0 {
+                let b = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let granule = w * 64 + b;
+                f((region << REGION_SHIFT) | (granule << 4));
+            }
+        }
+    }
+}
+
 /// Mark `user` live. False when the address cannot be tracked (not 16-aligned,
 /// above 2^48, or no memory for the bitmap); the caller must then not hand it out.
 #[inline]

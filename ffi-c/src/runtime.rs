@@ -331,6 +331,10 @@ fn start(tls: &Tls) -> u8 {
 }
 
 extern "C" fn at_exit() {
+    if !crate::endings::own_process() {
+        return;
+    }
+    crate::endings::note_exit_point();
     let _ = TLS.try_with(|tls| {
         let was = tls.guard.replace(true);
         crate::endings::final_dump_here();

@@ -4,7 +4,9 @@
 //! Each module's DWARF, from the module or its separate debug file
 //! (`debuginfo`), is read with `addr2line` (function, file, line, inlined
 //! frames; C++ and Rust names demangled); without DWARF the ELF symbol table
-//! gives the name; without that, `module+0xoffset`. A function's own line is
+//! gives the name; without that, `module+0xoffset`. File names are kept
+//! whole, as DWARF gives them (pprof and the JSON export show them; the
+//! tables do not). A function's own line is
 //! the line of its entry address (where a debugger breaks on it). A return
 //! address is looked up at `address - 1`, inside the call instruction, so a
 //! call that ends a function is not attributed to the next one.
@@ -205,7 +207,7 @@ impl Symbolizer {
                     };
                     let Ok(name) = func.demangle() else { continue };
                     let (file, line) = match &frame.location {
-                        Some(l) => (l.file.map(short_file), l.line),
+                        Some(l) => (l.file.map(String::from), l.line),
                         None => (None, None),
                     };
                     out.push(Frame {
@@ -232,7 +234,7 @@ impl Symbolizer {
             if let Some(sym) = symbol {
                 let name = addr2line::demangle_auto(sym.name().into(), None).into_owned();
                 let (file, line) = match loader.find_location(probe) {
-                    Ok(Some(l)) => (l.file.map(short_file), l.line),
+                    Ok(Some(l)) => (l.file.map(String::from), l.line),
                     _ => (None, None),
                 };
                 out.push(Frame {
@@ -352,17 +354,6 @@ impl Default for Symbolizer {
     }
 }
 
-/// Paths in DWARF are often absolute build paths; the report needs the file name
-/// and its directory at most.
-fn short_file(f: &str) -> String {
-    let mut parts = f.rsplit('/');
-    match (parts.next(), parts.next()) {
-        (Some(name), Some(dir)) if !dir.is_empty() => format!("{dir}/{name}"),
-        (Some(name), _) => name.to_string(),
-        _ => f.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,11 +420,5 @@ mod tests {
                 .values()
                 .all(|v| v.len() <= 3 && v.iter().all(|n| !n.starts_with('_')))
         );
-    }
-
-    #[test]
-    fn file_names_keep_one_directory() {
-        assert_eq!(short_file("/build/src/widgets.c"), "src/widgets.c");
-        assert_eq!(short_file("widgets.c"), "widgets.c");
     }
 }

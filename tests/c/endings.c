@@ -3,6 +3,7 @@
  *   term int hup quit pipe alrm usr2  raise that signal (default action: die)
  *   _exit _Exit                          leave with status 3 / 4, skipping atexit
  *   abort segv bus fpe ill               abort() or crash (bus is raised)
+ *   overflow                             unbounded recursion: the stack overflows
  *   sleep                                print "ready" and sleep until killed
  *   threads                              as sleep, with 3 more threads blocked in pthread_join/pause */
 #include <pthread.h>
@@ -19,6 +20,13 @@ __attribute__((noinline)) void before_end(void)
 {
     for (int i = 0; i < 5; i++)
         sink[i] = malloc(100);
+}
+
+__attribute__((noinline)) int recurse(volatile int n)
+{
+    volatile char frame[1024];
+    frame[0] = (char) n;
+    return recurse(n + 1) + frame[0];
 }
 
 static void *blocked(void *arg)
@@ -52,6 +60,8 @@ int main(int argc, char **argv)
         printf("%d\n", numerator / zero);
     if (strcmp(how, "ill") == 0)
         __builtin_trap();
+    if (strcmp(how, "overflow") == 0)
+        printf("%d\n", recurse(0));
     if (strcmp(how, "threads") == 0) {
         pthread_t t[3];
         for (int i = 0; i < 3; i++)

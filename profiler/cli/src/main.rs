@@ -106,6 +106,36 @@ enum Command {
         #[arg(long, value_enum)]
         value: Option<ValueArg>,
     },
+    /// Run a C program with libmprof preloaded (as heaptrack's launcher), then say where
+    /// its profile went: `mprof run [OPTIONS] -- PROGRAM ARGS...`.
+    Run {
+        /// libmprof.so to preload (default: MPROF_LIBRARY, then beside this executable).
+        #[arg(long, value_name = "FILE")]
+        library: Option<PathBuf>,
+        /// Output path; the process id is added when `%p` is missing
+        /// (default mprof.PROGRAM.PID.out).
+        #[arg(short, long, value_name = "PATH")]
+        output: Option<String>,
+        /// Profile the processes the program starts too, each to its own file (by
+        /// default they run unprofiled and see no trace of the library).
+        #[arg(long)]
+        follow_children: bool,
+        /// Frames kept per allocation (MPROF_DEPTH).
+        #[arg(long, value_name = "N")]
+        depth: Option<u32>,
+        /// Stack capture: auto (frame pointers or CFI per module), fp or dwarf (MPROF_UNWIND).
+        #[arg(long, value_name = "HOW")]
+        unwind: Option<String>,
+        /// A signal that writes the profile on demand, e.g. USR1 (MPROF_DUMP_SIGNAL).
+        #[arg(long, value_name = "SIGNAL")]
+        dump_signal: Option<String>,
+        /// Function-name patterns whose leaks are not reported (MPROF_SUPPRESS).
+        #[arg(long, value_name = "PATTERNS")]
+        suppress: Option<String>,
+        /// The program and its arguments.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM")]
+        command: Vec<std::ffi::OsString>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -260,8 +290,24 @@ fn stream(output: Option<&Path>, write: impl FnOnce(&mut dyn Write) -> Result<()
     }
 }
 
+/// `mprof run`: the program's exit status becomes ours (128 + the signal when it died
+/// of one), so scripts see the program's outcome.
+fn launch(options: mprof_launch::Options, command: &[std::ffi::OsString]) -> Result<ExitCode, String> {
+    use std::os::unix::process::ExitStatusExt;
+    let (program, args) = command.split_first().ok_or("mprof run: no program given (mprof run -- PROGRAM ARGS)")?;
+    let mut messages = std::io::stderr();
+    let outcome = mprof_launch::run(&options, program, args, &mut messages).map_err(|e| e.to_string())?;
+    let code = match (outcome.status.code(), outcome.status.signal()) {
+        (Some(c), _) => c,
+        (None, Some(s)) => 128 + s,
+        (None, None) => 1,
+    };
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
+        Command::Run { .. } => Err("mprof run is handled before the other commands".into()),
         Command::Report { files, show, tables, exact, merge_cycles, call_sites, path_depth } => {
             if path_depth == 0 {
                 return Err("--path-depth must be at least 1".into());
@@ -400,6 +446,25 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Command::Run { library, output, follow_children, depth, unwind, dump_signal, suppress, command } = cli.command {
+        let settings = [
+            ("MPROF_DEPTH", depth.map(|d| d.to_string())),
+            ("MPROF_UNWIND", unwind),
+            ("MPROF_DUMP_SIGNAL", dump_signal),
+            ("MPROF_SUPPRESS", suppress),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
+        .collect();
+        let options = mprof_launch::Options { library, out: output, follow_children, settings };
+        return match launch(options, &command) {
+            Ok(code) => code,
+            Err(message) => {
+                eprintln!("mprof: {message}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
