@@ -82,6 +82,7 @@ impl ProfileArgs {
             merge_cycles: self.merge_cycles,
             call_sites: self.call_sites,
             path_depth: self.path_depth,
+            ..ReportOptions::default()
         })
     }
 }

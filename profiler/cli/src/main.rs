@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use mprof_display::exec_report::{ExecReportOptions, render_exec, time_view};
 use mprof_display::export::{self, FoldedValue};
-use mprof_display::{ReportOptions, Tables, render_report};
+use mprof_display::{ReportOptions, SizeBins, Tables, render_report};
 use mprof_engine::Profile;
 use mprof_listing::{ListingOptions, find_source, render_listing, render_listings};
 
@@ -42,6 +42,9 @@ enum Command {
         /// Comma-separated tables: leak (or kept), bins, direct, graph, errors, all.
         #[arg(long, default_value = "all")]
         tables: String,
+        /// Rows of a C profile's bin table: exact (one per size) or pow2 (129-256...).
+        #[arg(long, value_name = "HOW", default_value = "exact")]
+        bins: String,
         /// Print percentages with one decimal instead of two-character fields (time tables:
         /// whole nanoseconds and two decimals).
         #[arg(long)]
@@ -308,7 +311,7 @@ fn launch(options: mprof_launch::Options, command: &[std::ffi::OsString]) -> Res
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Run { .. } => Err("mprof run is handled before the other commands".into()),
-        Command::Report { files, show, tables, exact, merge_cycles, call_sites, path_depth } => {
+        Command::Report { files, show, tables, bins, exact, merge_cycles, call_sites, path_depth } => {
             if path_depth == 0 {
                 return Err("--path-depth must be at least 1".into());
             }
@@ -320,6 +323,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 merge_cycles,
                 call_sites,
                 path_depth,
+                size_bins: SizeBins::parse(&bins)?,
             };
             let profile = load_all(&files)?;
             // A kind asked for by name that the file lacks is an error, not a blank report.

@@ -141,3 +141,38 @@ fn the_header_summarizes_the_time_series() {
     let text = report(&p, "leak");
     assert!(text.contains("memory over time: 4 samples, peak 1023876 live bytes at 0.003 s"), "{text}");
 }
+
+#[test]
+fn pow2_bins_sum_each_size_range_of_a_c_profile() {
+    let mut m = Monitor::new(Language::C, CategoryScheme::c_sizes(), MonitorOptions::default());
+    m.label_size(200, "widget");
+    m.label_size(130, "gadget");
+    let main = m.function(FunctionInfo::named("main"));
+    let node = m.child(NodeId::ROOT, main, 0);
+    for (size, times) in [(1u64, 1u64), (3, 2), (4, 1), (130, 1), (200, 3), (256, 1), (257, 1), (2000, 1)] {
+        for _ in 0..times {
+            m.record_alloc(node, CategoryScheme::c_category_of_size(size), size, Bin::Size(size));
+        }
+    }
+    let p = m.to_profile();
+    let options = ReportOptions { tables: Tables::BINS, size_bins: SizeBins::Pow2, ..ReportOptions::default() };
+    let text = render_report(&p, &options);
+    let rows: Vec<(&str, u64, u64)> = text
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let label = w.next().filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))?;
+            let allocs = w.next()?.parse().ok()?;
+            let bytes = w.next()?.parse().ok()?;
+            Some((label, allocs, bytes))
+        })
+        .collect();
+    assert_eq!(rows, [("1", 1, 1), ("3-4", 3, 10), ("129-256", 5, 986), ("257-512", 1, 257)], "{text}");
+    let larger = text.lines().find(|l| l.trim_start().starts_with("> 1024")).expect("the > 1024 row");
+    assert!(larger.contains(" 2000 "), "{larger}");
+    let range = text.lines().find(|l| l.trim_start().starts_with("129-256")).unwrap();
+    assert!(range.ends_with("gadget widget") || range.ends_with("widget gadget"), "types of the range once each: {range}");
+    // Exact bins (the default) keep one row per size.
+    let exact = render_report(&p, &ReportOptions { tables: Tables::BINS, ..ReportOptions::default() });
+    assert!(exact.lines().any(|l| l.trim_start().starts_with("130 ")), "{exact}");
+}

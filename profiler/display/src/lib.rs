@@ -31,4 +31,4 @@ mod pad;
 pub mod report;
 pub mod stacks;
 
-pub use report::{ReportOptions, Tables, render_report};
+pub use report::{ReportOptions, SizeBins, Tables, render_report};

@@ -78,6 +78,41 @@ pub struct ReportOptions {
     pub call_sites: bool,
     /// Callers shown in the leak/kept and errors tables (the paper used five).
     pub path_depth: usize,
+    /// How the bin table of a C profile groups sizes.
+    pub size_bins: SizeBins,
+}
+
+/// The rows of a C profile's bin table: one per exact size (the paper's way), or one
+/// per power-of-two range (`129-256`), which keeps the table short for programs that
+/// allocate many sizes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SizeBins {
+    #[default]
+    Exact,
+    Pow2,
+}
+
+impl SizeBins {
+    /// `exact` or `pow2`.
+    pub fn parse(name: &str) -> Result<SizeBins, String> {
+        match name.trim() {
+            "exact" => Ok(SizeBins::Exact),
+            "pow2" => Ok(SizeBins::Pow2),
+            other => Err(format!("unknown bin grouping `{other}` (expected exact or pow2)")),
+        }
+    }
+
+    /// The (first, last) sizes of the row holding `size` bytes.
+    fn range(self, size: u64) -> (u64, u64) {
+        match self {
+            SizeBins::Exact => (size, size),
+            SizeBins::Pow2 if size <= 2 => (size, size),
+            SizeBins::Pow2 => {
+                let last = size.next_power_of_two();
+                (last / 2 + 1, last)
+            }
+        }
+    }
 }
 
 impl Default for ReportOptions {
@@ -88,6 +123,7 @@ impl Default for ReportOptions {
             merge_cycles: false,
             call_sites: false,
             path_depth: 5,
+            size_bins: SizeBins::Exact,
         }
     }
 }
@@ -124,7 +160,7 @@ pub fn render_reduction(p: &Profile, r: &Reduction, options: &ReportOptions) -> 
     }
     if options.tables.contains(Tables::BINS) {
         out.push('\n');
-        bin_table(&mut out, p, &fmt);
+        bin_table(&mut out, p, &fmt, options.size_bins);
     }
     if options.tables.contains(Tables::DIRECT) {
         out.push('\n');
@@ -353,7 +389,40 @@ fn leak_table(out: &mut String, p: &Profile, r: &Reduction, fmt: &Fmt, options: 
 
 // ---------------------------------------------------------------- Figure 3
 
-fn bin_table(out: &mut String, p: &Profile, fmt: &Fmt) {
+/// A bin-table row before layout: label, counters, type names, size (for sorting).
+type BinRowText = (String, Counters, String, Option<u64>);
+
+/// Size rows merged into ranges: a range is labelled `first-last`, sorts by its last
+/// size, and lists the types of its sizes once each; other rows are kept as they are.
+fn group_sizes(rows: Vec<BinRowText>, size_bins: SizeBins) -> Vec<BinRowText> {
+    let mut grouped: Vec<BinRowText> = Vec::new();
+    let mut by_range: std::collections::BTreeMap<(u64, u64), usize> = std::collections::BTreeMap::new();
+    for row in rows {
+        let Some(size) = row.3.filter(|&s| s != u64::MAX) else {
+            grouped.push(row);
+            continue;
+        };
+        let (first, last) = size_bins.range(size);
+        let i = *by_range.entry((first, last)).or_insert_with(|| {
+            let label = if first == last { last.to_string() } else { format!("{first}-{last}") };
+            grouped.push((label, Counters::default(), String::new(), Some(last)));
+            grouped.len() - 1
+        });
+        let entry = &mut grouped[i];
+        entry.1.add(&row.1);
+        for t in row.2.split_whitespace() {
+            if !entry.2.split_whitespace().any(|x| x == t) {
+                if !entry.2.is_empty() {
+                    entry.2.push(' ');
+                }
+                entry.2.push_str(t);
+            }
+        }
+    }
+    grouped
+}
+
+fn bin_table(out: &mut String, p: &Profile, fmt: &Fmt, size_bins: SizeBins) {
     let _ = writeln!(out, "Allocation bin table");
     out.push('\n');
     let lisp = p.language == Language::Lisp;
@@ -369,6 +438,9 @@ fn bin_table(out: &mut String, p: &Profile, fmt: &Fmt) {
             (label, b.counters, b.labels.join(" "), size)
         })
         .collect();
+    if !lisp && size_bins != SizeBins::Exact {
+        rows = group_sizes(rows, size_bins);
+    }
     if !lisp && !rows.iter().any(|r| r.3 == Some(u64::MAX)) {
         rows.push((format!("> {LARGEST_SIZE_BIN}"), Counters::default(), String::new(), Some(u64::MAX)));
     }

@@ -53,6 +53,7 @@ fn report_text<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         merge_cycles: a[2].truthy(),
         call_sites: a[4].truthy(),
         path_depth,
+        ..ReportOptions::default()
     };
     let kinds = ProfileKinds { memory: a[5].truthy(), time: a[6].truthy(), counts: a[7].truthy(), io: a[8].truthy() };
     Err(Raise::Request(HostRequest::Profile(ProfileRequest::Report(options, kinds))))
