@@ -109,6 +109,24 @@ enum Command {
         #[arg(long, value_enum)]
         value: Option<ValueArg>,
     },
+    /// What changed from BASE to NEW: per function and per calling context, the change
+    /// in bytes allocated, kept and allocations (for finding regressions).
+    Diff {
+        base: PathBuf,
+        new: PathBuf,
+        /// text (tables), json, or folded (two-column `stack base new`, for flame graphs).
+        #[arg(long, value_name = "FORMAT", default_value = "text")]
+        format: String,
+        /// Rows per table in the text format.
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        limit: usize,
+        /// Output file (standard output when absent).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Also draw a differential flame graph (red grew, blue shrank) to this SVG file.
+        #[arg(long, value_name = "SVG")]
+        flamegraph: Option<PathBuf>,
+    },
     /// Run a C program with libmprof preloaded (as heaptrack's launcher), then say where
     /// its profile went: `mprof run [OPTIONS] -- PROGRAM ARGS...`.
     Run {
@@ -311,6 +329,22 @@ fn launch(options: mprof_launch::Options, command: &[std::ffi::OsString]) -> Res
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Run { .. } => Err("mprof run is handled before the other commands".into()),
+        Command::Diff { base, new, format, limit, output, flamegraph } => {
+            if !["text", "json", "folded"].contains(&format.as_str()) {
+                return Err(format!("unknown diff format `{format}` (expected text, json or folded)"));
+            }
+            let (b, n) = (load(&base)?, load(&new)?);
+            let d = mprof_display::diff::diff(&b, &n)?;
+            if let Some(svg_path) = &flamegraph {
+                let svg = mprof_display::diff::flamegraph(&d, "mprof diff: bytes allocated, NEW against BASE")?;
+                save(svg_path, &svg)?;
+            }
+            match format.as_str() {
+                "text" => emit(output.as_deref(), mprof_display::diff::render(&d, limit.max(1)).as_bytes()),
+                "json" => emit(output.as_deref(), format!("{}\n", mprof_display::diff::json(&d)).as_bytes()),
+                _ => stream(output.as_deref(), |w| mprof_display::diff::write_folded(&d, w).map_err(|e| e.to_string())),
+            }
+        }
         Command::Report { files, show, tables, bins, exact, merge_cycles, call_sites, path_depth } => {
             if path_depth == 0 {
                 return Err("--path-depth must be at least 1".into());

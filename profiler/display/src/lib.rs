@@ -24,6 +24,7 @@
 //! assert!(report.contains("make_widget"));
 //! ```
 
+pub mod diff;
 pub mod exec_report;
 pub mod export;
 mod flame;
