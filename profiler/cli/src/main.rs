@@ -42,6 +42,9 @@ enum Command {
         /// Comma-separated tables: leak (or kept), bins, direct, graph, errors, all.
         #[arg(long, default_value = "all")]
         tables: String,
+        /// text (the tables) or json (the memory tables' numbers, for scripts).
+        #[arg(long, value_name = "FORMAT", default_value = "text")]
+        format: String,
         /// Rows of a C profile's bin table: exact (one per size) or pow2 (129-256...).
         #[arg(long, value_name = "HOW", default_value = "exact")]
         bins: String,
@@ -345,7 +348,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 _ => stream(output.as_deref(), |w| mprof_display::diff::write_folded(&d, w).map_err(|e| e.to_string())),
             }
         }
-        Command::Report { files, show, tables, bins, exact, merge_cycles, call_sites, path_depth } => {
+        Command::Report { files, show, tables, format, bins, exact, merge_cycles, call_sites, path_depth } => {
             if path_depth == 0 {
                 return Err("--path-depth must be at least 1".into());
             }
@@ -359,7 +362,14 @@ fn run(cli: Cli) -> Result<(), String> {
                 path_depth,
                 size_bins: SizeBins::parse(&bins)?,
             };
+            if format != "text" && format != "json" {
+                return Err(format!("unknown report format `{format}` (expected text or json)"));
+            }
             let profile = load_all(&files)?;
+            if format == "json" {
+                let text = mprof_display::report_json::report_json(&profile, &options)?;
+                return emit(None, format!("{text}\n").as_bytes());
+            }
             // A kind asked for by name that the file lacks is an error, not a blank report.
             let named = show_list_names_kinds(&show_text);
             let missing: Vec<&str> = [

@@ -108,3 +108,27 @@ fn command_line_report_merge_export_and_errors() {
     }
     insta::assert_snapshot!(errors.concat());
 }
+
+#[test]
+fn report_as_json_carries_the_tables_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.mprof");
+    let mut bytes = Vec::new();
+    common::widgets().write(&mut bytes).unwrap();
+    std::fs::write(&file, bytes).unwrap();
+    let (code, out, err) = mprof(&["report", &file.to_string_lossy(), "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["format"], "mprof-report");
+    // The paper's example: 10,000 widgets of 204 bytes, the 5,019 red ones kept.
+    let kept_total: u64 = doc["kept"].as_array().unwrap().iter().map(|k| k["kept_bytes"].as_u64().unwrap()).sum();
+    assert_eq!(kept_total, 5019 * 204);
+    let make = doc["functions"].as_array().unwrap().iter().find(|f| f["name"] == "make_widget").expect("make_widget");
+    let self_bytes: u64 = make["self"].as_object().unwrap().values().map(|c| c["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(self_bytes, 10_000 * 204);
+    let callers: Vec<&str> = make["callers"].as_array().unwrap().iter().map(|c| c["function"].as_str().unwrap()).collect();
+    assert_eq!(callers.len(), 2, "{callers:?}");
+    let (code, _, err) = mprof(&["report", &file.to_string_lossy(), "--format", "yaml"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unknown report format"), "{err}");
+}

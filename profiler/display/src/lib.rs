@@ -30,6 +30,7 @@ pub mod export;
 mod flame;
 mod pad;
 pub mod report;
+pub mod report_json;
 pub mod stacks;
 
 pub use report::{ReportOptions, SizeBins, Tables, render_report};
