@@ -119,3 +119,28 @@ fn every_category_is_counted() {
     let text = report(setup, "(all)", &ReportOptions::default());
     insta::assert_snapshot!("categories", text);
 }
+
+#[test]
+fn a_reset_forgets_older_objects_so_their_frees_are_not_counted() {
+    let mut lisp = interpreter();
+    eval(&mut lisp, "(defvar *old* nil) (defvar *new* nil)");
+    lisp.profile_start(Some(MonitorOptions::default()), false);
+    // 2,000 conses made before the reset, then dropped and collected after it.
+    eval(&mut lisp, "(setq *old* (make-list 2000))");
+    eval(&mut lisp, "(mprof:reset)");
+    eval(&mut lisp, "(setq *old* nil) (setq *new* (make-list 24))");
+    lisp.profile_stop();
+    let _ = lisp.profile_report(&ReportOptions::default());
+    let totals = lisp.memory_totals();
+    let cons = &totals.per_category[0];
+    // Only what the new epoch allocated (the 24 conses and whatever evaluating the
+    // forms consed), and no frees of the 2,000 older conses.
+    assert!(cons.allocs >= 24 && cons.allocs < 2000, "{cons:?}");
+    assert!(cons.frees <= cons.allocs, "frees of objects this profile never saw: {cons:?}");
+    assert!(cons.bytes >= cons.freed_bytes);
+    // The file agrees with the totals: what its tree says was kept is what the header says.
+    let p = lisp.full_profile();
+    let kept_in_tree: u64 = p.nodes.iter().flat_map(|n| &n.counters).map(|c| c.bytes - c.freed_bytes.min(c.bytes)).sum();
+    let kept_in_totals: u64 = totals.per_category.iter().map(|c| c.bytes.saturating_sub(c.freed_bytes)).sum();
+    assert_eq!(kept_in_tree, kept_in_totals);
+}

@@ -16,8 +16,13 @@
 //! - An entry's calling-context node is resolved lazily, on the first
 //!   allocation under it, from the nearest resolved entry below: an
 //!   allocation costs a counter update, not a stack walk.
-//! - Site ids (stored in object tags) name (node, category, type) triples;
-//!   ids 1..=4 are the unprofiled per-category sites of counting mode.
+//! - Site ids (stored in object tags) name (node, category, type) triples.
+//!   They are never reused: each epoch (started by configuring or resetting the
+//!   profiler) takes ids from `site_base` on, the first four being its
+//!   per-category sites of counting mode. A free whose site is below the
+//!   current `site_base` is of an object allocated before the epoch began, and
+//!   is not counted: a reset profile never shows frees of objects it did not
+//!   see allocated, and header totals and tables agree.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -29,8 +34,8 @@ use mprof_display::report::{ReportOptions, render_report};
 use mprof_engine::scheme::{CategoryScheme, Language};
 use mprof_engine::Profile;
 
-/// The first site id of profiled allocations (1..=4 are counting-mode sites).
-const FIRST_PROFILED_SITE: u32 = 8;
+/// Sites of an epoch before its first profiled one: one per category, for counting mode.
+const COUNTING_SITES: u32 = 4;
 const UNRESOLVED: u32 = u32::MAX;
 
 /// How allocations are being recorded.
@@ -79,8 +84,13 @@ pub struct ProfState {
     pub mode: Mode,
     pub monitor: Monitor,
     stack: Vec<Entry>,
-    /// (node, category, type) of each profiled site, indexed by site - FIRST_PROFILED_SITE.
+    /// (node, category, type) of each profiled site of this epoch, indexed by
+    /// site - site_base - COUNTING_SITES.
     sites: Vec<(NodeId, u8, TypeId)>,
+    /// The first site id of this epoch (0 is "not recorded", so it starts at 1).
+    site_base: u32,
+    /// The first site id not yet handed out, in any epoch.
+    next_site: u32,
     site_index: HashMap<(u32, u8, u16), u32>,
     pub counts: Counts,
     /// Attribute builtins and prelude functions to their Lisp caller.
@@ -101,12 +111,30 @@ fn new_monitor(options: MonitorOptions) -> Monitor {
 }
 
 impl ProfState {
+    /// Start a new epoch: objects allocated before it report no frees to this profile.
+    fn new_epoch(&mut self) {
+        self.sites.clear();
+        self.site_index.clear();
+        for e in &mut self.stack {
+            e.cache_site = 0;
+        }
+        // Ids keep growing; should they ever wrap, older objects could be taken for
+        // this epoch's, so start over above anything handed out.
+        self.site_base = match self.next_site.checked_add(COUNTING_SITES) {
+            Some(_) => self.next_site,
+            None => 1,
+        };
+        self.next_site = self.site_base + COUNTING_SITES;
+    }
+
     fn new() -> ProfState {
         ProfState {
             mode: Mode::Off,
             monitor: new_monitor(MonitorOptions::default()),
             stack: Vec::new(),
             sites: Vec::new(),
+            site_base: 1,
+            next_site: 1 + COUNTING_SITES,
             site_index: HashMap::new(),
             counts: Counts::default(),
             primitives_to_caller: false,
@@ -144,9 +172,8 @@ pub fn mode() -> Mode {
 pub fn configure(options: MonitorOptions, primitives_to_caller: bool) {
     with_state(|st| {
         st.monitor = new_monitor(options);
-        st.sites.clear();
-        st.site_index.clear();
         st.stack.clear();
+        st.new_epoch();
         st.primitives_to_caller = primitives_to_caller;
         st.generation = NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     });
@@ -160,11 +187,13 @@ pub fn with_state<R>(f: impl FnOnce(&mut ProfState) -> R) -> R {
     })
 }
 
-/// Forget everything recorded (the tree is kept so cached nodes stay valid).
+/// Forget everything recorded (the tree is kept so cached nodes stay valid); objects
+/// allocated before are forgotten too: their frees will not be counted.
 pub fn reset() {
     with_state(|st| {
         st.monitor.reset();
         st.counts = Counts::default();
+        st.new_epoch();
     });
 }
 
@@ -260,7 +289,7 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
         st.counts.allocated_objects[ci] += 1;
         st.counts.allocated_bytes[ci] += e.bytes;
         if st.mode != Mode::Profiling {
-            return cat as u32 + 1;
+            return st.site_base + (cat as u32 & 3);
         }
         let (node, top) = resolve(st);
         let key = (e.type_name.as_ptr() as usize, e.type_name.len(), cat);
@@ -272,7 +301,8 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
                 Some(&s) => s,
                 None => {
                     st.sites.push((node, cat, type_id));
-                    let s = FIRST_PROFILED_SITE + st.sites.len() as u32 - 1;
+                    let s = st.next_site;
+                    st.next_site = st.next_site.saturating_add(1);
                     st.site_index.insert((node.0, cat, type_id.0), s);
                     s
                 }
@@ -283,7 +313,7 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
             }
             site
         };
-        let (node, cat, type_id) = st.sites[(site - FIRST_PROFILED_SITE) as usize];
+        let (node, cat, type_id) = st.sites[(site - st.site_base - COUNTING_SITES) as usize];
         st.monitor.record_alloc(node, cat, e.bytes, Bin::Type(type_id));
         site
     })
@@ -293,13 +323,17 @@ fn on_free(site: u32, bytes: u64) {
     let _ = PROF.try_with(|p| {
         let Ok(mut p) = p.try_borrow_mut() else { return };
         let Some(st) = p.as_mut() else { return };
-        if site < FIRST_PROFILED_SITE {
-            let ci = (site.saturating_sub(1) & 3) as usize;
+        if site < st.site_base {
+            // Allocated before this epoch: not part of this profile.
+            return;
+        }
+        if site < st.site_base + COUNTING_SITES {
+            let ci = ((site - st.site_base) & 3) as usize;
             st.counts.freed_objects[ci] += 1;
             st.counts.freed_bytes[ci] += bytes;
             return;
         }
-        let Some(&(node, cat, type_id)) = st.sites.get((site - FIRST_PROFILED_SITE) as usize) else { return };
+        let Some(&(node, cat, type_id)) = st.sites.get((site - st.site_base - COUNTING_SITES) as usize) else { return };
         let ci = cat as usize & 3;
         st.counts.freed_objects[ci] += 1;
         st.counts.freed_bytes[ci] += bytes;
