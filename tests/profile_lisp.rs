@@ -144,3 +144,40 @@ fn a_reset_forgets_older_objects_so_their_frees_are_not_counted() {
     let kept_in_totals: u64 = totals.per_category.iter().map(|c| c.bytes.saturating_sub(c.freed_bytes)).sum();
     assert_eq!(kept_in_tree, kept_in_totals);
 }
+
+#[test]
+fn a_2000_deep_mutual_recursion_keeps_its_innermost_frames() {
+    let mut lisp = interpreter();
+    eval(
+        &mut lisp,
+        "(defun ping (n) (if (<= n 0) (make-array 10) (pong (1- n))))
+         (defun pong (n) (if (<= n 0) (make-array 10) (ping (1- n))))
+         (defvar *kept* nil)",
+    );
+    lisp.profile_start(Some(MonitorOptions::default()), false);
+    eval(&mut lisp, "(setq *kept* (ping 2000))");
+    lisp.profile_stop();
+    let text = lisp.profile_report(&ReportOptions::default());
+    let p = lisp.full_profile();
+    let name = |n: &mprof_engine::Node| p.functions[n.func.0 as usize].name.clone();
+    // The vector's node: charged to MAKE-ARRAY, called by PING, under <outer frames>.
+    let vector = p
+        .nodes
+        .iter()
+        .position(|n| n.parent.is_some() && name(n) == "MAKE-ARRAY" && n.counters[2].bytes > 0)
+        .expect("MAKE-ARRAY allocated the vector");
+    let mut path = Vec::new();
+    let mut at = Some(mprof_engine::NodeId(vector as u32));
+    while let Some(id) = at.filter(|id| id.0 != 0) {
+        path.push(name(&p.nodes[id.0 as usize]));
+        at = p.nodes[id.0 as usize].parent;
+    }
+    assert_eq!(path.len(), 512, "the cap's depth, innermost frames kept");
+    assert_eq!(path[0], "MAKE-ARRAY");
+    assert_eq!(path[1], "PING");
+    assert_eq!(path.last().map(String::as_str), Some("<outer frames>"));
+    // The report says so, and its direct table charges the allocating function.
+    assert!(text.contains("contexts deeper than 512 frames"), "{text}");
+    let direct = text.split("Direct allocation table").nth(1).unwrap_or("");
+    assert!(direct.contains("MAKE-ARRAY"), "{direct}");
+}

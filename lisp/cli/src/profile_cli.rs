@@ -42,7 +42,8 @@ pub struct ProfileArgs {
     /// Charge builtins and library functions to their Lisp caller.
     #[arg(long)]
     pub primitives_to_caller: bool,
-    /// Deepest calling-context depth recorded (deeper frames count at the cap).
+    /// Deepest calling context recorded: deeper ones keep their innermost N-1 frames
+    /// under an `<outer frames>` node (the report says how many allocations were cut).
     #[arg(long, value_name = "N", default_value_t = 512)]
     pub context_depth: u32,
     /// Keep direct self-recursion as separate nodes instead of folding it.

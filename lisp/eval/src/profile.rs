@@ -16,6 +16,11 @@
 //! - An entry's calling-context node is resolved lazily, on the first
 //!   allocation under it, from the nearest resolved entry below: an
 //!   allocation costs a counter update, not a stack walk.
+//! - Contexts deeper than the monitor's depth cap keep their innermost frames:
+//!   an entry at index `cap` or more stands for the path of the `cap - 1`
+//!   entries ending at it under a `<outer frames>` node (built once per entry),
+//!   so the direct table and the kept paths still end in the function that
+//!   allocated. The profile's header says how many allocations were so cut.
 //! - Site ids (stored in object tags) name (node, category, type) triples.
 //!   They are never reused: each epoch (started by configuring or resetting the
 //!   profiler) takes ids from `site_base` on, the first four being its
@@ -91,6 +96,8 @@ pub struct ProfState {
     site_base: u32,
     /// The first site id not yet handed out, in any epoch.
     next_site: u32,
+    /// Allocations whose context was deeper than the cap (outer frames dropped).
+    deep_allocs: u64,
     site_index: HashMap<(u32, u8, u16), u32>,
     pub counts: Counts,
     /// Attribute builtins and prelude functions to their Lisp caller.
@@ -135,6 +142,7 @@ impl ProfState {
             sites: Vec::new(),
             site_base: 1,
             next_site: 1 + COUNTING_SITES,
+            deep_allocs: 0,
             site_index: HashMap::new(),
             counts: Counts::default(),
             primitives_to_caller: false,
@@ -193,6 +201,7 @@ pub fn reset() {
     with_state(|st| {
         st.monitor.reset();
         st.counts = Counts::default();
+        st.deep_allocs = 0;
         st.new_epoch();
     });
 }
@@ -267,14 +276,30 @@ fn resolve(st: &mut ProfState) -> (NodeId, usize) {
     while k > 0 && st.stack[k - 1].node == UNRESOLVED {
         k -= 1;
     }
+    let cap = (st.monitor.options().max_depth as usize).max(2);
     let mut node = if k == 0 { NodeId::ROOT } else { NodeId(st.stack[k - 1].node) };
     for i in k..n {
-        if let Some(f) = st.stack[i].func {
+        if i >= cap {
+            node = window_node(st, i, cap);
+        } else if let Some(f) = st.stack[i].func {
             node = st.monitor.child(node, f, st.stack[i].call_site);
         }
         st.stack[i].node = node.0;
     }
     (node, n - 1)
+}
+
+/// The node of entry `i` past the depth cap: its innermost `cap - 1` entries under an
+/// `<outer frames>` node, so deep recursion drops outer frames, never inner ones.
+fn window_node(st: &mut ProfState, i: usize, cap: usize) -> NodeId {
+    let outer = st.monitor.function(FunctionInfo::named("<outer frames>"));
+    let mut node = st.monitor.child(NodeId::ROOT, outer, 0);
+    for j in i + 2 - cap..=i {
+        if let Some(f) = st.stack[j].func {
+            node = st.monitor.child(node, f, st.stack[j].call_site);
+        }
+    }
+    node
 }
 
 fn on_alloc(e: &AllocEvent<'_>) -> u32 {
@@ -292,6 +317,9 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
             return st.site_base + (cat as u32 & 3);
         }
         let (node, top) = resolve(st);
+        if top != usize::MAX && top >= (st.monitor.options().max_depth as usize).max(2) {
+            st.deep_allocs += 1;
+        }
         let key = (e.type_name.as_ptr() as usize, e.type_name.len(), cat);
         let site = if top != usize::MAX && st.stack[top].cache_key == key && st.stack[top].cache_site != 0 {
             st.stack[top].cache_site
@@ -359,7 +387,17 @@ pub fn sample() {
 
 /// The profile recorded so far.
 pub fn profile() -> Profile {
-    with_state(|st| st.monitor.to_profile())
+    with_state(|st| {
+        if st.deep_allocs > 0 {
+            let note = format!(
+                "{} allocations in contexts deeper than {} frames: their outer frames are dropped (paths start at <outer frames>; raise --context-depth to keep more)",
+                st.deep_allocs,
+                st.monitor.options().max_depth
+            );
+            st.monitor.set_metadata("deep contexts", &note);
+        }
+        st.monitor.to_profile()
+    })
 }
 
 /// The four tables (and a header) for the profile recorded so far.
