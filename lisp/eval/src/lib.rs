@@ -30,6 +30,7 @@ pub mod counting;
 pub mod ctx;
 pub mod equal;
 pub mod format;
+pub mod fuzzing;
 pub mod host;
 pub mod interp;
 pub mod profile;
