@@ -295,3 +295,29 @@ fn a_missing_value_is_named_in_the_usage_error() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("a value is required for '--max-depth <N>'"), "{}", r.stderr);
 }
+
+#[test]
+fn the_heap_limit_is_a_condition_handler_case_catches() {
+    let prog = "(defun hog () (let ((keep nil)) (loop (push (make-list 1000) keep))))\n\
+                (format t \"~a~%\" (handler-case (hog) (storage-condition () 'caught)))\n\
+                (format t \"~a~%\" (length (make-list 10)))\n";
+    let r = run_with_files(&[("hog.lisp", prog)], &["--max-heap", "48M", "hog.lisp"]);
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "CAUGHT\n10\n", ""));
+}
+
+#[test]
+fn the_repl_goes_on_after_the_heap_limit() {
+    let input = "(defvar *keep* nil)\n(loop (push (make-list 1000) *keep*))\n(setq *keep* nil)\n(+ 1 2)\n";
+    let r = run(&["--max-heap", "48M"], input);
+    // A piped session that met an error exits with 1, after reading everything.
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.stdout, "*KEEP*\nNIL\n3\n");
+    assert!(r.stderr.contains("Heap exhausted") && r.stderr.contains("STORAGE-CONDITION"), "{}", r.stderr);
+}
+
+#[test]
+fn a_bad_heap_limit_is_a_usage_error() {
+    let r = run(&["--max-heap", "lots", "-e", "1"], "");
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("expected a size in bytes"), "{}", r.stderr);
+}

@@ -3,7 +3,7 @@
 //! loops, code nested 30,000 deep, a macro producing 4,000 nested lambdas,
 //! and the limits past which a walk ends in a Lisp storage-condition.
 //!
-//! The program (programs/deep_data.lisp) prints one line per walk; each
+//! The programs (programs/deep_data.lisp, deep_code.lisp) print one line per walk; each
 //! expected answer follows from how the data was built (a depth, an equality
 //! with data built the same way), so a walk that overflowed, stopped early or
 //! answered NIL past some depth fails the comparison.
@@ -20,15 +20,23 @@ fn walks_over_data_a_million_deep_give_the_right_answers() {
     let expected = "equal T NIL\n\
                     equalp T NIL\n\
                     tree-equal T NIL\n\
+                    sxhash T\n\
+                    gethash FOUND\n\
+                    backquote 1000001\n\
                     copy-tree 1000000 NIL T\n\
                     subst 1000000 T T\n\
                     subst-if 1000000 T\n\
                     sublis 1000000 T\n\
-                    nsubst T\n\
-                    sxhash T\n\
-                    gethash FOUND\n\
-                    backquote 1000001\n\
-                    lambdas 4000\n\
+                    nsubst T\n";
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, expected, ""));
+}
+
+#[test]
+fn code_nested_far_past_the_rust_stack_compiles_or_ends_in_a_condition() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let prog = include_str!("programs/deep_code.lisp");
+    let r = run_with_files(dir.path(), &[("code.lisp", prog)], &["code.lisp"], "");
+    let expected = "lambdas 4000\n\
                     eval 30000\n\
                     too deep STORAGE-CONDITION\n\
                     nested macros 2000\n\

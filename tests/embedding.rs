@@ -305,3 +305,48 @@ fn reset_forgets_counts_times_and_io_but_keeps_recording() {
     let sq = p.exec.counts.iter().find(|c| c.function == "SQ" && c.kind == mprof_engine::exec::CountKind::Entry);
     assert_eq!(sq.map(|c| c.count), Some(1));
 }
+
+/// A loop that keeps every list it makes: it never ends on its own.
+const HOG: &str = "(defun hog () (let ((keep nil)) (loop (push (make-list 1000) keep))))";
+
+#[test]
+fn the_heap_limit_signals_a_storage_condition_a_handler_catches() {
+    let (mut lisp, _) = lisp_with(Options { max_heap: 64 << 20, ..Options::default() });
+    lisp.eval(HOG).expect("define");
+    let caught = lisp.eval("(handler-case (hog) (storage-condition () :caught))").expect("handled");
+    assert_eq!(caught, HostValue::Symbol(":CAUGHT".into()));
+    // Unhandled, it is an error value; the kept lists are garbage afterwards and
+    // the same interpreter goes on allocating.
+    let e = lisp.eval("(hog)").expect_err("no handler");
+    assert!(e.condition_type.ends_with("STORAGE-CONDITION"), "{e}");
+    assert!(e.message.contains("Heap exhausted"), "{e}");
+    assert_eq!(lisp.eval("(length (make-list 100000))"), Ok(HostValue::Integer(100_000)));
+    // One builtin asking for more than the limit is refused before it allocates.
+    let big = lisp.eval("(handler-case (make-array 100000000) (storage-condition () :refused))");
+    assert_eq!(big, Ok(HostValue::Symbol(":REFUSED".into())));
+}
+
+#[test]
+fn the_fuel_limit_signals_a_storage_condition_and_then_ends_the_run() {
+    let (mut lisp, _) = lisp_with(Options { max_fuel: Some(2_000_000), ..Options::default() });
+    lisp.eval("(defun spin () (loop))").expect("define");
+    let caught = lisp.eval("(handler-case (spin) (storage-condition () :out-of-fuel))");
+    assert_eq!(caught, Ok(HostValue::Symbol(":OUT-OF-FUEL".into())));
+    // A handler that goes on spinning gets an eighth more, then the run ends.
+    let e = lisp
+        .eval("(handler-bind ((storage-condition (lambda (c) (declare (ignore c)) (spin)))) (spin))")
+        .expect_err("the run is stopped");
+    assert!(e.message.contains("Fuel exhausted"), "{e}");
+    // Each run has its own budget.
+    assert_eq!(lisp.eval("(+ 1 2)"), Ok(HostValue::Integer(3)));
+    let caught = lisp.eval("(handler-case (spin) (serious-condition () :again))");
+    assert_eq!(caught, Ok(HostValue::Symbol(":AGAIN".into())));
+}
+
+#[test]
+fn the_frame_limit_is_a_storage_condition_a_handler_catches() {
+    let (mut lisp, _) = lisp_with(Options { max_frames: 1000, ..Options::default() });
+    lisp.eval("(defun down (n) (1+ (down n)))").expect("define");
+    let caught = lisp.eval("(handler-case (down 1) (storage-condition () :caught))");
+    assert_eq!(caught, Ok(HostValue::Symbol(":CAUGHT".into())));
+}

@@ -37,6 +37,10 @@ pub struct Args {
     /// The deepest Lisp call nesting before a stack-exhausted error.
     #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = parse_depth)]
     pub max_depth: usize,
+    /// The most heap the program's live objects may hold before a storage-condition
+    /// (bytes, or with a suffix K, M, G; default three quarters of physical memory).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_heap: Option<usize>,
     /// The program to run ('-' reads it from standard input).
     pub file: Option<String>,
     /// Arguments passed to the program (everything after FILE).
@@ -51,6 +55,23 @@ fn parse_depth(text: &str) -> Result<usize, String> {
         Ok(n) => Ok(n),
         Err(_) => Err("expected a positive whole number of frames".to_string()),
     }
+}
+
+/// `--max-heap`: a number of bytes, optionally followed by K, M or G (powers of 1024).
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let (digits, shift) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 10),
+        Some('M') => (&t[..t.len() - 1], 20),
+        Some('G') => (&t[..t.len() - 1], 30),
+        _ => (t, 0),
+    };
+    let expected = || "expected a size in bytes, optionally with a suffix K, M or G (e.g. 512M)".to_string();
+    let n = digits.trim().parse::<usize>().map_err(|_| expected())?;
+    if n == 0 {
+        return Err("the heap limit must be more than zero".to_string());
+    }
+    n.checked_mul(1usize << shift).ok_or_else(|| format!("{t} is more bytes than this machine can address"))
 }
 
 /// The deepest backtrace the VM records; a backtrace this long was cut.
@@ -167,7 +188,10 @@ pub fn main() -> i32 {
         Err(e) => return usage_error(e),
     };
     let at_line_start = Rc::new(Cell::new(true));
-    let options = Options { max_frames: args.max_depth, ..Options::default() };
+    let mut options = Options { max_frames: args.max_depth, ..Options::default() };
+    if let Some(bytes) = args.max_heap {
+        options.max_heap = bytes;
+    }
     let mut lisp = match Interpreter::with_io(
         Box::new(TrackedStdout { at_line_start: at_line_start.clone() }),
         Box::new(std::io::stderr()),

@@ -22,6 +22,28 @@ pub struct Ctx<'a, 'gc> {
 }
 
 impl<'a, 'gc> Ctx<'a, 'gc> {
+    /// Refuse, with a storage-condition, to make `count` items of `item_bytes`
+    /// each when they would take the heap past its limit: one builtin call can
+    /// ask for more memory than the machine has, before the driver's check
+    /// between slices could see it.
+    pub fn reserve(&self, what: &str, count: usize, item_bytes: usize) -> Result<(), Raise<'gc>> {
+        let limit = self.host.options.max_heap;
+        let live = mprof_heap::live_bytes() as usize;
+        match count.checked_mul(item_bytes) {
+            // A request under a quarter of the limit passes: the live count may
+            // still include garbage no collection has swept (a builtin cannot
+            // collect), and the driver's check between slices catches growth.
+            Some(bytes) if bytes < limit / 4 || live.saturating_add(bytes) <= limit => Ok(()),
+            _ => Err(Raise::simple(
+                crate::raise::ErrorKind::Storage,
+                format!(
+                    "Heap exhausted: {what} of {count} elements would take the heap past its limit of {} MB (--max-heap).",
+                    limit >> 20
+                ),
+            )),
+        }
+    }
+
     pub fn t(&self) -> Value<'gc> {
         self.world.t()
     }

@@ -14,9 +14,9 @@
 use mprof_heap::Value;
 use mprof_heap::value::HashTest;
 
-/// Most pairs waiting to be compared at once (32 bytes each): 10,000,000
-/// levels of nesting, ten times the depth the tests build.
-pub const MAX_PENDING: usize = 10_000_000;
+/// Most pairs waiting to be compared at once (32 bytes each): 4,000,000
+/// levels of nesting, four times the depth the tests build.
+pub const MAX_PENDING: usize = 4_000_000;
 
 /// How deep equalp follows hash tables used as keys of hash tables.
 const MAX_KEY_NESTING: usize = 100;

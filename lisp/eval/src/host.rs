@@ -32,11 +32,35 @@ pub struct Options {
     pub max_frames: usize,
     /// Instructions per VM slice between collections.
     pub slice_fuel: u32,
+    /// Bytes of heap objects (mprof_heap::live_bytes, after a full collection) past
+    /// which the program gets a `storage-condition`.
+    pub max_heap: usize,
+    /// VM instructions one run (an `eval`, `call` or file load) may execute
+    /// before it gets a `storage-condition` (None: no limit). A handler then
+    /// has an eighth of this more to finish; past that the run ends with an
+    /// error returned to the host.
+    pub max_fuel: Option<u64>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_frames: 1_000_000, slice_fuel: 4096 }
+        Options { max_frames: 1_000_000, slice_fuel: 4096, max_heap: default_max_heap(), max_fuel: None }
+    }
+}
+
+/// The default heap limit: three quarters of physical memory (8 GiB when it
+/// cannot be read), so that a runaway program gets a Lisp condition before
+/// the system kills it or an allocation fails.
+pub fn default_max_heap() -> usize {
+    const FALLBACK: usize = 8 << 30;
+    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else { return FALLBACK };
+    let kib = info
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<usize>().ok());
+    match kib {
+        Some(k) => k.saturating_mul(1024) / 4 * 3,
+        None => FALLBACK,
     }
 }
 

@@ -90,6 +90,8 @@ pub struct Interpreter {
     host: Host,
     /// The most heap objects seen alive at once (sampled between slices).
     peak_live_objects: usize,
+    /// Heap bytes past which `drive` checks the heap limit (see `check_heap`).
+    heap_threshold: usize,
     /// Profiling is on (the VM keeps the profiler's context stack).
     vm_profiling: bool,
     last_sample: std::time::Instant,
@@ -153,6 +155,7 @@ impl Interpreter {
             arena,
             host,
             peak_live_objects: 0,
+            heap_threshold: options.max_heap,
             vm_profiling: false,
             last_sample: std::time::Instant::now(),
             time_profile: None,
@@ -302,6 +305,9 @@ impl Interpreter {
 
     /// Run the VM until the current run ends, collecting between slices.
     fn drive(&mut self) -> Result<(), LispError> {
+        let max_fuel = self.host.options.max_fuel;
+        let mut fuel_left = max_fuel;
+        let mut fuel_signalled = false;
         loop {
             let fuel = self.host.options.slice_fuel;
             let host = &mut self.host;
@@ -323,6 +329,29 @@ impl Interpreter {
             }
             if self.host.interrupt.swap(false, Ordering::SeqCst) {
                 self.arena.mutate_root(|_mc, root| root.vm.interrupt());
+            }
+            if matches!(step, Step::Running) && mprof_heap::live_bytes() as usize > self.heap_threshold {
+                self.check_heap();
+            }
+            if let (Some(left), Some(max), Step::Running) = (fuel_left, max_fuel, &step) {
+                if left > fuel as u64 {
+                    fuel_left = Some(left - fuel as u64);
+                } else if !fuel_signalled {
+                    fuel_signalled = true;
+                    fuel_left = Some(max / 8 + fuel as u64);
+                    self.arena.mutate_root(|_mc, root| root.vm.fuel_exhausted(max));
+                } else {
+                    // The handler of the first signal ran out too: end the run.
+                    self.host.flush_all();
+                    self.arena.mutate_root(|mc, root| root.vm.reset(mc));
+                    return Err(LispError {
+                        condition_type: "STORAGE-CONDITION".into(),
+                        message: format!("Fuel exhausted: the run executed its limit of {max} VM instructions and more (max_fuel)."),
+                        backtrace: vec![],
+                        exit_code: None,
+                        location: None,
+                    });
+                }
             }
             match step {
                 Step::Running => {}
@@ -584,6 +613,24 @@ impl Interpreter {
     }
 
     /// A complete collection: finish the cycle in progress, then a full one.
+    /// The heap passed its threshold: collect fully, and if the live objects
+    /// still exceed the limit, signal a storage-condition. The threshold then
+    /// rises by an eighth of the limit, so that the handler has room to run
+    /// and unwind; it falls back to the limit once a collection finds the
+    /// heap below it again.
+    fn check_heap(&mut self) {
+        self.full_collection();
+        let used = mprof_heap::live_bytes() as usize;
+        let limit = self.host.options.max_heap;
+        if used > limit {
+            self.heap_threshold = used.saturating_add(limit / 8);
+            self.arena.mutate_root(|_mc, root| root.vm.heap_exhausted(used, limit));
+        } else {
+            self.heap_threshold = limit;
+        }
+    }
+
+    /// Collect all garbage now (a report's "kept" is then what is reachable).
     pub fn full_collection(&mut self) {
         self.arena.finish_cycle();
         self.arena.finish_cycle();

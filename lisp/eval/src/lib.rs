@@ -35,6 +35,9 @@ pub(crate) mod counting;
 pub(crate) mod ctx;
 pub(crate) mod equal;
 pub(crate) mod format;
+/// Entry points of the fuzz targets in `lisp/fuzz` (not part of the embedding API).
+#[doc(hidden)]
+pub mod fuzzing;
 pub(crate) mod host;
 pub(crate) mod interp;
 pub(crate) mod labels;

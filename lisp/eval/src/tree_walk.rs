@@ -19,9 +19,10 @@ use mprof_heap::Value;
 
 use crate::raise::{ErrorKind, Raise};
 
-/// Deepest car nesting a tree walk follows (far beyond real data; a circular
-/// car chain reaches it quickly).
-pub const MAX_TREE_DEPTH: usize = 10_000_000;
+/// Deepest car nesting a tree walk follows: twice the depth the tests build,
+/// far beyond real data; a circular car chain reaches it quickly (about 100
+/// bytes of work stack per level).
+pub const MAX_TREE_DEPTH: usize = 2_000_000;
 
 /// Most elements held across all spines being rebuilt at once (a circular
 /// cdr chain reaches it; 16 bytes each).
@@ -107,7 +108,7 @@ pub fn rebuild<'gc>(
             // A car that is itself a tree: descend.
             End::Descend => {
                 if depth >= MAX_TREE_DEPTH {
-                    return Err(too_big(what, "data nested more than 10,000,000 levels deep (a circular tree?)"));
+                    return Err(too_big(what, "data nested more than 2,000,000 levels deep (a circular tree?)"));
                 }
                 let car = alloc::car(top.cur);
                 stack.push(Spine { head: car, cur: car, cars: Vec::new(), last_changed: None });

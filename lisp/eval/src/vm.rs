@@ -292,6 +292,10 @@ pub enum Kick<'gc> {
     Deliver(Value<'gc>),
     /// Signal this interrupt condition at the current point.
     Interrupt,
+    /// Signal a storage-condition: the heap holds this many bytes, past its limit.
+    HeapExhausted(#[collect(require_static)] usize, #[collect(require_static)] usize),
+    /// Signal a storage-condition: the run used up this much fuel.
+    FuelExhausted(#[collect(require_static)] u64),
 }
 
 type VResult<'gc> = Result<(), Raise<'gc>>;
@@ -395,6 +399,22 @@ impl<'gc> Vm<'gc> {
     /// Resume after a host request, delivering `value` as the request's result.
     pub fn resume(&mut self, value: Value<'gc>) {
         self.kick = Kick::Deliver(value);
+    }
+
+    /// Signal a storage-condition at the program's next step: the heap holds
+    /// `used` bytes after a full collection, more than `limit`.
+    pub fn heap_exhausted(&mut self, used: usize, limit: usize) {
+        if !self.frames.is_empty() {
+            self.kick = Kick::HeapExhausted(used, limit);
+        }
+    }
+
+    /// Signal a storage-condition at the program's next step: the run executed
+    /// its `limit` of VM instructions (the embedding API's max_fuel).
+    pub fn fuel_exhausted(&mut self, limit: u64) {
+        if !self.frames.is_empty() {
+            self.kick = Kick::FuelExhausted(limit);
+        }
     }
 
     /// Interrupt the running program at its next step (Ctrl-C).
@@ -640,6 +660,24 @@ impl<'gc> Vm<'gc> {
             }
             Kick::Interrupt => {
                 let r = Raise::simple(ErrorKind::Interrupt, "interrupted");
+                self.raise(env, r);
+            }
+            Kick::FuelExhausted(limit) => {
+                let r = Raise::simple(
+                    ErrorKind::Storage,
+                    format!("Fuel exhausted: the run executed its limit of {limit} VM instructions (max_fuel)."),
+                );
+                self.raise(env, r);
+            }
+            Kick::HeapExhausted(used, limit) => {
+                let r = Raise::simple(
+                    ErrorKind::Storage,
+                    format!(
+                        "Heap exhausted: {} MB of live objects, more than the limit of {} MB (--max-heap).",
+                        used >> 20,
+                        limit >> 20
+                    ),
+                );
                 self.raise(env, r);
             }
         }

@@ -61,6 +61,16 @@ pub struct AllocHooks {
 
 thread_local! {
     static HOOKS: Cell<Option<AllocHooks>> = const { Cell::new(None) };
+    /// Bytes of the heap objects of this thread not yet swept (see [`live_bytes`]).
+    static LIVE_BYTES: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Bytes of the heap objects allocated on this thread and not yet swept, each
+/// counted at the size recorded when it was allocated (gc-arena counts objects,
+/// not bytes). A buffer that grows later (vector-push-extend) counts at its first
+/// size. Shared by every arena of the thread: the interpreter's heap limit.
+pub fn live_bytes() -> u64 {
+    LIVE_BYTES.with(|b| b.get())
 }
 
 /// Install (or with `None`, remove) the allocation hooks of this thread.
@@ -96,6 +106,7 @@ impl SiteTag {
 
 impl Drop for SiteTag {
     fn drop(&mut self) {
+        let _ = LIVE_BYTES.try_with(|b| b.set(b.get().saturating_sub(self.bytes as u64)));
         if self.site != 0 {
             let site = self.site;
             let bytes = self.bytes as u64;
@@ -168,6 +179,7 @@ pub fn alloc_object<'gc, T: Collect<'gc> + 'gc>(
         note_external_bytes(mc, extra_bytes);
     }
     let bytes32 = u32::try_from(bytes).unwrap_or(u32::MAX);
+    LIVE_BYTES.with(|b| b.set(b.get() + bytes32 as u64));
     Gc::new(mc, Obj { tag: SiteTag { site, bytes: bytes32 }, val })
 }
 

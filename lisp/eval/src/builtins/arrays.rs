@@ -393,9 +393,16 @@ fn fill_pointer_of<'gc>(ctx: &Ctx<'_, 'gc>, v: Option<Value<'gc>>, size: usize, 
     Ok(Some(fp))
 }
 
+/// The number of elements of an array of `dims`, if the heap has room for them.
+fn total_size<'gc>(ctx: &Ctx<'_, 'gc>, dims: &[usize]) -> Result<usize, Raise<'gc>> {
+    let total = dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).unwrap_or(usize::MAX);
+    ctx.reserve("an array", total, std::mem::size_of::<Value<'gc>>())?;
+    Ok(total)
+}
+
 /// The row-major items of a new array of `dims` from the keyword arguments.
 fn initial_items<'gc>(ctx: &Ctx<'_, 'gc>, keys: &ArrayKeys<'gc>, elt: Elt, dims: &[usize]) -> Result<Vec<Value<'gc>>, Raise<'gc>> {
-    let total: usize = dims.iter().product();
+    let total = total_size(ctx, dims)?;
     let items = if let Some(contents) = keys.initial_contents {
         let mut out = Vec::with_capacity(total);
         flatten_contents(ctx, contents, dims, &mut out)?;
@@ -434,7 +441,7 @@ fn make_array<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let dims = dims_arg(ctx, a[0])?;
     let keys = parse_keys(ctx, "MAKE-ARRAY", &a[1..])?;
     let elt = keys.element_type.map(Elt::of_spec).unwrap_or(Elt::T);
-    let size = dims.iter().product();
+    let size = total_size(ctx, &dims)?;
     let fill_pointer = fill_pointer_of(ctx, keys.fill_pointer, size, dims.len())?;
     let items = initial_items(ctx, &keys, elt, &dims)?;
     Ok(build_array(ctx, dims, items, elt, fill_pointer, keys.adjustable))
@@ -724,7 +731,7 @@ fn adjust_array<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         )));
     }
     let elt = arr.elt();
-    let size: usize = dims.iter().product();
+    let size = total_size(ctx, dims.as_slice())?;
     let items = if keys.initial_contents.is_some() {
         initial_items(ctx, &keys, elt, &dims)?
     } else {

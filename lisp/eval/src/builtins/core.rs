@@ -88,11 +88,11 @@ fn quoted_head(control: &str) -> String {
     }
 }
 
-/// More pairs waiting than equal's bound (circular data, or nesting past 10,000,000).
+/// More pairs waiting than equal's bound (circular data, or nesting past 4,000,000).
 fn too_deep_to_compare<'gc>(what: &str) -> Raise<'gc> {
     Raise::simple(
         crate::raise::ErrorKind::Storage,
-        format!("{what}: the data nest more than 10,000,000 levels deep (circular data?)"),
+        format!("{what}: the data nest more than 4,000,000 levels deep (circular data?)"),
     )
 }
 

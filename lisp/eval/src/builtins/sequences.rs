@@ -347,6 +347,7 @@ fn check_bounds<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// (sys:%make-vector n initial-element)
 fn make_vector_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let n = ctx.index_arg(a[0])?;
+    ctx.reserve("a vector", n, std::mem::size_of::<Value<'gc>>())?;
     Ok(make_vector(ctx, vec![a[1]; n]))
 }
 
@@ -357,6 +358,7 @@ fn make_string_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Value::Nil => ' ',
         v => char_of(ctx, v)?,
     };
+    ctx.reserve("a string", n, std::mem::size_of::<char>())?;
     Ok(make_string(ctx, vec![c; n]))
 }
 
