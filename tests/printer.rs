@@ -197,3 +197,21 @@ fn the_interrupt_flag_stops_printing_a_circular_list_in_every_printing_function(
     assert_eq!(eval(&mut lisp, "*kept*"), HostValue::Symbol("YES".into()));
     assert_eq!(eval(&mut lisp, "(write-to-string *c* :circle t)"), HostValue::String("#1=(1 2 . #1#)".into()));
 }
+
+#[test]
+fn a_print_method_printing_its_own_object_ends_in_a_catchable_storage_condition() {
+    let mut lisp = Interpreter::with_io(
+        Box::new(std::io::sink()),
+        Box::new(std::io::sink()),
+        Box::new(std::io::empty()),
+        Options { max_frames: 20_000, ..Options::default() },
+    )
+    .expect("interpreter starts");
+    eval(&mut lisp, "(defstruct (r (:print-function (lambda (o s d) (declare (ignore d)) (prin1 o s)))))");
+    for form in ["(prin1-to-string (make-r))", "(format nil \"~a\" (list (make-r)))"] {
+        let caught = format!("(handler-case {form} (storage-condition () :caught))");
+        assert_eq!(eval(&mut lisp, &caught), HostValue::Symbol(":CAUGHT".into()), "{form}");
+    }
+    // The print variables bound for the methods were all unwound.
+    assert_eq!(eval(&mut lisp, "(list *print-escape* *print-readably*)"), HostValue::List(vec![HostValue::T, HostValue::Nil]));
+}

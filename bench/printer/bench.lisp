@@ -23,5 +23,5 @@
         (dolist (d *data*) (print d s) (write d :stream s))
         (incf total (length (get-output-stream-string s)))))))
 
-(print (run 4000))
-(dotimes (i 2000) (prin1 *data*) (terpri))
+(print (run 20000))
+(dotimes (i 10000) (prin1 *data*) (terpri))

@@ -16,7 +16,7 @@
 //! `:print-object` there, `define-condition` its `:report` (used when not
 //! escaping); a CLOS `print-object` method will store its dispatcher there.
 
-use gc_arena::{Collect, Mutation};
+use gc_arena::Collect;
 use mprof_heap::printer::{Case, Job, Outcome, PrintContext, Settings, Sink, Stop};
 use mprof_heap::value::{Ptr, StreamKind, Symbol};
 use mprof_heap::{Value, alloc};
@@ -48,7 +48,11 @@ pub enum PrintFn {
 pub struct PrintTask<'gc> {
     pub job: Job<'gc>,
     pub object: Value<'gc>,
+    /// The stream written to; NIL for a print to a string that has not needed
+    /// a stream yet (its text is in `text`; a method gets a string stream).
     pub stream: Value<'gc>,
+    #[collect(require_static)]
+    pub text: String,
     #[collect(require_static)]
     pub kind: PrintFn,
     #[collect(require_static)]
@@ -183,10 +187,6 @@ fn apply_write_keys<'gc>(keys: &[Option<Value<'gc>>], escape: &mut bool, s: &mut
     }
 }
 
-fn string_stream<'gc>(mc: &Mutation<'gc>) -> Value<'gc> {
-    alloc::stream(mc, "string-output", StreamKind::StringOutput { buffer: String::new() })
-}
-
 /// Start a print: check the arguments, resolve the stream, fix the settings.
 pub fn start<'gc>(ctx: &mut Ctx<'_, 'gc>, kind: PrintFn, a: &[Value<'gc>]) -> Result<PrintTask<'gc>, Raise<'gc>> {
     let object = a.first().copied().unwrap_or(Value::Nil);
@@ -212,20 +212,20 @@ pub fn start<'gc>(ctx: &mut Ctx<'_, 'gc>, kind: PrintFn, a: &[Value<'gc>]) -> Re
             let mut full = vec![None];
             full.extend(keys);
             apply_write_keys(&full, &mut escape, &mut settings);
-            string_stream(ctx.mc)
+            Value::Nil
         }
         PrintFn::Prin1ToString => {
             escape = true;
-            string_stream(ctx.mc)
+            Value::Nil
         }
         PrintFn::PrincToString => {
             escape = false;
             settings.readably = false;
-            string_stream(ctx.mc)
+            Value::Nil
         }
         PrintFn::ForFormat => {
             escape = a.get(1).is_some_and(|v| v.truthy());
-            string_stream(ctx.mc)
+            Value::Nil
         }
     };
     if kind == PrintFn::Print {
@@ -237,7 +237,7 @@ pub fn start<'gc>(ctx: &mut Ctx<'_, 'gc>, kind: PrintFn, a: &[Value<'gc>]) -> Re
         let pctx = context(world, escape, settings, &method_of);
         Job::new(object, &pctx)
     };
-    Ok(PrintTask { job, object, stream, kind, escape, settings, dyn_mark: 0 })
+    Ok(PrintTask { job, object, stream, text: String::new(), kind, escape, settings, dyn_mark: 0 })
 }
 
 fn context<'a, 'gc>(
@@ -264,15 +264,26 @@ fn current_package<'gc>(world: &World<'gc>) -> Ptr<'gc, mprof_heap::value::Packa
 /// Run a task until it ends (its result) or needs a method called.
 pub fn step<'gc>(ctx: &mut Ctx<'_, 'gc>, task: &mut PrintTask<'gc>) -> Result<Result<Value<'gc>, MethodCall<'gc>>, Raise<'gc>> {
     let world = ctx.world;
-    let flag = ctx.host.interrupt.clone();
     let method_of = |v: Value<'gc>, e: bool| method(world, v, e);
-    let pctx = PrintContext { interrupt: Some(&flag), ..context(world, task.escape, task.settings, &method_of) };
-    let mut sink = StreamSink { ctx, stream: task.stream, error: None };
-    let outcome = task.job.run(&pctx, &mut sink, true);
-    let error = sink.error.take();
+    let (outcome, error) = if task.stream.is_nil() {
+        let pctx = PrintContext { interrupt: Some(&ctx.host.interrupt), ..context(world, task.escape, task.settings, &method_of) };
+        (task.job.run(&pctx, &mut task.text, true), None)
+    } else {
+        // The sink holds the host: the context gets its own handle on the flag.
+        let flag = ctx.host.interrupt.clone();
+        let pctx = PrintContext { interrupt: Some(&flag), ..context(world, task.escape, task.settings, &method_of) };
+        let mut sink = StreamSink { ctx, stream: task.stream, error: None };
+        let outcome = task.job.run(&pctx, &mut sink, true);
+        (outcome, sink.error.take())
+    };
     match outcome {
         Ok(Outcome::Done) => {}
         Ok(Outcome::NeedsLisp { object, method, depth }) => {
+            if task.stream.is_nil() {
+                // The method writes to a stream: from now on, a string stream.
+                let text = std::mem::take(&mut task.text);
+                task.stream = alloc::stream(ctx.mc, "string-output", StreamKind::StringOutput { buffer: text });
+            }
             let mut args = vec![object, task.stream];
             let condition = matches!(object, Value::Struct(s) if s.stype.is_condition);
             if !condition {
@@ -294,14 +305,13 @@ pub fn step<'gc>(ctx: &mut Ctx<'_, 'gc>, task: &mut PrintTask<'gc>) -> Result<Re
     }
     Ok(Ok(match task.kind {
         PrintFn::WriteToString | PrintFn::Prin1ToString | PrintFn::PrincToString | PrintFn::ForFormat => {
-            let text = match task.stream {
+            match task.stream {
                 Value::Stream(s) => match &s.borrow().kind {
-                    StreamKind::StringOutput { buffer } => buffer.clone(),
-                    _ => String::new(),
+                    StreamKind::StringOutput { buffer } => alloc::string(ctx.mc, buffer),
+                    _ => alloc::string(ctx.mc, ""),
                 },
-                _ => String::new(),
-            };
-            alloc::string(ctx.mc, &text)
+                _ => alloc::string(ctx.mc, &task.text),
+            }
         }
         _ => task.object,
     }))

@@ -1492,6 +1492,19 @@ impl<'gc> Vm<'gc> {
                 self.print_run(env, task)
             }
             Special::Format => {
+                // The common case, no object printed by a method: format in place.
+                let lisp_printed = mprof_heap::printer::LispPrinted::default();
+                let r = {
+                    let mut ctx =
+                        Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
+                    builtins::core::format_run(&mut ctx, &self.stack[base..base + nargs], &lisp_printed)?
+                };
+                if let Some(v) = r {
+                    self.stack.truncate(ret);
+                    self.stack.push(v);
+                    self.values_single = true;
+                    return Ok(false);
+                }
                 let args = self.stack[base..base + nargs].to_vec();
                 self.stack.truncate(ret);
                 self.format_run(env, args, Vec::new())

@@ -174,11 +174,29 @@ impl<'a, 'gc> PrintContext<'a, 'gc> {
 pub trait Sink {
     /// Write `text`; an error (a closed stream, a broken pipe) stops the print.
     fn write(&mut self, text: &str) -> Result<(), String>;
+
+    /// Write and empty `chunk` (a sink may take the allocation instead of copying).
+    fn write_chunk(&mut self, chunk: &mut String) -> Result<(), String> {
+        let r = self.write(chunk);
+        chunk.clear();
+        r
+    }
 }
 
 impl Sink for String {
     fn write(&mut self, text: &str) -> Result<(), String> {
         self.push_str(text);
+        Ok(())
+    }
+
+    fn write_chunk(&mut self, chunk: &mut String) -> Result<(), String> {
+        // Most prints fit one chunk: take it whole.
+        if self.is_empty() {
+            std::mem::swap(self, chunk);
+        } else {
+            self.push_str(chunk);
+            chunk.clear();
+        }
         Ok(())
     }
 }
@@ -297,9 +315,7 @@ impl<'gc> Job<'gc> {
         if self.buffer.is_empty() {
             return Ok(());
         }
-        let r = sink.write(&self.buffer).map_err(Stop::Failed);
-        self.buffer.clear();
-        r
+        sink.write_chunk(&mut self.buffer).map_err(Stop::Failed)
     }
 
     fn run_inner(
@@ -354,6 +370,30 @@ impl<'gc> Job<'gc> {
         v.heap_address().is_some_and(|a| self.labels.contains_key(&a))
     }
 
+    /// Print `v` at once when it is an atom that needs no label; false otherwise.
+    /// Elements go through here before being queued: most elements are atoms.
+    fn atom(&mut self, v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> bool {
+        let s = &ctx.settings;
+        let out = &mut self.buffer;
+        match v {
+            Value::Nil => atoms::symbol_name_cased(out, "NIL", false, s.case),
+            Value::Fixnum(i) => atoms::fixnum(out, i, s.base, s.radix),
+            Value::Float(f) => out.push_str(&format_float(f.val)),
+            Value::Char(c) => atoms::character(out, c, ctx.escaping()),
+            Value::String(st) => atoms::string(out, &st.borrow(), ctx.escaping()),
+            Value::Symbol(sym) if self.labels.is_empty() => atoms::symbol(out, sym, ctx),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Print an element at `depth`: atoms at once, the rest queued.
+    fn element(&mut self, v: Value<'gc>, depth: u32, ctx: &PrintContext<'_, 'gc>) {
+        if !self.atom(v, ctx) {
+            self.work.push(Work::Object { value: v, depth });
+        }
+    }
+
     fn object(
         &mut self,
         v: Value<'gc>,
@@ -389,7 +429,7 @@ impl<'gc> Job<'gc> {
                     return Ok(None);
                 }
                 self.work.push(Work::ListRest { rest: c.cdr.get(), depth, count: 1 });
-                self.work.push(Work::Object { value: c.car.get(), depth: depth + 1 });
+                self.element(c.car.get(), depth + 1, ctx);
             }
             Value::Vector(_) | Value::Array(_) if !ctx.prints_arrays() => {
                 let text = format!("#<{} {{{:X}}}>", array_type_text(v), v.heap_address().unwrap_or(0));
@@ -556,7 +596,7 @@ impl<'gc> Job<'gc> {
                 }
                 self.buffer.push(' ');
                 self.work.push(Work::ListRest { rest: c.cdr.get(), depth, count: count + 1 });
-                self.work.push(Work::Object { value: c.car.get(), depth: depth + 1 });
+                self.element(c.car.get(), depth + 1, ctx);
             }
             tail => {
                 // A dotted tail, or a shared cdr: `. #n#` / `. #n=(...)`.
@@ -583,7 +623,9 @@ impl<'gc> Job<'gc> {
             return;
         }
         self.work.push(Work::VectorRest { vector, index: index + 1, depth });
-        self.work.push(Work::Object { value: items[index], depth: depth + 1 });
+        let item = items[index];
+        drop(vec);
+        self.element(item, depth + 1, ctx);
     }
 
     fn array_level(

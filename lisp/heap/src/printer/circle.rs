@@ -10,12 +10,15 @@
 //! `#:`) uninterned symbols get labels; strings and numbers never do.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, DefaultHasher};
 
 use super::PrintContext;
 use crate::value::*;
 
 /// The shared objects, by address: 0 until the printer assigns their label.
-pub type Labels = HashMap<usize, u32>;
+/// (A fixed-key hasher: every print makes an empty table, and a randomly
+/// seeded one costs a thread-local access each time.)
+pub type Labels = HashMap<usize, u32, BuildHasherDefault<DefaultHasher>>;
 
 /// Whether `v` can carry a label: an object whose identity the reader can
 /// preserve and the printer descends into.

@@ -181,3 +181,18 @@ fn printing_readably_refuses_unreadable_objects() {
         assert_eq!(print_to_string(s, &ctx), "\"a\\\"b\"");
     });
 }
+
+#[test]
+fn every_character_prints_as_the_reader_reads_it() {
+    with_heap(|_mc, p| {
+        for code in (0u32..0x300).chain([0x2028, 0x1F600]) {
+            let Some(c) = char::from_u32(code) else { continue };
+            let text = print_with(Value::Char(c), p, true, Settings::default());
+            let read = mprof_reader::read_one(&text, 0, &Default::default());
+            match read {
+                Ok(Some((d, _))) => assert_eq!(d.kind, mprof_reader::DatumKind::Char(c), "{text}"),
+                other => panic!("{text} reads as {other:?}"),
+            }
+        }
+    });
+}
