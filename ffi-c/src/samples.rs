@@ -9,8 +9,14 @@
 //! long run keeps an even coverage of its whole life. The peak is the highest
 //! sample: exact to within the allocations of one period.
 //!
+//! When a sample is a new peak, the live blocks and bytes of every tree node
+//! are summed too (the "memory at peak" figure): the cost of a full snapshot,
+//! paid only while the peak grows, at most once per period, and never on the
+//! program's allocation path. The figure is the one of the sample that set the
+//! peak, so it is as exact as the peak itself.
+//!
 //! Counts follow the runtime's epochs: `reset` and `fork` restart the clock
-//! and the series, and samples subtract the reset's baseline.
+//! and the series (and the peak), and samples subtract the reset's baseline.
 
 use crate::cct;
 use crate::lock::Locked;
@@ -26,6 +32,10 @@ struct Series {
     /// Current period, a multiple of PERIOD_MS.
     period_ms: u64,
     last_ms: u64,
+    /// The highest live bytes sampled so far, and the live (raw node, blocks,
+    /// bytes) of every node with live blocks at that sample.
+    peak_live: u64,
+    peak_nodes: Vec<(u32, u64, u64)>,
 }
 
 static SERIES: Locked<Series> = Locked::new(Series {
@@ -33,6 +43,8 @@ static SERIES: Locked<Series> = Locked::new(Series {
     samples: Vec::new(),
     period_ms: PERIOD_MS,
     last_ms: 0,
+    peak_live: 0,
+    peak_nodes: Vec::new(),
 });
 
 /// Held across `fork` (the helper may be sampling when another thread forks).
@@ -51,6 +63,8 @@ pub fn restart() {
         s.samples.clear();
         s.period_ms = PERIOD_MS;
         s.last_ms = 0;
+        s.peak_live = 0;
+        s.peak_nodes = Vec::new();
     });
 }
 
@@ -89,7 +103,51 @@ pub fn tick() {
     let Some(started) = due else { return };
     let overall = net_overall();
     let ns = started.elapsed().as_nanos() as u64;
-    SERIES.with(|s| push(s, sample_of(ns, overall)));
+    let sample = sample_of(ns, overall);
+    let new_peak = SERIES.with(|s| {
+        push(s, sample);
+        sample.live_bytes > s.peak_live
+    });
+    if new_peak {
+        // Outside the series lock: the snapshot walks every thread's counters.
+        let nodes = live_by_node(&net_totals());
+        SERIES.with(|s| {
+            if sample.live_bytes > s.peak_live {
+                s.peak_live = sample.live_bytes;
+                s.peak_nodes = nodes;
+            }
+        });
+    }
+}
+
+/// All counters, net of the reset's baseline.
+fn net_totals() -> cct::Totals {
+    let now = cct::snapshot();
+    crate::runtime::BASELINE.with(|b| match b.as_ref() {
+        Some(base) => now.minus(base),
+        None => now,
+    })
+}
+
+/// (raw node, live blocks, live bytes) of every node with live blocks in `t`.
+pub fn live_by_node(t: &cct::Totals) -> Vec<(u32, u64, u64)> {
+    t.nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, cats)| {
+            let (mut blocks, mut bytes) = (0u64, 0u64);
+            for c in cats {
+                blocks = blocks.saturating_add(c[0].saturating_sub(c[2]));
+                bytes = bytes.saturating_add(c[1].saturating_sub(c[3]));
+            }
+            (blocks != 0 || bytes != 0).then_some((i as u32, blocks, bytes))
+        })
+        .collect()
+}
+
+/// The peak sampled so far: its live bytes and its live blocks per raw node.
+pub fn peak() -> (u64, Vec<(u32, u64, u64)>) {
+    SERIES.with(|s| (s.peak_live, s.peak_nodes.clone()))
 }
 
 fn push(s: &mut Series, sample: Sample) {
@@ -126,6 +184,8 @@ mod tests {
             samples: Vec::new(),
             period_ms: PERIOD_MS,
             last_ms: 0,
+            peak_live: 0,
+            peak_nodes: Vec::new(),
         };
         for i in 0..MAX_SAMPLES as u64 {
             push(&mut s, sample_of(i * 10_000_000, [i, 100 * i, 0, 50 * i]));
