@@ -136,13 +136,26 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
         }
     }
     let overall = totals.overall();
+    profile.samples = crate::samples::for_profile(overall);
     // The peak's contexts: those of the sample that set it, unless the sample
-    // taken now (the series' last) is as high.
-    let (peak_live, peak_nodes) = crate::samples::peak();
-    let peak_nodes = if overall[1].saturating_sub(overall[3]) >= peak_live {
+    // taken now (the series' last) is as high. A peak sampled while snapshots
+    // were spaced out keeps an earlier snapshot: say which.
+    let highest = profile.samples.iter().map(|s| s.live_bytes).max().unwrap_or(0);
+    let (snap_live, snap_ns, snap_nodes) = crate::samples::peak();
+    let peak_nodes = if overall[1].saturating_sub(overall[3]) >= highest {
         crate::samples::live_by_node(&totals)
     } else {
-        peak_nodes
+        if snap_live < highest {
+            set_metadata(
+                &mut profile,
+                "memory at peak",
+                &format!(
+                    "contexts of the sample at {:.3} s ({snap_live} live bytes), the highest with a per-context snapshot",
+                    snap_ns as f64 / 1e9
+                ),
+            );
+        }
+        snap_nodes
     };
     add_figure(&mut profile, "memory at peak", peak_nodes, &mapped);
     let temporary = totals
@@ -166,7 +179,6 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             add_figure(&mut profile, name, rows, &mapped);
         }
     }
-    profile.samples = crate::samples::for_profile(overall);
     add_metadata(&mut profile);
     add_rates(&mut profile, overall, totals.temporary);
     profile
