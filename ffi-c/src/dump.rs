@@ -15,11 +15,11 @@ use crate::leaks::Verdict;
 use crate::lock::SpinLock;
 use crate::runtime::{self, ErrorKind};
 use crate::symbolize::Symbolizer;
-use std::collections::HashMap;
 use mprof_engine::{
-    BinKey, BinRow, CategoryScheme, Counters, FunctionInfo, HeapError, HeapErrorKind, Language,
-    Figure, NodeId, Profile, ProfileBuilder,
+    BinKey, BinRow, CategoryScheme, Counters, Figure, FunctionInfo, HeapError, HeapErrorKind,
+    Language, NodeId, Profile, ProfileBuilder,
 };
+use std::collections::HashMap;
 
 pub static DUMP_LOCK: SpinLock = SpinLock::new();
 
@@ -140,7 +140,12 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
     // The peak's contexts: those of the sample that set it, unless the sample
     // taken now (the series' last) is as high. A peak sampled while snapshots
     // were spaced out keeps an earlier snapshot: say which.
-    let highest = profile.samples.iter().map(|s| s.live_bytes).max().unwrap_or(0);
+    let highest = profile
+        .samples
+        .iter()
+        .map(|s| s.live_bytes)
+        .max()
+        .unwrap_or(0);
     let (snap_live, snap_ns, snap_nodes) = crate::samples::peak();
     let peak_nodes = if overall[1].saturating_sub(overall[3]) >= highest {
         crate::samples::live_by_node(&totals)
@@ -167,7 +172,8 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
     if let Some((from, registers)) = crate::endings::exit_point()
         && runtime::config().is_some_and(|c| c.leak_check)
     {
-        let (summary, verdicts) = classify_leaks(symbolizer, from, &registers, &parent_of, &address_of);
+        let (summary, verdicts) =
+            classify_leaks(symbolizer, from, &registers, &parent_of, &address_of);
         add_leak_summary(&mut profile, &summary);
         // Suppressed blocks get no table: suppressing is asking not to see them.
         for (name, class) in [
@@ -175,7 +181,10 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             ("indirectly lost", Verdict::Indirect),
             ("still reachable", Verdict::Reachable),
         ] {
-            let rows = verdicts.iter().filter(|v| v.1 == class).map(|&(node, _, size)| (node, 1, size));
+            let rows = verdicts
+                .iter()
+                .filter(|v| v.1 == class)
+                .map(|&(node, _, size)| (node, 1, size));
             add_figure(&mut profile, name, rows, &mapped);
         }
     }
@@ -187,7 +196,12 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
 /// Adds the figure `name` from (raw node, count, bytes) rows, summed per profile
 /// node (`mapped`: raw node -> profile node; nodes it does not know, made after
 /// the snapshot, go to the root). Left out when it has no row.
-fn add_figure(profile: &mut Profile, name: &str, rows: impl IntoIterator<Item = (u32, u64, u64)>, mapped: &[u32]) {
+fn add_figure(
+    profile: &mut Profile,
+    name: &str,
+    rows: impl IntoIterator<Item = (u32, u64, u64)>,
+    mapped: &[u32],
+) {
     let mut sums: HashMap<u32, (u64, u64)> = HashMap::new();
     for (raw, count, bytes) in rows {
         if count == 0 && bytes == 0 {
@@ -201,9 +215,15 @@ fn add_figure(profile: &mut Profile, name: &str, rows: impl IntoIterator<Item = 
     if sums.is_empty() {
         return;
     }
-    let mut rows: Vec<(NodeId, u64, u64)> = sums.into_iter().map(|(n, (c, b))| (NodeId(n), c, b)).collect();
-    rows.sort_unstable_by_key(|r| r.0 .0);
-    profile.figures.push(Figure { name: name.to_string(), rows });
+    let mut rows: Vec<(NodeId, u64, u64)> = sums
+        .into_iter()
+        .map(|(n, (c, b))| (NodeId(n), c, b))
+        .collect();
+    rows.sort_unstable_by_key(|r| r.0.0);
+    profile.figures.push(Figure {
+        name: name.to_string(),
+        rows,
+    });
 }
 
 /// The leak check at exit: which never-freed blocks are lost (see `leaks`).

@@ -126,7 +126,8 @@ pub fn tick() {
         let nodes = live_by_node(&net_totals());
         let done = started.elapsed().as_nanos() as u64;
         SERIES.with(|s| {
-            s.next_snapshot_ns = done.saturating_add(done.saturating_sub(ns).saturating_mul(SNAPSHOT_SPACING));
+            s.next_snapshot_ns =
+                done.saturating_add(done.saturating_sub(ns).saturating_mul(SNAPSHOT_SPACING));
             if sample.live_bytes > s.peak_live {
                 s.peak_live = sample.live_bytes;
                 s.peak_ns = sample.time_ns;
