@@ -158,6 +158,29 @@ fn kept(r: &Reduction, steps: &[&str]) -> (u64, u64) {
         .fold((0, 0), |(a, b), p| (a + p.kept_allocs, b + p.kept_bytes))
 }
 
+/// (count, bytes) of the figure `name` on partial paths equal to `steps`.
+fn figure(r: &Reduction, name: &str, steps: &[&str]) -> (u64, u64) {
+    let paths = figure_paths(r, name);
+    paths
+        .iter()
+        .filter(|p| p.steps.iter().map(|s| s.name.as_str()).eq(steps.iter().copied()))
+        .fold((0, 0), |(a, b), p| (a + p.kept_allocs, b + p.kept_bytes))
+}
+
+/// The partial paths of the figure `name` (it must be in the profile).
+fn figure_paths<'a>(r: &'a Reduction, name: &str) -> &'a [mprof_engine::reduce::PartialPath] {
+    r.figures
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, paths)| paths.as_slice())
+        .unwrap_or_else(|| panic!("no figure {name:?} in {:?}", r.figures.iter().map(|f| &f.0).collect::<Vec<_>>()))
+}
+
+/// (count, bytes) of the figure `name` over every path.
+fn figure_total(r: &Reduction, name: &str) -> (u64, u64) {
+    figure_paths(r, name).iter().fold((0, 0), |(a, b), p| (a + p.kept_allocs, b + p.kept_bytes))
+}
+
 /// (allocs, bytes) allocated under a function, callees included (each counted once).
 fn total(r: &Reduction, name: &str) -> (u64, u64) {
     r.entities
@@ -976,6 +999,17 @@ fn peak_temporary_allocations_and_rate_are_known_by_construction() {
         metadata(&p, "temporary allocations")
     );
     assert!(metadata(&p, "temporary allocations").contains(", 50000 bytes"));
+    // Per calling context: the blocks live at the peak are exactly the big blocks of
+    // hold_big and the two markers; the temporary allocations all churn's.
+    let r = reduced(&p);
+    assert_eq!(figure(&r, "memory at peak", &["main", "hold_big"]), (100, 10_000_000));
+    assert_eq!(figure(&r, "memory at peak", &["main", "hold_big", "mark"]), (1, 64));
+    assert_eq!(figure(&r, "memory at peak", &["main"]), (1, 64));
+    assert_eq!(figure_total(&r, "memory at peak"), (102, peak), "nothing else was live at the peak");
+    assert_eq!(figure(&r, "temporary allocations", &["main", "churn"]), (1000, 50_000));
+    assert_eq!(figure_total(&r, "temporary allocations"), (1000, 50_000));
+    assert!(report.contains("Memory at peak table"), "{report}");
+    assert!(report.contains("Temporary allocations table"), "{report}");
     let rss: u64 = metadata(&p, "peak RSS")
         .strip_suffix(" bytes")
         .and_then(|v| v.parse().ok())
@@ -1038,6 +1072,23 @@ fn leaks_are_classified_as_memcheck_classifies_them() {
         (6, 288),
         "the leak table still shows every block"
     );
+    // Per calling context: each class where the program made it.
+    let lose = ["main", "lose", "make_pair"];
+    let per_context = [
+        ("definitely lost", &lose[..], (3, 144)),
+        ("indirectly lost", &lose[..], (3, 144)),
+        ("still reachable", &["main", "keep"][..], (3, 196)),
+    ];
+    for (class, path, want) in per_context {
+        assert_eq!(figure(&r, class, path), want, "{class} under {path:?}");
+        assert_eq!(figure_total(&r, class), want, "{class}: nowhere else");
+    }
+    // The program holds everything at its end, so that is its peak.
+    assert_eq!(figure(&r, "memory at peak", &["main", "keep"]), (3, 196));
+    assert_eq!(figure(&r, "memory at peak", &lose), (6, 288));
+    let report = render_report(&p, &ReportOptions { tables: mprof_display::Tables::LEAK, ..ReportOptions::default() });
+    let tables = &report[report.find("Memory leak table").expect("leak table")..];
+    insta::assert_snapshot!("leaks_tables", tables);
 
     // A suppression moves the lost blocks under `lose` apart.
     let o = run(
@@ -1070,6 +1121,44 @@ fn leaks_are_classified_as_memcheck_classifies_them() {
         valgrind_class(&summary, "still reachable"),
     ];
     assert_eq!(ours, theirs, "{summary}");
+    // And per calling context: memcheck's loss records, summed by class and stack.
+    let records = valgrind_records(&summary);
+    for (class, path, want) in per_context {
+        let path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+        assert_eq!(records.get(&(class.to_string(), path)).copied(), Some(want), "{class}: {records:?}");
+    }
+    assert_eq!(records.len(), per_context.len(), "{records:?}");
+}
+
+/// memcheck's loss records ("B bytes in N blocks are <class> in loss record", then the
+/// stack: `at` the allocator, `by` its callers), as (class, functions outermost first)
+/// -> (blocks, bytes); a definitely lost record's own bytes are its "direct" ones.
+fn valgrind_records(text: &str) -> std::collections::HashMap<(String, Vec<String>), (u64, u64)> {
+    let mut out = std::collections::HashMap::new();
+    let lines: Vec<&str> = text.lines().map(|l| l.split_once("== ").map_or(l, |(_, r)| r).trim()).collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some((head, class)) = line.split_once(" blocks are ") else { continue };
+        let Some(class) = class.split(" in loss record").next() else { continue };
+        let num = |w: &str| w.replace(',', "").parse::<u64>().ok();
+        let words: Vec<&str> = head.split_whitespace().collect();
+        let blocks = words.last().and_then(|w| num(w)).expect(line);
+        let bytes = match head.split_once(" direct,") {
+            Some((before, _)) => before.rsplit(['(', ' ']).next().and_then(num),
+            None => words.first().and_then(|w| num(w)),
+        }
+        .expect(line);
+        let mut path: Vec<String> = lines[i + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("at ") || l.starts_with("by "))
+            .skip(1)
+            .filter_map(|l| l.split_once(": ").and_then(|(_, f)| f.split(" (").next()).map(String::from))
+            .collect();
+        path.reverse();
+        let slot = out.entry((class.to_string(), path)).or_insert((0, 0));
+        slot.0 += blocks;
+        slot.1 += bytes;
+    }
+    out
 }
 
 #[test]

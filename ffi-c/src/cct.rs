@@ -182,6 +182,9 @@ pub struct CounterBlock {
     /// Blocks freed with no other allocation by their thread in between
     /// (heaptrack's "temporary"): count and bytes.
     temporary: [AtomicU64; 2],
+    /// The same per node of the allocation (the header names it at the free);
+    /// apart from `nodes`, so threads that never see a temporary block map nothing.
+    temporary_nodes: SegVec<[AtomicU64; 2]>,
     in_use: AtomicBool,
     next: AtomicPtr<CounterBlock>,
 }
@@ -204,9 +207,13 @@ impl CounterBlock {
     }
 
     #[inline]
-    pub fn record_temporary(&self, size: u64) {
+    pub fn record_temporary(&self, node: u32, size: u64) {
         bump(&self.temporary[0], 1);
         bump(&self.temporary[1], size);
+        if let Some(t) = self.temporary_nodes.ensure(node) {
+            bump(&t[0], 1);
+            bump(&t[1], size);
+        }
     }
 
     fn clear(&self) {
@@ -216,6 +223,9 @@ impl CounterBlock {
         for i in 0..node_count() {
             if let Some(n) = self.nodes.get(i) {
                 n.iter().for_each(Cell4::clear);
+            }
+            if let Some(t) = self.temporary_nodes.get(i) {
+                t.iter().for_each(|x| x.store(0, Ordering::Relaxed));
             }
         }
         self.bins.iter().for_each(Cell4::clear);
@@ -301,6 +311,8 @@ pub struct Totals {
     pub bins: Vec<[u64; 4]>,
     /// Temporary allocations: count and bytes.
     pub temporary: [u64; 2],
+    /// Temporary allocations per node: count and bytes (empty in `snapshot_overall`).
+    pub node_temporary: Vec<[u64; 2]>,
 }
 
 impl Totals {
@@ -309,6 +321,7 @@ impl Totals {
             nodes: vec![[[0; 4]; CATEGORIES]; nodes],
             bins: vec![[0; 4]; BINS],
             temporary: [0; 2],
+            node_temporary: vec![[0; 2]; nodes],
         }
     }
 
@@ -340,6 +353,11 @@ impl Totals {
         for (x, y) in self.temporary.iter_mut().zip(base.temporary) {
             *x = x.saturating_sub(y);
         }
+        for (n, b) in self.node_temporary.iter_mut().zip(&base.node_temporary) {
+            for (x, y) in n.iter_mut().zip(b) {
+                *x = x.saturating_sub(*y);
+            }
+        }
         self
     }
 }
@@ -357,6 +375,11 @@ pub fn snapshot() -> Totals {
                     for (x, v) in o.iter_mut().zip(c.get()) {
                         *x += v;
                     }
+                }
+            }
+            if let Some(tn) = block.temporary_nodes.get(i as u32) {
+                for (x, v) in t.node_temporary[i].iter_mut().zip(tn) {
+                    *x += v.load(Ordering::Relaxed);
                 }
             }
         }

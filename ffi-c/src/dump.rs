@@ -11,14 +11,15 @@
 //! sees half a profile.
 
 use crate::cct::{self, BINS, ROOT};
+use crate::leaks::Verdict;
 use crate::lock::SpinLock;
 use crate::runtime::{self, ErrorKind};
 use crate::symbolize::Symbolizer;
-use std::collections::HashMap;
 use mprof_engine::{
-    BinKey, BinRow, CategoryScheme, Counters, FunctionInfo, HeapError, HeapErrorKind, Language,
-    NodeId, Profile, ProfileBuilder,
+    BinKey, BinRow, CategoryScheme, Counters, Figure, FunctionInfo, HeapError, HeapErrorKind,
+    Language, NodeId, Profile, ProfileBuilder,
 };
+use std::collections::HashMap;
 
 pub static DUMP_LOCK: SpinLock = SpinLock::new();
 
@@ -134,17 +135,95 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
             }),
         }
     }
+    let overall = totals.overall();
+    profile.samples = crate::samples::for_profile(overall);
+    // The peak's contexts: those of the sample that set it, unless the sample
+    // taken now (the series' last) is as high. A peak sampled while snapshots
+    // were spaced out keeps an earlier snapshot: say which.
+    let highest = profile
+        .samples
+        .iter()
+        .map(|s| s.live_bytes)
+        .max()
+        .unwrap_or(0);
+    let (snap_live, snap_ns, snap_nodes) = crate::samples::peak();
+    let peak_nodes = if overall[1].saturating_sub(overall[3]) >= highest {
+        crate::samples::live_by_node(&totals)
+    } else {
+        if snap_live < highest {
+            set_metadata(
+                &mut profile,
+                "memory at peak",
+                &format!(
+                    "contexts of the sample at {:.3} s ({snap_live} live bytes), the highest with a per-context snapshot",
+                    snap_ns as f64 / 1e9
+                ),
+            );
+        }
+        snap_nodes
+    };
+    add_figure(&mut profile, "memory at peak", peak_nodes, &mapped);
+    let temporary = totals
+        .node_temporary
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i as u32, t[0], t[1]));
+    add_figure(&mut profile, "temporary allocations", temporary, &mapped);
     if let Some((from, registers)) = crate::endings::exit_point()
         && runtime::config().is_some_and(|c| c.leak_check)
     {
-        let summary = classify_leaks(symbolizer, from, &registers, &parent_of, &address_of);
+        let (summary, verdicts) =
+            classify_leaks(symbolizer, from, &registers, &parent_of, &address_of);
         add_leak_summary(&mut profile, &summary);
+        // Suppressed blocks get no table: suppressing is asking not to see them.
+        for (name, class) in [
+            ("definitely lost", Verdict::Definite),
+            ("indirectly lost", Verdict::Indirect),
+            ("still reachable", Verdict::Reachable),
+        ] {
+            let rows = verdicts
+                .iter()
+                .filter(|v| v.1 == class)
+                .map(|&(node, _, size)| (node, 1, size));
+            add_figure(&mut profile, name, rows, &mapped);
+        }
     }
-    let overall = totals.overall();
-    profile.samples = crate::samples::for_profile(overall);
     add_metadata(&mut profile);
     add_rates(&mut profile, overall, totals.temporary);
     profile
+}
+
+/// Adds the figure `name` from (raw node, count, bytes) rows, summed per profile
+/// node (`mapped`: raw node -> profile node; nodes it does not know, made after
+/// the snapshot, go to the root). Left out when it has no row.
+fn add_figure(
+    profile: &mut Profile,
+    name: &str,
+    rows: impl IntoIterator<Item = (u32, u64, u64)>,
+    mapped: &[u32],
+) {
+    let mut sums: HashMap<u32, (u64, u64)> = HashMap::new();
+    for (raw, count, bytes) in rows {
+        if count == 0 && bytes == 0 {
+            continue;
+        }
+        let node = mapped.get(raw as usize).copied().unwrap_or(0);
+        let slot = sums.entry(node).or_default();
+        slot.0 = slot.0.saturating_add(count);
+        slot.1 = slot.1.saturating_add(bytes);
+    }
+    if sums.is_empty() {
+        return;
+    }
+    let mut rows: Vec<(NodeId, u64, u64)> = sums
+        .into_iter()
+        .map(|(n, (c, b))| (NodeId(n), c, b))
+        .collect();
+    rows.sort_unstable_by_key(|r| r.0.0);
+    profile.figures.push(Figure {
+        name: name.to_string(),
+        rows,
+    });
 }
 
 /// The leak check at exit: which never-freed blocks are lost (see `leaks`).
@@ -154,7 +233,7 @@ fn classify_leaks(
     registers: &[usize],
     parent_of: &[u32],
     address_of: &[u64],
-) -> crate::leaks::Summary {
+) -> (crate::leaks::Summary, Vec<(u32, Verdict, u64)>) {
     let patterns = crate::leaks::patterns(runtime::config().and_then(|c| c.suppress.as_deref()));
     let high = crate::stack::current_bounds().high;
     let mut memo: HashMap<u32, bool> = HashMap::new();
@@ -256,6 +335,7 @@ fn totals_clone(t: &cct::Totals) -> cct::Totals {
         nodes: t.nodes.clone(),
         bins: t.bins.clone(),
         temporary: t.temporary,
+        node_temporary: t.node_temporary.clone(),
     }
 }
 

@@ -29,6 +29,15 @@ pub struct Summary {
     pub suppressed: [u64; 2],
 }
 
+/// The class of one never-freed block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Definite,
+    Indirect,
+    Reachable,
+    Suppressed,
+}
+
 /// Functions whose never-freed blocks are the C library's own, kept until exit.
 /// (glibc's internal `__GI_` aliases are how its DWARF names some of them.) The
 /// thread-local storage vectors of ended threads stay in pthread's stack
@@ -132,7 +141,8 @@ fn writable_segments(skip: usize) -> Vec<(usize, usize)> {
 /// Classify the live blocks counted in `epoch`. `stack` is the exiting
 /// thread's stack range above the library's own frames, `registers` the
 /// callee-saved registers spilled there; `suppressed(node)` says whether a
-/// node's calling context is suppressed.
+/// node's calling context is suppressed. Besides the summary, each counted
+/// block's (raw node, class, size), for the per-context figures.
 ///
 /// # Safety
 /// Runs at exit under the reentrancy guard; `stack` must be readable.
@@ -142,7 +152,7 @@ pub unsafe fn classify(
     stack: (usize, usize),
     registers: &[usize],
     mut suppressed: impl FnMut(u32) -> bool,
-) -> Summary {
+) -> (Summary, Vec<(u32, Verdict, u64)>) {
     let mut blocks = Vec::new();
     live::for_each_live(|user| {
         // SAFETY: live, so the header is the block's.
@@ -198,20 +208,22 @@ pub unsafe fn classify(
         };
     }
     let mut summary = Summary::default();
+    let mut verdicts = Vec::with_capacity(blocks.len());
     for (b, c) in blocks.iter().zip(&class) {
         if b.node == NO_NODE {
             continue;
         }
-        let slot = match c {
-            Class::Reachable => &mut summary.reachable,
-            _ if suppressed(b.node) => &mut summary.suppressed,
-            Class::Indirect => &mut summary.indirect,
-            Class::Unvisited => &mut summary.definite,
+        let (slot, verdict) = match c {
+            Class::Reachable => (&mut summary.reachable, Verdict::Reachable),
+            _ if suppressed(b.node) => (&mut summary.suppressed, Verdict::Suppressed),
+            Class::Indirect => (&mut summary.indirect, Verdict::Indirect),
+            Class::Unvisited => (&mut summary.definite, Verdict::Definite),
         };
         slot[0] += 1;
         slot[1] += b.size as u64;
+        verdicts.push((b.node, verdict, b.size as u64));
     }
-    summary
+    (summary, verdicts)
 }
 
 /// Whether `name` matches `pattern` (`*` matches any run of characters).

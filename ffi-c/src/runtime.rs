@@ -472,7 +472,7 @@ fn count_free(tls: &Tls, guarded: bool, h: &Header, user: usize) {
     if !guarded && let Some(ts) = thread_state(tls) {
         ts.block.record_free(h.node, h.size);
         if ts.last_alloc == user {
-            ts.block.record_temporary(h.size);
+            ts.block.record_temporary(h.node, h.size);
             ts.last_alloc = 0;
         }
         return;

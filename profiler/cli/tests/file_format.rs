@@ -261,3 +261,143 @@ fn a_file_claiming_more_counters_than_bytes_is_refused_before_anything_is_reserv
     let small = chain_of_empty_nodes(64, 50);
     assert_eq!(Profile::read(&bytes_of(&small)).as_ref(), Ok(&small));
 }
+
+/// The node of `path` (function names, outermost first).
+fn node_of(p: &Profile, path: &[&str]) -> NodeId {
+    let found = (0..p.nodes.len()).find(|&i| {
+        let mut names = Vec::new();
+        let mut at = i;
+        while at != 0 {
+            names.push(p.functions[p.nodes[at].func.0 as usize].name.as_str());
+            at = p.nodes[at].parent.map_or(0, |x| x.0 as usize);
+        }
+        names.reverse();
+        names == path
+    });
+    NodeId(found.unwrap_or_else(|| panic!("no node {path:?}")) as u32)
+}
+
+const RED: &[&str] = &["main", "make_red_widget", "make_widget"];
+const BLUE: &[&str] = &["main", "make_blue_widget", "make_widget"];
+
+/// The widget example with libmprof's figures: the red widgets live at the peak beside
+/// 100 blue ones, the blue ones all temporary, 3 red ones definitely lost.
+fn with_figures() -> Profile {
+    let mut p = common::widgets();
+    let (red, blue) = (node_of(&p, RED), node_of(&p, BLUE));
+    p.figures = vec![
+        Figure { name: "memory at peak".into(), rows: vec![(red, 5019, 5019 * 204), (blue, 100, 100 * 204)] },
+        Figure { name: "temporary allocations".into(), rows: vec![(blue, 4981, 4981 * 204)] },
+        Figure { name: "definitely lost".into(), rows: vec![(red, 3, 612)] },
+    ];
+    p
+}
+
+#[test]
+fn figures_round_trip_print_as_tables_and_export() {
+    let p = with_figures();
+    assert_eq!(p.validate(), Ok(()));
+    let back = Profile::read(&bytes_of(&p)).unwrap();
+    assert_eq!(back, p);
+    let text = render_report(&back, &ReportOptions { tables: Tables::LEAK, ..ReportOptions::default() });
+    for (title, row) in [
+        ("Memory at peak table: by path (last 5 callers)", "5019 1023876 (98) || > main > make_red_widget > make_widget"),
+        ("Memory at peak table", "100   20400  (1) || > main > make_blue_widget > make_widget"),
+        ("Temporary allocations table", "4981 1016124 (99) || > main > make_blue_widget > make_widget"),
+        ("Definitely lost table", "3   612 (99) || > main > make_red_widget > make_widget"),
+    ] {
+        let table = text.split(title).nth(1).unwrap_or_else(|| panic!("no {title} in {text}"));
+        let table = table.split("table:").next().unwrap_or_default();
+        assert!(table.contains(row), "{row:?} not in {title}:\n{text}");
+    }
+    // The peak table ranks by bytes: red before blue.
+    let peak = text.split("Memory at peak table").nth(1).unwrap();
+    assert!(peak.find("make_red_widget").unwrap() < peak.find("make_blue_widget").unwrap(), "{text}");
+    // Without figures, no such table (existing reports are unchanged).
+    let plain = render_report(&common::widgets(), &ReportOptions::default());
+    assert!(!plain.contains("Memory at peak") && !plain.contains("lost table"), "{plain}");
+    let json = export::json(&p).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let figures = doc["figures"].as_array().expect("figures in the JSON");
+    assert_eq!(figures[0]["name"], "memory at peak");
+    assert_eq!(figures[0]["rows"][0]["count"], 5019);
+    assert_eq!(figures[2]["rows"][0]["bytes"], 612);
+    let plain_json = export::json(&common::widgets()).unwrap();
+    assert!(!plain_json.contains("\"figures\""));
+}
+
+#[test]
+fn figures_merge_by_name_and_path() {
+    // Each half has figures on its own paths; the second half's nodes come in another
+    // order, so the merge must map them by path.
+    let mut red = half(true);
+    let red_node = node_of(&red, RED);
+    red.figures = vec![
+        Figure { name: "memory at peak".into(), rows: vec![(red_node, 7, 700)] },
+        Figure { name: "definitely lost".into(), rows: vec![(red_node, 1, 204)] },
+    ];
+    let mut blue = half(false);
+    let blue_node = node_of(&blue, BLUE);
+    blue.figures = vec![Figure { name: "memory at peak".into(), rows: vec![(blue_node, 2, 408)] }];
+    let mut merged = Profile::read(&bytes_of(&blue)).unwrap();
+    merged.merge(&Profile::read(&bytes_of(&red)).unwrap()).unwrap();
+    assert_eq!(merged.validate(), Ok(()));
+    let figure = |p: &Profile, name: &str, path: &[&str]| {
+        let node = node_of(p, path);
+        let f = p.figures.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("no {name}"));
+        f.rows.iter().find(|r| r.0 == node).map(|r| (r.1, r.2))
+    };
+    assert_eq!(figure(&merged, "memory at peak", RED), Some((7, 700)));
+    assert_eq!(figure(&merged, "memory at peak", BLUE), Some((2, 408)));
+    assert_eq!(figure(&merged, "definitely lost", RED), Some((1, 204)));
+    assert_eq!(merged.figures.len(), 2, "figures are unified by name");
+    // Merged with itself, every figure doubles on the same rows.
+    let mut twice = merged.clone();
+    twice.merge(&merged).unwrap();
+    assert_eq!(figure(&twice, "memory at peak", RED), Some((14, 1400)));
+    assert_eq!(figure(&twice, "definitely lost", RED), Some((2, 408)));
+    assert_eq!(twice.figures[0].rows.len(), 2);
+}
+
+#[test]
+fn inconsistent_figures_are_refused_on_read_and_by_validate() {
+    let nodes = with_figures().nodes.len() as u32;
+    let mut cases = Vec::new();
+    let mut out_of_range = with_figures();
+    out_of_range.figures[0].rows[0].0 = NodeId(nodes);
+    cases.push(out_of_range);
+    let mut twice = with_figures();
+    let row = twice.figures[0].rows[0];
+    twice.figures[0].rows.push(row);
+    cases.push(twice);
+    let mut same_name = with_figures();
+    same_name.figures[1].name = "memory at peak".into();
+    cases.push(same_name);
+    let mut unnamed = with_figures();
+    unnamed.figures[2].name.clear();
+    cases.push(unnamed);
+    for p in cases {
+        assert!(p.validate().is_err(), "{:?}", p.figures);
+        let err = error_of(&bytes_of(&p));
+        assert!(err.starts_with("corrupt profile: at offset"), "{err}");
+        assert!(err.contains("figure"), "{err}");
+    }
+    // A FIGURES section claiming more rows than bytes left is refused before reserving:
+    // the widgets file without figures, then a hand-made section (one figure "x" with
+    // 2^28 - 1 rows) before the end marker.
+    let mut bytes = bytes_of(&common::widgets());
+    bytes.truncate(bytes.len() - 2);
+    bytes.extend_from_slice(&[14, 8, 1, 1, b'x', 0xff, 0xff, 0xff, 0x7f, 0]);
+    bytes.extend_from_slice(&[0, 0]);
+    let err = error_of(&bytes);
+    assert!(err.contains("the number of rows of figure 0"), "{err}");
+}
+
+#[test]
+fn corrupt_figures_are_errors_or_valid_profiles_never_panics() {
+    corruptions_are_errors_or_valid(&bytes_of(&with_figures()), |p| {
+        let _ = render_report(p, &ReportOptions::default());
+        let mut twice = p.clone();
+        let _ = twice.merge(p);
+    });
+}

@@ -228,6 +228,22 @@ pub fn json_to(p: &Profile, out: &mut (impl Write + ?Sized)) -> Result<(), Strin
     {
         map.insert("exec".into(), exec_json(p));
     }
+    // Likewise figures (libmprof's per-context peak, temporary and leak classes): only
+    // documents of profiles that have them carry the key.
+    if !p.figures.is_empty()
+        && let Some(map) = doc.as_object_mut()
+    {
+        let figures: Vec<Value> = p
+            .figures
+            .iter()
+            .map(|f| {
+                let rows: Vec<Value> =
+                    f.rows.iter().map(|&(n, count, bytes)| json!({ "node": n.0, "count": count, "bytes": bytes })).collect();
+                json!({ "name": f.name, "rows": rows })
+            })
+            .collect();
+        map.insert("figures".into(), Value::Array(figures));
+    }
     let text = serde_json::to_string_pretty(&doc).map_err(|e| format!("json: {e}"))?;
     let fail = |e: std::io::Error| format!("json: {e}");
     let mut rest = text.as_str();

@@ -157,6 +157,10 @@ pub fn render_reduction(p: &Profile, r: &Reduction, options: &ReportOptions) -> 
     if options.tables.contains(Tables::LEAK) {
         out.push('\n');
         leak_table(&mut out, p, r, &fmt, options);
+        for (name, paths) in &r.figures {
+            out.push('\n');
+            figure_table(&mut out, name, paths, &fmt, options);
+        }
     }
     if options.tables.contains(Tables::BINS) {
         out.push('\n');
@@ -365,17 +369,34 @@ fn leak_table(out: &mut String, p: &Profile, r: &Reduction, fmt: &Fmt, options: 
         }
     }
     out.push('\n');
-    let total_kept: u64 = r.kept_paths.iter().map(|k| k.kept_bytes).sum();
-    let wa = width_of(6, r.kept_paths.iter().map(|k| k.kept_allocs));
-    let wb = width_of(5, r.kept_paths.iter().map(|k| k.kept_bytes));
+    let none = if p.language == Language::C { "(no memory leaked)" } else { "(no memory kept)" };
+    path_rows(out, &r.kept_paths, fmt, none);
+}
+
+/// A table of one of the profile's figures ("memory at peak", "definitely lost"...),
+/// in the leak table's layout: partial paths ranked by bytes, with counts.
+fn figure_table(out: &mut String, name: &str, paths: &[PartialPath], fmt: &Fmt, options: &ReportOptions) {
+    let depth = options.path_depth.max(1);
+    let mut title = name.chars();
+    let title: String = title.next().map(|c| c.to_uppercase().chain(title).collect()).unwrap_or_default();
+    let _ = writeln!(out, "{title} table: by path (last {depth} callers)");
+    out.push('\n');
+    path_rows(out, paths, fmt, "(nothing)");
+}
+
+/// The rows of the leak table and the figure tables: count, bytes, share of the
+/// table's bytes, path; `none` when there is no row.
+fn path_rows(out: &mut String, paths: &[PartialPath], fmt: &Fmt, none: &str) {
+    let total_kept: u64 = paths.iter().map(|k| k.kept_bytes).fold(0, u64::saturating_add);
+    let wa = width_of(6, paths.iter().map(|k| k.kept_allocs));
+    let wb = width_of(5, paths.iter().map(|k| k.kept_bytes));
     let wp = if fmt.exact { 7 } else { 4 };
     trim_line(out, &format!("{} {} {} path", pad_right("allocs", wa), pad_right("bytes", wb), pad_right("(%)", wp)));
-    if r.kept_paths.is_empty() {
-        let none = if p.language == Language::C { "(no memory leaked)" } else { "(no memory kept)" };
+    if paths.is_empty() {
         let _ = writeln!(out, "{none}");
         return;
     }
-    for k in &r.kept_paths {
+    for k in paths {
         let line = format!(
             "{} {} {} {}",
             pad_right(&k.kept_allocs.to_string(), wa),

@@ -41,12 +41,15 @@
 //!                 kind 0 function entry, 1 branch, 2 body form, 3 top-level form
 //! tag 13 IO       n:varint (stream:str opens reads writes bytes_read bytes_written
 //!                 time_ns : varint)*n
+//! tag 14 FIGURES  n:varint (name:str nrows:varint (node count bytes : varint)*nrows)*n
+//!                 named per-node figures; names distinct, nodes below the NODES count,
+//!                 each node at most once per figure
 //! ```
 //!
 //! HEADER, SCHEME, FUNCTIONS and NODES are required, and a section may only refer to
 //! sections before it (SCHEME and FUNCTIONS before NODES, TYPES before BINS, NODES before
-//! ERRORS, FUNCTIONS before TIME, SOURCES before COUNTS). Sections 10-13 were added in
-//! version 1 without a bump: older readers skip them. Sections with unknown tags are skipped, so a later version may add sections
+//! ERRORS, FUNCTIONS before TIME, SOURCES before COUNTS, NODES before FIGURES). Sections
+//! 10-14 were added in version 1 without a bump: older readers skip them. Sections with unknown tags are skipped, so a later version may add sections
 //! without breaking older readers; changing the layout of a known section bumps
 //! `FORMAT_VERSION`, and readers refuse versions newer than theirs, naming both.
 //! A known section must be consumed exactly by its payload; anything else is corruption,
@@ -57,7 +60,7 @@ use std::fmt;
 
 use crate::exec::{ClockInfo, CountKind, CountPoint, Exec, IoRow, SourceFile, TimeNode, TimeProfile};
 use crate::monitor::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
-use crate::profile::{BinKey, BinRow, Counters, HeapError, Node, Profile};
+use crate::profile::{BinKey, BinRow, Counters, Figure, HeapError, Node, Profile};
 use crate::scheme::{Category, CategoryScheme, Language, LARGEST_SIZE_BIN};
 
 pub const MAGIC: &[u8; 8] = b"\x89MPROF\r\n";
@@ -81,7 +84,8 @@ const TAG_TIME: u64 = 10;
 const TAG_SOURCES: u64 = 11;
 const TAG_COUNTS: u64 = 12;
 const TAG_IO: u64 = 13;
-const LAST_KNOWN_TAG: u64 = TAG_IO;
+const TAG_FIGURES: u64 = 14;
+const LAST_KNOWN_TAG: u64 = TAG_FIGURES;
 
 fn section_name(tag: u64) -> &'static str {
     match tag {
@@ -98,6 +102,7 @@ fn section_name(tag: u64) -> &'static str {
         TAG_SOURCES => "SOURCES",
         TAG_COUNTS => "COUNTS",
         TAG_IO => "IO",
+        TAG_FIGURES => "FIGURES",
         _ => "unknown",
     }
 }
@@ -315,6 +320,21 @@ pub fn encode(p: &Profile) -> Vec<u8> {
     }
 
     encode_exec(&mut out, &p.exec);
+
+    if !p.figures.is_empty() {
+        s.clear();
+        put_varint(&mut s, p.figures.len() as u64);
+        for f in &p.figures {
+            put_str(&mut s, &f.name);
+            put_varint(&mut s, f.rows.len() as u64);
+            for &(node, count, bytes) in &f.rows {
+                put_varint(&mut s, node.0 as u64);
+                put_varint(&mut s, count);
+                put_varint(&mut s, bytes);
+            }
+        }
+        put_section(&mut out, TAG_FIGURES, &s);
+    }
     put_varint(&mut out, TAG_END);
     put_varint(&mut out, 0);
     out
@@ -593,6 +613,7 @@ struct Decoded {
     bins: Vec<BinRow>,
     errors: Vec<HeapError>,
     samples: Vec<Sample>,
+    figures: Vec<Figure>,
     exec: Exec,
 }
 
@@ -878,6 +899,43 @@ impl Decoded {
                     });
                 }
             }
+            TAG_FIGURES => {
+                let Some(nodes) = &self.nodes else {
+                    return Err(s.invalid(tag_at, "the NODES section before FIGURES", "FIGURES".into()));
+                };
+                let nnodes = nodes.len() as u64;
+                let n = s.count("the number of figures")?;
+                // A set, not a scan of the figures so far: a crafted file with many
+                // figures must not cost quadratic time.
+                let mut names = std::collections::HashSet::with_capacity(n);
+                for k in 0..n {
+                    let at = s.offset();
+                    let name = s.string(|| format!("the name of figure {k}"))?;
+                    if name.is_empty() || !names.insert(name.clone()) {
+                        return Err(s.invalid(at, &format!("a new, non-empty name for figure {k}"), format!("{name:?}")));
+                    }
+                    // Each row takes at least three bytes, so `count` bounds the rows by
+                    // what is left and the set below by the file's size.
+                    let nrows = s.count(&format!("the number of rows of figure {k}"))?;
+                    let mut rows = Vec::with_capacity(nrows);
+                    let mut seen = std::collections::HashSet::with_capacity(nrows);
+                    for j in 0..nrows {
+                        let at = s.offset();
+                        let node = s.varint(|| format!("the node of row {j} of figure {k}"))?;
+                        if node >= nnodes || !seen.insert(node) {
+                            return Err(s.invalid(
+                                at,
+                                &format!("a node number below {nnodes}, not yet in figure {k}"),
+                                node.to_string(),
+                            ));
+                        }
+                        let count = s.varint(|| format!("the count of row {j} of figure {k}"))?;
+                        let bytes = s.varint(|| format!("the bytes of row {j} of figure {k}"))?;
+                        rows.push((NodeId(node as u32), count, bytes));
+                    }
+                    self.figures.push(Figure { name, rows });
+                }
+            }
             _ => {}
         }
         Ok(())
@@ -898,6 +956,7 @@ impl Decoded {
             bins: self.bins,
             errors: self.errors,
             samples: self.samples,
+            figures: self.figures,
             metadata: self.metadata,
             exec: self.exec,
         })

@@ -47,7 +47,7 @@ pub use format::{FormatError, FORMAT_VERSION};
 pub use monitor::{
     Bin, FuncId, FunctionInfo, HeapErrorKind, Monitor, MonitorOptions, NodeId, Sample, Totals, TypeId,
 };
-pub use profile::{BinKey, BinRow, Counters, HeapError, MergeError, Node, Profile};
+pub use profile::{BinKey, BinRow, Counters, Figure, HeapError, MergeError, Node, Profile};
 pub use save::{check_writable, save_file, save_streaming};
 pub use reduce::{reduce, ReduceOptions, Reduction};
 pub use scheme::{Category, CategoryScheme, Language, LARGEST_SIZE_BIN};

@@ -434,6 +434,7 @@ impl Monitor {
             bins,
             errors,
             samples: self.samples.clone(),
+            figures: Vec::new(),
             metadata: self.metadata.clone(),
             exec: Exec::default(),
         }

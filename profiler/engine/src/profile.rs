@@ -7,7 +7,9 @@
 //! - `nodes[0]` is the root (parent `None`, function `FuncId::NONE`); every other node has
 //!   a parent with a smaller index and a function inside `functions`;
 //! - every node has exactly `scheme.len()` counters;
-//! - bins name types inside `types`; errors name nodes inside `nodes`.
+//! - bins name types inside `types`; errors name nodes inside `nodes`;
+//! - figures have distinct, non-empty names, and each names a node inside `nodes` at most
+//!   once per row list.
 //!
 //! Merging and re-mapping keep these invariants. Tests: below and profiler/tests/.
 
@@ -105,6 +107,18 @@ pub struct HeapError {
     pub count: u64,
 }
 
+/// A named per-node figure: a count and a byte total per calling context, for what the
+/// allocation counters cannot say (libmprof: the blocks live at the peak, temporary
+/// allocations, each leak class at exit). Reports print one table per figure, ranked by
+/// bytes along partial paths as the leak table is.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct Figure {
+    /// What is counted ("memory at peak", "definitely lost"...); unique in a profile.
+    pub name: String,
+    /// (node, count, bytes), each node at most once; nodes with nothing are left out.
+    pub rows: Vec<(NodeId, u64, u64)>,
+}
+
 /// The whole profile; see the module comment for its invariants.
 #[derive(Clone, PartialEq, Debug)]
 pub struct Profile {
@@ -116,6 +130,8 @@ pub struct Profile {
     pub bins: Vec<BinRow>,
     pub errors: Vec<HeapError>,
     pub samples: Vec<Sample>,
+    /// Named per-node figures (FIGURES section); empty for most profiles.
+    pub figures: Vec<Figure>,
     /// Program, command line, date, process id...: shown in the report header.
     pub metadata: Vec<(String, String)>,
     /// Execution profiles recorded beside the memory profile (time, counts, I/O).
@@ -172,6 +188,7 @@ impl Profile {
             bins: Vec::new(),
             errors: Vec::new(),
             samples: Vec::new(),
+            figures: Vec::new(),
             metadata: Vec::new(),
             exec: Exec::default(),
         }
@@ -230,6 +247,24 @@ impl Profile {
                 return Err(format!("an error names node {} of {}", e.node.0, self.nodes.len()));
             }
         }
+        let mut names = std::collections::HashSet::new();
+        for f in &self.figures {
+            if f.name.is_empty() {
+                return Err("a figure has an empty name".into());
+            }
+            if !names.insert(f.name.as_str()) {
+                return Err(format!("two figures are named {:?}", f.name));
+            }
+            let mut seen = std::collections::HashSet::new();
+            for &(node, _, _) in &f.rows {
+                if node.0 as usize >= self.nodes.len() {
+                    return Err(format!("figure {:?} names node {} of {}", f.name, node.0, self.nodes.len()));
+                }
+                if !seen.insert(node.0) {
+                    return Err(format!("figure {:?} names node {} twice", f.name, node.0));
+                }
+            }
+        }
         self.exec.validate(self.functions.len())
     }
 
@@ -240,7 +275,8 @@ impl Profile {
     }
 
     /// Sums `other` into `self`: functions and types are unified by equality, nodes by
-    /// their path, bins by key, errors by (kind, path); samples and new metadata appended.
+    /// their path, bins by key, errors by (kind, path), figures by name and then by path;
+    /// samples and new metadata appended.
     pub fn merge(&mut self, other: &Profile) -> Result<(), MergeError> {
         if self.language != other.language {
             return Err(MergeError::LanguageDiffers { left: self.language, right: other.language });
@@ -282,6 +318,10 @@ struct Builder {
     node_ids: FxHashMap<(u32, u32, u64), u32>,
     bin_ids: FxHashMap<BinKey, usize>,
     error_ids: FxHashMap<(HeapErrorKind, u32), usize>,
+    /// Figure name -> index, and (figure index, node) -> row index: figures are summed
+    /// by name and node, in time linear in their rows.
+    figure_ids: FxHashMap<String, usize>,
+    figure_rows: FxHashMap<(usize, u32), usize>,
 }
 
 impl Builder {
@@ -292,6 +332,8 @@ impl Builder {
             node_ids: FxHashMap::default(),
             bin_ids: FxHashMap::default(),
             error_ids: FxHashMap::default(),
+            figure_ids: FxHashMap::default(),
+            figure_rows: FxHashMap::default(),
             profile,
         };
         for (i, f) in b.profile.functions.iter().enumerate() {
@@ -309,6 +351,12 @@ impl Builder {
         }
         for (i, e) in b.profile.errors.iter().enumerate() {
             b.error_ids.insert((e.kind, e.node.0), i);
+        }
+        for (fi, f) in b.profile.figures.iter().enumerate() {
+            b.figure_ids.insert(f.name.clone(), fi);
+            for (ri, r) in f.rows.iter().enumerate() {
+                b.figure_rows.insert((fi, r.0.0), ri);
+            }
         }
         b
     }
@@ -396,6 +444,30 @@ impl Builder {
                 None => {
                     self.error_ids.insert((e.kind, node), self.profile.errors.len());
                     self.profile.errors.push(HeapError { node: NodeId(node), ..*e });
+                }
+            }
+        }
+        for f in &other.figures {
+            let fi = match self.figure_ids.get(&f.name) {
+                Some(&fi) => fi,
+                None => {
+                    self.figure_ids.insert(f.name.clone(), self.profile.figures.len());
+                    self.profile.figures.push(Figure { name: f.name.clone(), rows: Vec::new() });
+                    self.profile.figures.len() - 1
+                }
+            };
+            for &(node, count, bytes) in &f.rows {
+                let node = node_map[node.0 as usize];
+                let rows = &mut self.profile.figures[fi].rows;
+                match self.figure_rows.get(&(fi, node)) {
+                    Some(&ri) => {
+                        rows[ri].1 = rows[ri].1.saturating_add(count);
+                        rows[ri].2 = rows[ri].2.saturating_add(bytes);
+                    }
+                    None => {
+                        self.figure_rows.insert((fi, node), rows.len());
+                        rows.push((NodeId(node), count, bytes));
+                    }
                 }
             }
         }

@@ -86,7 +86,8 @@ pub struct PathStep {
     pub call_site: Option<u64>,
 }
 
-/// A partial path (the last `path_depth` callers) with what was kept under it.
+/// A partial path (the last `path_depth` callers) with what was counted under it: the
+/// memory kept (leak table), or a figure's count and bytes (`Reduction::figures`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartialPath {
     /// Outermost first.
@@ -120,6 +121,9 @@ pub struct Reduction {
     pub unattributed: Vec<Counters>,
     /// Partial paths with kept memory, largest first.
     pub kept_paths: Vec<PartialPath>,
+    /// Per figure of the profile (same order): its name and its partial paths, largest
+    /// first, computed as `kept_paths` is (`kept_allocs` holds the figure's count).
+    pub figures: Vec<(String, Vec<PartialPath>)>,
     pub errors: Vec<ErrorRow>,
     /// Number of recursion cycles found.
     pub cycles: usize,
@@ -469,30 +473,25 @@ pub fn reduce(p: &Profile, options: &ReduceOptions) -> Result<Reduction, String>
         }
     }
 
-    let mut kept: FxHashMap<PathKey, (u64, u64)> = FxHashMap::default();
-    for (i, node) in p.nodes.iter().enumerate() {
-        let (allocs, bytes) = node
-            .counters
-            .iter()
-            .fold((0u64, 0u64), |(a, b), c| (a + c.kept_allocs(), b + c.kept_bytes()));
-        if allocs == 0 && bytes == 0 {
-            continue;
-        }
-        let key = partial_key(p, i, options);
-        let slot = kept.entry(key).or_default();
-        slot.0 += allocs;
-        slot.1 += bytes;
-    }
-    let mut kept_paths: Vec<PartialPath> = kept
-        .into_iter()
-        .map(|((key, complete), (kept_allocs, kept_bytes))| PartialPath {
-            steps: steps_of(p, &key),
-            complete,
-            kept_allocs,
-            kept_bytes,
+    let kept_paths = partial_paths(
+        p,
+        p.nodes.iter().enumerate().map(|(i, node)| {
+            let (allocs, bytes) = node
+                .counters
+                .iter()
+                .fold((0u64, 0u64), |(a, b), c| (a.saturating_add(c.kept_allocs()), b.saturating_add(c.kept_bytes())));
+            (i, allocs, bytes)
+        }),
+        options,
+    );
+    let figures = p
+        .figures
+        .iter()
+        .map(|f| {
+            let rows = f.rows.iter().map(|&(node, count, bytes)| (node.0 as usize, count, bytes));
+            (f.name.clone(), partial_paths(p, rows, options))
         })
         .collect();
-    kept_paths.sort_by(|a, b| b.kept_bytes.cmp(&a.kept_bytes).then_with(|| a.steps.cmp_names(&b.steps)));
 
     let errors = p
         .errors
@@ -516,10 +515,41 @@ pub fn reduce(p: &Profile, options: &ReduceOptions) -> Result<Reduction, String>
         edges,
         unattributed,
         kept_paths,
+        figures,
         errors,
         cycles: ncycles,
         cycles_merged: options.merge_cycles,
     })
+}
+
+/// Sums per-node (count, bytes) values along partial paths (the last `path_depth` callers,
+/// as the leak table shows them), largest bytes first, then by the paths' names; nodes
+/// with nothing are skipped. Linear in the nodes times `path_depth`.
+fn partial_paths(
+    p: &Profile,
+    values: impl Iterator<Item = (usize, u64, u64)>,
+    options: &ReduceOptions,
+) -> Vec<PartialPath> {
+    let mut sums: FxHashMap<PathKey, (u64, u64)> = FxHashMap::default();
+    for (node, count, bytes) in values {
+        if (count == 0 && bytes == 0) || node >= p.nodes.len() {
+            continue;
+        }
+        let slot = sums.entry(partial_key(p, node, options)).or_default();
+        slot.0 = slot.0.saturating_add(count);
+        slot.1 = slot.1.saturating_add(bytes);
+    }
+    let mut paths: Vec<PartialPath> = sums
+        .into_iter()
+        .map(|((key, complete), (kept_allocs, kept_bytes))| PartialPath {
+            steps: steps_of(p, &key),
+            complete,
+            kept_allocs,
+            kept_bytes,
+        })
+        .collect();
+    paths.sort_by(|a, b| b.kept_bytes.cmp(&a.kept_bytes).then_with(|| a.steps.cmp_names(&b.steps)));
+    paths
 }
 
 /// A partial path: (function, call site) pairs outermost first, and whether it is complete.

@@ -3,7 +3,8 @@
 //! Run: `cd profiler/fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run read_profile` (the stable
 //! toolchain with nightly flags allowed). Any input must give either an error or a
 //! profile that satisfies `Profile::validate`, that prints (memory and execution tables),
-//! merges and exports (folded, JSON, pprof) without panicking, and that writes back to
+//! merges (figures summed by name and path: a self-merge doubles each figure's
+//! total) and exports (folded, JSON, pprof) without panicking, and that writes back to
 //! bytes reading as itself.
 #![no_main]
 
@@ -21,6 +22,15 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(Profile::read(&bytes).as_ref(), Ok(&profile));
     let mut doubled = profile.clone();
     doubled.merge(&profile).expect("a profile merges with itself");
+    assert_eq!(doubled.validate(), Ok(()));
+    assert_eq!(doubled.figures.len(), profile.figures.len());
+    for (once, twice) in profile.figures.iter().zip(&doubled.figures) {
+        assert_eq!(once.name, twice.name);
+        let total = |f: &mprof_engine::Figure| f.rows.iter().try_fold(0u64, |a, r| a.checked_add(r.2));
+        if let Some(t) = total(once).and_then(|t| t.checked_mul(2)) {
+            assert_eq!(total(twice), Some(t), "figure {:?}", once.name);
+        }
+    }
     let _ = mprof_display::export::folded(&profile, Default::default());
     let _ = mprof_display::export::json(&profile);
     let _ = mprof_display::export::pprof_gz(&profile);
