@@ -15,7 +15,7 @@
 //! program's allocation path. The figure is the one of the sample that set the
 //! peak, so it is as exact as the peak itself. On a large tree a snapshot can
 //! take milliseconds, so after each one the next waits [`SNAPSHOT_SPACING`]
-//! times its duration: snapshots never take more than about a tenth of the
+//! times its duration: snapshots never take more than about a twentieth of the
 //! helper thread's time. A peak sampled meanwhile keeps the figure of an
 //! earlier, lower peak; the dump then says which (`dump`).
 //!
@@ -30,7 +30,7 @@ use std::time::Instant;
 pub const PERIOD_MS: u64 = 10;
 pub const MAX_SAMPLES: usize = 4096;
 /// After a per-node snapshot, the next waits this many times its duration.
-const SNAPSHOT_SPACING: u64 = 10;
+const SNAPSHOT_SPACING: u64 = 20;
 
 struct Series {
     started: Option<Instant>,

@@ -11,7 +11,10 @@
 //! Wording follows `Profile::language` only: C prints a memory *leak* table with s/m/l/x
 //! columns, Lisp a memory *kept* table (reachable at the report) with c/f/s/o. Column
 //! widths grow with the numbers, and the rules are generated from the same widths, so
-//! headings, rules and rows always line up. Tests: profiler/tests/ (insta snapshots).
+//! headings, rules and rows always line up. A profile's figures (`Profile::figures`:
+//! memory at peak, temporary allocations, leak classes) each get a table after the leak
+//! table, in its layout and selected with it; a profile without figures prints exactly
+//! what it printed before they existed. Tests: profiler/cli/tests/ (insta snapshots).
 
 use std::fmt::Write as _;
 
