@@ -132,3 +132,23 @@ fn report_as_json_carries_the_tables_numbers() {
     assert_eq!(code, 1);
     assert!(err.contains("unknown report format"), "{err}");
 }
+
+#[test]
+fn pprof_locations_of_c_frames_carry_their_source_line() {
+    let mut m = Monitor::new(Language::C, CategoryScheme::c_sizes(), MonitorOptions { call_sites: true, ..MonitorOptions::default() });
+    let main = m.function(FunctionInfo { name: "main".into(), file: Some("/src/prog.c".into()), line: Some(10), module: None });
+    let make = m.function(FunctionInfo { name: "make".into(), file: Some("/src/prog.c".into()), line: Some(3), module: None });
+    // libmprof records each frame's line as its call site: main called make at line 14,
+    // and make called malloc at line 5.
+    let top = m.child(NodeId::ROOT, main, 14);
+    let node = m.child(top, make, 5);
+    m.record_alloc(node, 0, 16, Bin::Size(16));
+    let decoded = export::pprof_message(&m.to_profile()).unwrap();
+    let line_of = |name: &str| {
+        let f = decoded.function.iter().find(|f| decoded.string_table[f.name as usize] == name).unwrap();
+        decoded.location.iter().find(|l| l.line[0].function_id == f.id).map(|l| l.line[0].line).unwrap()
+    };
+    assert_eq!((line_of("main"), line_of("make")), (14, 5));
+    let file = decoded.function.iter().map(|f| decoded.string_table[f.filename as usize].as_str()).find(|f| !f.is_empty());
+    assert_eq!(file, Some("/src/prog.c"), "the whole path");
+}

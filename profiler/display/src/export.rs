@@ -518,7 +518,12 @@ fn build_pprof(
         let key = (function_id, node.call_site);
         let id = *location_ids.entry(key).or_insert_with(|| {
             let id = locations.len() as u64 + 1;
-            let line = p.functions.get(node.func.0 as usize).and_then(|f| f.line).map_or(0, i64::from);
+            // libmprof records a frame's source line as its call site: that is the line of
+            // the location. Otherwise (Lisp, or no line) the function's own line.
+            let line = match (p.language, node.call_site) {
+                (mprof_engine::Language::C, site) if site > 0 && site <= u32::MAX as u64 => site as i64,
+                _ => p.functions.get(node.func.0 as usize).and_then(|f| f.line).map_or(0, i64::from),
+            };
             locations.push(pprof::Location {
                 id,
                 mapping_id: 0,
