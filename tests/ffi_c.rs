@@ -1278,3 +1278,15 @@ fn direct_self_recursion_folds_into_one_node() {
     assert_eq!(nodes.len(), 1, "one node for all 21 levels");
     assert_eq!(nodes[0].recursion, 20);
 }
+
+#[test]
+fn a_device_as_output_is_written_in_place_never_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "widgets", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &["100"], &[("MPROF_OUT", "/dev/null")], true);
+    assert_ok(&o);
+    let null = std::fs::metadata("/dev/null").unwrap();
+    assert!(null.file_type().is_char_device(), "/dev/null is still the device");
+    assert!(!std::fs::read_dir("/dev").unwrap().flatten().any(|e| e.file_name().to_string_lossy().starts_with("null.tmp")));
+}

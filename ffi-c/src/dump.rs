@@ -382,6 +382,16 @@ pub fn write_to(path: &str) -> Result<(), String> {
             profile
                 .write(&mut bytes)
                 .map_err(|e| format!("cannot encode the profile: {e}"))?;
+            if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+                // A device or a pipe (MPROF_OUT=/dev/null): written in place; a rename
+                // would put a regular file where the device was.
+                use std::io::Write;
+                return std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .and_then(|mut f| f.write_all(&bytes))
+                    .map_err(|e| format!("cannot write {path}: {e}"));
+            }
             let tmp = format!("{path}.tmp{}", std::process::id());
             crate::endings::set_temporary(Some(&tmp));
             let r = std::fs::write(&tmp, &bytes)

@@ -5,6 +5,12 @@
 //! killed mid-write, sees the old file or the whole new one. A write that fails removes
 //! its temporary file. `check_writable` lets a command line refuse an output path
 //! before a long run rather than after it.
+//!
+//! Only regular files are replaced that way. A path naming something else — a device
+//! such as `/dev/null` or `/dev/stdout`, a pipe — is opened and written in place: a
+//! rename would put a regular file where the device was (it did, once: `--report
+//! /dev/null` replaced the machine's /dev/null). A symbolic link is followed, so the
+//! file it points to is replaced and the link stays.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,8 +21,22 @@ fn temporary_for(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 
+/// Where a save of `path` goes: `Some(file)` to replace a regular (or not yet existing)
+/// file through a rename, `None` to write in place (devices, pipes, sockets).
+fn replaced_file(path: &Path) -> Option<PathBuf> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Some(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())),
+        Ok(_) => None,
+        Err(_) => Some(path.to_path_buf()),
+    }
+}
+
 /// Writes `bytes` to `path` through a temporary file and a rename.
 pub fn save_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let Some(path) = replaced_file(path) else {
+        return std::fs::OpenOptions::new().write(true).open(path).and_then(|mut f| f.write_all(bytes));
+    };
+    let path = path.as_path();
     let tmp = temporary_for(path);
     let result = std::fs::File::create(&tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|_| f.flush()))
@@ -33,6 +53,12 @@ pub fn save_streaming(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
+    let Some(path) = replaced_file(path) else {
+        let mut w = std::io::BufWriter::new(std::fs::OpenOptions::new().write(true).open(path)?);
+        write(&mut w)?;
+        return w.flush();
+    };
+    let path = path.as_path();
     let tmp = temporary_for(path);
     let result = std::fs::File::create(&tmp).and_then(|f| {
         let mut w = std::io::BufWriter::new(f);
@@ -52,7 +78,14 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err(format!("{} is a directory", path.display()));
     }
-    let tmp = temporary_for(path);
+    let Some(file) = replaced_file(path) else {
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()));
+    };
+    let tmp = temporary_for(&file);
     match std::fs::File::create(&tmp) {
         Ok(_) => {
             let _ = std::fs::remove_file(&tmp);
@@ -90,6 +123,28 @@ mod tests {
         let err = check_writable(&missing).unwrap_err();
         assert!(err.contains("no/such/dir"), "{err}");
         assert!(check_writable(&dir).unwrap_err().contains("is a directory"));
+        // A link is followed: the file it points to is replaced, the link stays.
+        let link = dir.join("link.mprof");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        save_file(&link, b"through the link").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(&path).unwrap(), b"through the link");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_device_is_written_in_place_never_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let null = Path::new("/dev/null");
+        assert!(check_writable(null).is_ok());
+        save_file(null, b"discarded").unwrap();
+        save_streaming(null, |w| w.write_all(b"discarded")).unwrap();
+        assert!(std::fs::metadata(null).unwrap().file_type().is_char_device(), "/dev/null is still the device");
+        let litter: Vec<_> = std::fs::read_dir("/dev")
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(litter.is_empty(), "no temporary file in /dev: {litter:?}");
     }
 }
