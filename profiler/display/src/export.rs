@@ -116,6 +116,21 @@ fn counters_json(c: &Counters) -> Value {
     json!({ "allocs": c.allocs, "bytes": c.bytes, "frees": c.frees, "freed_bytes": c.freed_bytes })
 }
 
+/// The bin table's rows as JSON (the export and `mprof report --format json` share them).
+pub(crate) fn bins_json(p: &Profile) -> Vec<Value> {
+    p.bins
+        .iter()
+        .map(|b| {
+            let key = match b.key {
+                BinKey::Size(s) => json!({ "size": s }),
+                BinKey::Larger => json!({ "larger_than": mprof_engine::scheme::LARGEST_SIZE_BIN }),
+                BinKey::Type(t) => json!({ "type": p.types.get(t.0 as usize) }),
+            };
+            json!({ "key": key, "counters": counters_json(&b.counters), "labels": b.labels })
+        })
+        .collect()
+}
+
 /// Stand-ins for the node arrays while the rest of the document is laid out; the
 /// arrays are written in their place one node at a time (see `json_to`).
 const NODES_MARK: &str = "\u{1}mprof-nodes";
@@ -184,18 +199,7 @@ pub fn json_to(p: &Profile, out: &mut (impl Write + ?Sized)) -> Result<(), Strin
         .iter()
         .map(|f| json!({ "name": f.name, "file": f.file, "line": f.line, "module": f.module }))
         .collect();
-    let bins: Vec<Value> = p
-        .bins
-        .iter()
-        .map(|b| {
-            let key = match b.key {
-                BinKey::Size(s) => json!({ "size": s }),
-                BinKey::Larger => json!({ "larger_than": mprof_engine::scheme::LARGEST_SIZE_BIN }),
-                BinKey::Type(t) => json!({ "type": p.types.get(t.0 as usize) }),
-            };
-            json!({ "key": key, "counters": counters_json(&b.counters), "labels": b.labels })
-        })
-        .collect();
+    let bins = bins_json(p);
     let errors: Vec<Value> = p
         .errors
         .iter()

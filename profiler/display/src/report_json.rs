@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use mprof_engine::profile::{BinKey, Counters, Profile};
+use mprof_engine::profile::{Counters, Profile};
 use mprof_engine::reduce::{PartialPath, reduce};
 
 use crate::report::ReportOptions;
@@ -57,18 +57,7 @@ pub fn report_json(p: &Profile, options: &ReportOptions) -> Result<String, Strin
             })
         })
         .collect();
-    let bins: Vec<Value> = p
-        .bins
-        .iter()
-        .map(|b| {
-            let key = match b.key {
-                BinKey::Size(s) => json!({ "size": s }),
-                BinKey::Larger => json!({ "larger_than": mprof_engine::scheme::LARGEST_SIZE_BIN }),
-                BinKey::Type(t) => json!({ "type": p.types.get(t.0 as usize) }),
-            };
-            json!({ "key": key, "counters": counters(&b.counters), "labels": b.labels })
-        })
-        .collect();
+    let bins = crate::export::bins_json(p);
     let errors: Vec<Value> = r
         .errors
         .iter()
