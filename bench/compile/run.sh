@@ -16,7 +16,7 @@ reps=${1:-3}
 # SBCL needs minutes for the largest function: one run each unless asked.
 sbcl_reps=${SBCL_REPS:-1}
 target=${BENCH_TARGET_DIR:-target}
-cargo build --release -q -p mprof-lisp --bin mprof-lisp --target-dir "$target"
+cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp --target-dir "$target"
 bin="$target/release/mprof-lisp"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

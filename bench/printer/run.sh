@@ -13,6 +13,9 @@ root=$(cd "$here/../.." && pwd)
 base=${1:?usage: run.sh BASELINE_BINARY [OURS_BINARY] [N]}
 ours=${2:-${CARGO_TARGET_DIR:-$root/target}/release/mprof-lisp}
 n=${3:-7}
+if [ $# -lt 2 ] && [ ! -x "$ours" ]; then
+  (cd "$root" && cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp)
+fi
 timer=/usr/bin/time
 [ -x "$timer" ] || { echo "run.sh: $timer not found (apt-get install time)" >&2; exit 2; }
 tmp=$(mktemp -d)
