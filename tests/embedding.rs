@@ -350,3 +350,21 @@ fn the_frame_limit_is_a_storage_condition_a_handler_catches() {
     let caught = lisp.eval("(handler-case (down 1) (storage-condition () :caught))");
     assert_eq!(caught, Ok(HostValue::Symbol(":CAUGHT".into())));
 }
+
+#[test]
+fn builtins_walking_a_circular_list_signal_a_type_error_instead_of_hanging() {
+    let (mut lisp, _out) = lisp_with(Options::default());
+    lisp.eval("(defvar *c* (list 1 2 3)) (setf (cdr (cddr *c*)) *c*) (defvar *one* (list 1)) (setf (cdr *one*) *one*)")
+        .expect("circular lists");
+    for form in [
+        "(length *c*)", "(length *one*)", "(append *c* nil)", "(reverse *c*)", "(last *c*)", "(last *c* 2)",
+        "(copy-list *c*)", "(copy-alist *one*)", "(revappend *c* nil)", "(butlast *c*)", "(nreconc *c* nil)",
+    ] {
+        let v = lisp.eval(&format!("(handler-case {form} (type-error () 'caught))")).expect(form);
+        assert_eq!(v, HostValue::Symbol("CAUGHT".into()), "{form}");
+    }
+    // LIST-LENGTH's own answer for circular lists is NIL, and proper lists still work.
+    assert_eq!(lisp.eval("(list-length *c*)").unwrap(), HostValue::Nil);
+    assert_eq!(lisp.eval("(length (append '(1 2) '(3)))").unwrap(), HostValue::Integer(3));
+    assert_eq!(lisp.eval("(last (list 1 2 3 4 5 6 7 8 9 10) 3)").unwrap(), HostValue::List(vec![HostValue::Integer(8), HostValue::Integer(9), HostValue::Integer(10)]));
+}

@@ -33,6 +33,7 @@ pub(crate) mod compiler;
 pub(crate) mod conditions;
 pub(crate) mod counting;
 pub(crate) mod ctx;
+pub(crate) mod cycle;
 pub(crate) mod equal;
 pub(crate) mod format;
 /// Entry points of the fuzz targets in `lisp/fuzz` (not part of the embedding API).

@@ -660,9 +660,13 @@ fn length<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Value::Cons(_) => {
             let mut n = 0i64;
             let mut cur = a[0];
+            let mut check = crate::cycle::CycleCheck::new(cur);
             while let Value::Cons(c) = cur {
                 n += 1;
                 cur = c.cdr.get();
+                if check.looped(cur) {
+                    return Err(ctx.type_error(a[0], "LIST"));
+                }
             }
             if !cur.is_nil() {
                 return Err(ctx.type_error(a[0], "LIST"));
@@ -682,9 +686,13 @@ fn append<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let mut items = Vec::new();
     for &l in init {
         let mut cur = l;
+        let mut check = crate::cycle::CycleCheck::new(cur);
         while let Value::Cons(c) = cur {
             items.push(c.car.get());
             cur = c.cdr.get();
+            if check.looped(cur) {
+                return Err(ctx.type_error(l, "LIST"));
+            }
         }
         if !cur.is_nil() {
             return Err(ctx.type_error(l, "LIST"));
@@ -806,9 +814,13 @@ fn reverse<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Value::Nil | Value::Cons(_) => {
             let mut out = Value::Nil;
             let mut cur = a[0];
+            let mut check = crate::cycle::CycleCheck::new(cur);
             while let Value::Cons(c) = cur {
                 out = alloc::cons(ctx.mc, c.car.get(), out);
                 cur = c.cdr.get();
+                if check.looped(cur) {
+                    return Err(ctx.type_error(a[0], "LIST"));
+                }
             }
             if !cur.is_nil() {
                 return Err(ctx.type_error(a[0], "LIST"));

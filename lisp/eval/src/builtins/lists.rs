@@ -11,6 +11,7 @@
 //! the fast paths pass lists CL requires to be proper, and every walk here
 //! stops at the first non-cons); recursion into cars (`copy-tree`) is bounded.
 
+use crate::cycle::CycleCheck;
 use mprof_heap::value::{Cons, Ptr};
 use mprof_heap::{Value, alloc};
 
@@ -175,15 +176,20 @@ fn set_nth<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
 }
 
-/// The number of conses in a list, stopping at a dotted tail.
-fn conses(list: Value<'_>) -> usize {
+/// The number of conses in a list, stopping at a dotted tail; a circular list is a
+/// type error (it has no end to stop at).
+fn conses<'gc>(ctx: &Ctx<'_, 'gc>, list: Value<'gc>) -> Result<usize, Raise<'gc>> {
     let mut n = 0;
     let mut cur = list;
+    let mut check = CycleCheck::new(cur);
     while let Value::Cons(c) = cur {
         n += 1;
         cur = c.cdr.get();
+        if check.looped(cur) {
+            return Err(list_error(ctx, list));
+        }
     }
-    n
+    Ok(n)
 }
 
 fn count_arg<'gc>(ctx: &Ctx<'_, 'gc>, a: A<'_, 'gc>, i: usize) -> Result<usize, Raise<'gc>> {
@@ -203,10 +209,14 @@ fn last<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
     if n == 1 {
         let mut cur = list;
+        let mut check = CycleCheck::new(cur);
         while let Value::Cons(c) = cur {
             match c.cdr.get() {
                 next @ Value::Cons(_) => cur = next,
                 _ => break,
+            }
+            if check.looped(cur) {
+                return Err(list_error(ctx, list));
             }
         }
         return Ok(cur);
@@ -220,9 +230,13 @@ fn last<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         }
     }
     let mut trail = list;
+    let mut check = CycleCheck::new(lead);
     while let Value::Cons(c) = lead {
         lead = c.cdr.get();
         trail = alloc::cdr(trail);
+        if check.looped(lead) {
+            return Err(list_error(ctx, list));
+        }
     }
     Ok(trail)
 }
@@ -232,7 +246,7 @@ fn butlast<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     if !a[0].is_list() {
         return Err(list_error(ctx, a[0]));
     }
-    let len = conses(a[0]);
+    let len = conses(ctx, a[0])?;
     if n >= len {
         return Ok(Value::Nil);
     }
@@ -245,7 +259,7 @@ fn nbutlast<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     if !a[0].is_list() {
         return Err(list_error(ctx, a[0]));
     }
-    let len = conses(a[0]);
+    let len = conses(ctx, a[0])?;
     if n >= len {
         return Ok(Value::Nil);
     }
@@ -307,9 +321,13 @@ fn make_list<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 fn revappend<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let mut out = a[1];
     let mut cur = a[0];
+    let mut check = CycleCheck::new(cur);
     while let Value::Cons(c) = cur {
         out = alloc::cons(ctx.mc, c.car.get(), out);
         cur = c.cdr.get();
+        if check.looped(cur) {
+            return Err(list_error(ctx, a[0]));
+        }
     }
     if !cur.is_nil() {
         return Err(list_error(ctx, a[0]));
@@ -321,8 +339,12 @@ fn revappend<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 pub fn nreverse_list_onto<'gc>(ctx: &Ctx<'_, 'gc>, list: Value<'gc>, tail: Value<'gc>) -> LResult<'gc> {
     // Check first so an error leaves the list intact.
     let mut cur = list;
+    let mut check = CycleCheck::new(cur);
     while let Value::Cons(c) = cur {
         cur = c.cdr.get();
+        if check.looped(cur) {
+            return Err(list_error(ctx, list));
+        }
     }
     if !cur.is_nil() {
         return Err(list_error(ctx, list));
@@ -379,12 +401,16 @@ fn endp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 /// Copy the conses of a list (keeping a dotted tail), mapping each car.
-fn copy_spine<'gc>(ctx: &Ctx<'_, 'gc>, list: Value<'gc>, mut f: impl FnMut(Value<'gc>) -> Value<'gc>) -> Value<'gc> {
-    let Value::Cons(first) = list else { return list };
+fn copy_spine<'gc>(ctx: &Ctx<'_, 'gc>, list: Value<'gc>, mut f: impl FnMut(Value<'gc>) -> Value<'gc>) -> LResult<'gc> {
+    let Value::Cons(first) = list else { return Ok(list) };
     let head = alloc::cons(ctx.mc, f(first.car.get()), Value::Nil);
-    let Value::Cons(mut tail) = head else { return head };
+    let Value::Cons(mut tail) = head else { return Ok(head) };
     let mut cur = first.cdr.get();
+    let mut check = CycleCheck::new(list);
     while let Value::Cons(c) = cur {
+        if check.looped(cur) {
+            return Err(list_error(ctx, list));
+        }
         let cell = alloc::cons(ctx.mc, f(c.car.get()), Value::Nil);
         alloc::set_cdr(ctx.mc, tail, cell);
         if let Value::Cons(t) = cell {
@@ -393,14 +419,14 @@ fn copy_spine<'gc>(ctx: &Ctx<'_, 'gc>, list: Value<'gc>, mut f: impl FnMut(Value
         cur = c.cdr.get();
     }
     alloc::set_cdr(ctx.mc, tail, cur);
-    head
+    Ok(head)
 }
 
 fn copy_list<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     if !a[0].is_list() {
         return Err(list_error(ctx, a[0]));
     }
-    Ok(copy_spine(ctx, a[0], |x| x))
+    copy_spine(ctx, a[0], |x| x)
 }
 
 fn copy_alist<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -408,10 +434,10 @@ fn copy_alist<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         return Err(list_error(ctx, a[0]));
     }
     let mc = ctx.mc;
-    Ok(copy_spine(ctx, a[0], |x| match x {
+    copy_spine(ctx, a[0], |x| match x {
         Value::Cons(c) => alloc::cons(mc, c.car.get(), c.cdr.get()),
         other => other,
-    }))
+    })
 }
 
 /// A fresh copy of every cons of the tree (no Rust recursion: see tree_walk).
