@@ -142,8 +142,7 @@ fn context_diffs(base: &Profile, new: &Profile) -> Vec<ContextDiff> {
         }
     }
     let mut out = Vec::new();
-    for id in 1..parent.len() {
-        let [bytes, kept] = values[id];
+    for (id, &[bytes, kept]) in values.iter().enumerate().skip(1) {
         if bytes == (0, 0) && kept == (0, 0) {
             continue;
         }
