@@ -21,6 +21,8 @@ const CFLAGS: &[&str] = &[
     "-fno-optimize-sibling-calls",
     "-pthread",
 ];
+/// How distributions build their binaries: optimized, no frame pointers.
+const NO_FRAME_POINTER_CFLAGS: &[&str] = &["-O2", "-g", "-fomit-frame-pointer", "-fno-optimize-sibling-calls"];
 /// What a Rust static library needs from the system when linked into C.
 const STATIC_LIBS: &[&str] = &[
     "-lgcc_s",
@@ -434,13 +436,7 @@ fn every_entry_point_keeps_its_promises_and_is_attributed() {
 #[test]
 fn dwarf_unwinding_sees_through_code_without_frame_pointers() {
     let dir = tempfile::tempdir().unwrap();
-    let flags = [
-        "-O2",
-        "-g",
-        "-fomit-frame-pointer",
-        "-fno-optimize-sibling-calls",
-    ];
-    let exe = compile(dir.path(), "widgets", &[], &flags);
+    let exe = compile(dir.path(), "widgets", &[], NO_FRAME_POINTER_CFLAGS);
     let o = run(
         dir.path(),
         &exe,
@@ -475,13 +471,7 @@ fn dwarf_unwinding_sees_through_code_without_frame_pointers() {
 #[test]
 fn by_default_code_without_frame_pointers_gets_its_full_path() {
     let dir = tempfile::tempdir().unwrap();
-    let flags = [
-        "-O2",
-        "-g",
-        "-fomit-frame-pointer",
-        "-fno-optimize-sibling-calls",
-    ];
-    let exe = compile(dir.path(), "widgets", &[], &flags);
+    let exe = compile(dir.path(), "widgets", &[], NO_FRAME_POINTER_CFLAGS);
     let o = run(dir.path(), &exe, &["2000"], &[], true);
     assert_ok(&o);
     let red = printed(&o, "red");

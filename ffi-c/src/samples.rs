@@ -47,16 +47,23 @@ struct Series {
     next_snapshot_ns: u64,
 }
 
-static SERIES: Locked<Series> = Locked::new(Series {
-    started: None,
-    samples: Vec::new(),
-    period_ms: PERIOD_MS,
-    last_ms: 0,
-    peak_live: 0,
-    peak_ns: 0,
-    peak_nodes: Vec::new(),
-    next_snapshot_ns: 0,
-});
+impl Series {
+    /// An empty series at the first sampling period.
+    const fn new() -> Series {
+        Series {
+            started: None,
+            samples: Vec::new(),
+            period_ms: PERIOD_MS,
+            last_ms: 0,
+            peak_live: 0,
+            peak_ns: 0,
+            peak_nodes: Vec::new(),
+            next_snapshot_ns: 0,
+        }
+    }
+}
+
+static SERIES: Locked<Series> = Locked::new(Series::new());
 
 /// Held across `fork` (the helper may be sampling when another thread forks).
 pub fn lock_for_fork() {
@@ -197,16 +204,7 @@ mod tests {
 
     #[test]
     fn a_full_series_halves_and_the_period_doubles() {
-        let mut s = Series {
-            started: None,
-            samples: Vec::new(),
-            period_ms: PERIOD_MS,
-            last_ms: 0,
-            peak_live: 0,
-            peak_ns: 0,
-            peak_nodes: Vec::new(),
-            next_snapshot_ns: 0,
-        };
+        let mut s = Series::new();
         for i in 0..MAX_SAMPLES as u64 {
             push(&mut s, sample_of(i * 10_000_000, [i, 100 * i, 0, 50 * i]));
         }

@@ -306,8 +306,7 @@ fn command_line_on_time_profiles() {
     let mut memory_only = Vec::new();
     Profile::empty(Language::Lisp, CategoryScheme::lisp()).write(&mut memory_only).unwrap();
     std::fs::write(path("m.mprof"), &memory_only).unwrap();
-    let mut errors = Vec::new();
-    for args in [
+    let runs = [
         vec!["flamegraph".to_string(), path("m.mprof"), "--kind".into(), "time".into(), "-o".into(), path("x.svg")],
         vec!["export".to_string(), path("t.mprof"), "--format".into(), "folded".into(), "--value".into(), "calls".into()],
         vec![
@@ -321,15 +320,8 @@ fn command_line_on_time_profiles() {
             "bytes".into(),
         ],
         vec!["report".to_string(), path("t.mprof"), "--show".into(), "speed".into()],
-    ] {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, out, err) = mprof(&args);
-        assert_ne!(code, 0, "{args:?}");
-        assert_eq!(out, "");
-        assert_eq!(err.lines().count(), 1, "one-line message: {err}");
-        errors.push(err.replace(&dir.path().to_string_lossy().into_owned(), "<dir>"));
-    }
-    insta::assert_snapshot!(errors.concat());
+    ];
+    insta::assert_snapshot!(common::one_line_errors(dir.path(), &runs));
 }
 
 #[test]

@@ -91,22 +91,14 @@ fn command_line_report_merge_export_and_errors() {
     assert!(std::fs::read_to_string(path("w.svg")).unwrap().contains("make_widget"));
 
     std::fs::write(path("cut.mprof"), &bytes[..40]).unwrap();
-    let mut errors = Vec::new();
-    for args in [
+    let runs = [
         vec!["report".to_string(), path("missing.mprof")],
         vec!["report".to_string(), path("cut.mprof")],
         vec!["report".to_string(), path("w.mprof"), "--tables".into(), "leaks".into()],
         vec!["export".to_string(), path("w.mprof"), "--format".into(), "xml".into()],
         vec!["frobnicate".to_string()],
-    ] {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, out, err) = mprof(&args);
-        assert_ne!(code, 0, "{args:?}");
-        assert_eq!(out, "");
-        assert_eq!(err.lines().count(), 1, "one-line message: {err}");
-        errors.push(err.replace(&dir.path().to_string_lossy().into_owned(), "<dir>"));
-    }
-    insta::assert_snapshot!(errors.concat());
+    ];
+    insta::assert_snapshot!(common::one_line_errors(dir.path(), &runs));
 }
 
 #[test]

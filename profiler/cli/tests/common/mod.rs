@@ -16,6 +16,22 @@ pub fn mprof(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Runs `mprof` with each argument list, which must fail with nothing on standard output
+/// and a one-line message on standard error; returns the messages with `dir` shown as
+/// `<dir>`, for a snapshot.
+pub fn one_line_errors(dir: &std::path::Path, runs: &[Vec<String>]) -> String {
+    let mut errors = String::new();
+    for args in runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = mprof(&args);
+        assert_ne!(code, 0, "{args:?}");
+        assert_eq!(out, "");
+        assert_eq!(err.lines().count(), 1, "one-line message: {err}");
+        errors.push_str(&err.replace(&dir.to_string_lossy().into_owned(), "<dir>"));
+    }
+    errors
+}
+
 /// The paper's producer/consumer example (Figure 1): 10,000 widgets of 204 bytes, 5,019
 /// made red (never freed) and 4,981 made blue (freed), in the paper's interleaving-free
 /// order (the tables do not depend on the order).
