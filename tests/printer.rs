@@ -5,7 +5,7 @@
 //! messages about circular data terminate.
 
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -24,13 +24,7 @@ fn rss_kib(pid: u32) -> Option<u64> {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_piped_repl_printing_a_circular_list_stops_on_sigint_in_bounded_memory_and_goes_on() {
-    let mut child = Command::new(support::binary())
-        .env("MPROF_LISP_HISTORY", "")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mprof-lisp");
+    let mut child = support::spawn(&std::env::temp_dir(), &[]);
     let pid = child.id();
     let mut input = child.stdin.take().expect("stdin pipe");
     let mut stdout = child.stdout.take().expect("stdout pipe");

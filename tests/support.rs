@@ -32,10 +32,10 @@ impl Run {
     }
 }
 
-/// Run the binary in `dir` with `args`, feeding `stdin`. A run that takes
-/// longer than a minute is killed and reported as a hang (status -1).
-pub fn run_in(dir: &Path, args: &[&str], stdin: &str) -> Run {
-    let mut child = Command::new(binary())
+/// Start the binary in `dir` with `args`, its three standard streams piped (and no
+/// REPL history file).
+pub fn spawn(dir: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(binary())
         .args(args)
         .current_dir(dir)
         .env("MPROF_LISP_HISTORY", "")
@@ -43,7 +43,13 @@ pub fn run_in(dir: &Path, args: &[&str], stdin: &str) -> Run {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("start mprof-lisp");
+        .expect("start mprof-lisp")
+}
+
+/// Run the binary in `dir` with `args`, feeding `stdin`. A run that takes
+/// longer than a minute is killed and reported as a hang (status -1).
+pub fn run_in(dir: &Path, args: &[&str], stdin: &str) -> Run {
+    let mut child = spawn(dir, args);
     let mut input = child.stdin.take().expect("stdin pipe");
     let text = stdin.to_string();
     let writer = std::thread::spawn(move || {
