@@ -607,19 +607,29 @@ impl<'gc> Job<'gc> {
         }
     }
 
-    fn vector_rest(&mut self, vector: Value<'gc>, index: usize, depth: u32, ctx: &PrintContext<'_, 'gc>) {
-        let Value::Vector(vec) = vector else { return };
-        let vec = vec.borrow();
-        let items = vec.active();
-        if index >= items.len() {
+    /// Before element `index` of `len` of a vector or an array row: the closing
+    /// parenthesis after the last one, the separator, and `...)` past `*print-length*`.
+    /// False when nothing more is printed.
+    fn next_element(&mut self, index: usize, len: usize, ctx: &PrintContext<'_, 'gc>) -> bool {
+        if index >= len {
             self.buffer.push(')');
-            return;
+            return false;
         }
         if index > 0 {
             self.buffer.push(' ');
         }
         if ctx.length().is_some_and(|n| index >= n) {
             self.buffer.push_str("...)");
+            return false;
+        }
+        true
+    }
+
+    fn vector_rest(&mut self, vector: Value<'gc>, index: usize, depth: u32, ctx: &PrintContext<'_, 'gc>) {
+        let Value::Vector(vec) = vector else { return };
+        let vec = vec.borrow();
+        let items = vec.active();
+        if !self.next_element(index, items.len(), ctx) {
             return;
         }
         self.work.push(Work::VectorRest { vector, index: index + 1, depth });
@@ -647,15 +657,7 @@ impl<'gc> Job<'gc> {
             }
             self.buffer.push('(');
         }
-        if index >= len {
-            self.buffer.push(')');
-            return;
-        }
-        if index > 0 {
-            self.buffer.push(' ');
-        }
-        if ctx.length().is_some_and(|n| index >= n) {
-            self.buffer.push_str("...)");
+        if !self.next_element(index, len, ctx) {
             return;
         }
         let stride: usize = a.dims[axis + 1..].iter().product();
