@@ -40,9 +40,33 @@ pub fn equal<'gc>(a: Value<'gc>, b: Value<'gc>) -> bool {
 
 /// `equal`, or None when more than [`MAX_PENDING`] pairs had to wait.
 pub fn equal_checked<'gc>(a: Value<'gc>, b: Value<'gc>) -> Option<bool> {
-    let mut pending = Vec::new();
+    compare_pairs(a, b, |a, b, _| {
+        Some(match (a, b) {
+            (Value::String(x), Value::String(y)) => x.borrow().active() == y.borrow().active(),
+            _ => false,
+        })
+    })
+}
+
+/// Pending pairs of one comparison.
+type Pending<'gc> = Vec<(Value<'gc>, Value<'gc>)>;
+
+/// The walk `equal` and `equalp` share: eql values are the same, conses are compared
+/// car first while their cdrs wait on the stack, and any other pair is decided by
+/// `other`, which may push pairs of parts still to compare. None when more than
+/// [`MAX_PENDING`] pairs wait (or `other` gives up).
+fn compare_pairs<'gc>(
+    a: Value<'gc>,
+    b: Value<'gc>,
+    mut other: impl FnMut(Value<'gc>, Value<'gc>, &mut Pending<'gc>) -> Option<bool>,
+) -> Option<bool> {
+    let mut pending: Pending<'gc> = Vec::new();
     let (mut a, mut b) = (a, b);
     loop {
+        // `other` may have pushed many pairs at once (a vector's elements).
+        if pending.len() >= MAX_PENDING {
+            return None;
+        }
         let same = loop {
             if eql(a, b) {
                 break true;
@@ -56,8 +80,7 @@ pub fn equal_checked<'gc>(a: Value<'gc>, b: Value<'gc>) -> Option<bool> {
                     a = x.car.get();
                     b = y.car.get();
                 }
-                (Value::String(x), Value::String(y)) => break x.borrow().active() == y.borrow().active(),
-                _ => break false,
+                _ => break other(a, b, &mut pending)?,
             }
         };
         if !same {
@@ -81,98 +104,73 @@ pub fn equalp_checked<'gc>(a: Value<'gc>, b: Value<'gc>) -> Option<bool> {
 }
 
 fn equalp_nested<'gc>(a: Value<'gc>, b: Value<'gc>, key_nesting: usize) -> Option<bool> {
-    let mut pending: Vec<(Value<'gc>, Value<'gc>)> = Vec::new();
-    let (mut a, mut b) = (a, b);
-    loop {
-        if pending.len() >= MAX_PENDING {
-            return None;
-        }
-        let same = loop {
-            if eql(a, b) {
-                break true;
+    compare_pairs(a, b, |a, b, pending| {
+        Some(match (a, b) {
+            (Value::Char(x), Value::Char(y)) => chars_equal_ignoring_case(x, y),
+            (Value::String(x), Value::String(y)) => {
+                let (x, y) = (x.borrow(), y.borrow());
+                let (x, y) = (x.active(), y.active());
+                x.len() == y.len() && x.iter().zip(y).all(|(p, q)| chars_equal_ignoring_case(*p, *q))
             }
-            match (a, b) {
-                (Value::Cons(x), Value::Cons(y)) => {
-                    if pending.len() >= MAX_PENDING {
-                        return None;
-                    }
-                    pending.push((x.cdr.get(), y.cdr.get()));
-                    a = x.car.get();
-                    b = y.car.get();
+            (Value::Vector(x), Value::Vector(y)) => {
+                let (x, y) = (x.borrow(), y.borrow());
+                let (x, y) = (x.active(), y.active());
+                if x.len() != y.len() {
+                    return Some(false);
                 }
-                (Value::Char(x), Value::Char(y)) => break chars_equal_ignoring_case(x, y),
-                (Value::String(x), Value::String(y)) => {
-                    let (x, y) = (x.borrow(), y.borrow());
-                    let (x, y) = (x.active(), y.active());
-                    break x.len() == y.len() && x.iter().zip(y).all(|(p, q)| chars_equal_ignoring_case(*p, *q));
+                pending.extend(x.iter().copied().zip(y.iter().copied()));
+                true
+            }
+            (Value::String(s), Value::Vector(v)) | (Value::Vector(v), Value::String(s)) => {
+                let (s, v) = (s.borrow(), v.borrow());
+                let (s, v) = (s.active(), v.active());
+                s.len() == v.len()
+                    && s.iter().zip(v).all(|(c, x)| matches!(x, Value::Char(d) if chars_equal_ignoring_case(*c, *d)))
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                let (x, y) = (x.borrow(), y.borrow());
+                if x.dims != y.dims {
+                    return Some(false);
                 }
-                (Value::Vector(x), Value::Vector(y)) => {
-                    let (x, y) = (x.borrow(), y.borrow());
-                    let (x, y) = (x.active(), y.active());
-                    if x.len() != y.len() {
-                        break false;
-                    }
-                    pending.extend(x.iter().copied().zip(y.iter().copied()));
-                    break true;
+                pending.extend(x.items.iter().copied().zip(y.items.iter().copied()));
+                true
+            }
+            (Value::Struct(x), Value::Struct(y)) => {
+                if !gc_arena::Gc::ptr_eq(x.stype, y.stype) {
+                    return Some(false);
                 }
-                (Value::String(s), Value::Vector(v)) | (Value::Vector(v), Value::String(s)) => {
-                    let (s, v) = (s.borrow(), v.borrow());
-                    let (s, v) = (s.active(), v.active());
-                    break s.len() == v.len()
-                        && s.iter().zip(v).all(|(c, x)| matches!(x, Value::Char(d) if chars_equal_ignoring_case(*c, *d)));
+                let (xs, ys) = (x.slots.borrow(), y.slots.borrow());
+                if xs.len() != ys.len() {
+                    return Some(false);
                 }
-                (Value::Array(x), Value::Array(y)) => {
-                    let (x, y) = (x.borrow(), y.borrow());
-                    if x.dims != y.dims {
-                        break false;
-                    }
-                    pending.extend(x.items.iter().copied().zip(y.items.iter().copied()));
-                    break true;
+                pending.extend(xs.iter().copied().zip(ys.iter().copied()));
+                true
+            }
+            (Value::HashTable(x), Value::HashTable(y)) => {
+                let (xh, yh) = (x.borrow(), y.borrow());
+                if xh.count != yh.count || xh.test != yh.test {
+                    return Some(false);
                 }
-                (Value::Struct(x), Value::Struct(y)) => {
-                    if !gc_arena::Gc::ptr_eq(x.stype, y.stype) {
-                        break false;
-                    }
-                    let (xs, ys) = (x.slots.borrow(), y.slots.borrow());
-                    if xs.len() != ys.len() {
-                        break false;
-                    }
-                    pending.extend(xs.iter().copied().zip(ys.iter().copied()));
-                    break true;
+                if key_nesting >= MAX_KEY_NESTING {
+                    return None;
                 }
-                (Value::HashTable(x), Value::HashTable(y)) => {
-                    let (xh, yh) = (x.borrow(), y.borrow());
-                    if xh.count != yh.count || xh.test != yh.test {
-                        break false;
-                    }
-                    if key_nesting >= MAX_KEY_NESTING {
-                        return None;
-                    }
-                    let mut all = true;
-                    'table: for bucket in xh.buckets.values() {
-                        for (k, v) in bucket {
-                            match lookup_nested(&yh, *k, key_nesting + 1)? {
-                                Some(w) => pending.push((*v, w)),
-                                None => {
-                                    all = false;
-                                    break 'table;
-                                }
+                let mut all = true;
+                'table: for bucket in xh.buckets.values() {
+                    for (k, v) in bucket {
+                        match lookup_nested(&yh, *k, key_nesting + 1)? {
+                            Some(w) => pending.push((*v, w)),
+                            None => {
+                                all = false;
+                                break 'table;
                             }
                         }
                     }
-                    break all;
                 }
-                _ => break crate::builtins::numbers::numbers_equal(a, b).unwrap_or(false),
+                all
             }
-        };
-        if !same {
-            return Some(false);
-        }
-        match pending.pop() {
-            Some((x, y)) => (a, b) = (x, y),
-            None => return Some(true),
-        }
-    }
+            _ => crate::builtins::numbers::numbers_equal(a, b).unwrap_or(false),
+        })
+    })
 }
 
 fn chars_equal_ignoring_case(a: char, b: char) -> bool {
