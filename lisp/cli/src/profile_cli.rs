@@ -12,6 +12,11 @@ use mprof_engine::MonitorOptions;
 use mprof_lisp::{Interpreter, ProfileKinds, exec_tables};
 use mprof_listing::ListingOptions;
 
+/// Defaults of the options below, which `ineffective` compares against.
+const DEFAULT_PROFILE_OUT: &str = "mprof.out";
+const DEFAULT_PATH_DEPTH: usize = 5;
+const DEFAULT_CONTEXT_DEPTH: u32 = 512;
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct ProfileArgs {
     /// Profile the program's allocations; print the mprof tables when it ends
@@ -19,7 +24,7 @@ pub struct ProfileArgs {
     #[arg(long)]
     pub profile: bool,
     /// Where to write the profile file (read it with `mprof report FILE`).
-    #[arg(long, value_name = "FILE", default_value = "mprof.out")]
+    #[arg(long, value_name = "FILE", default_value = DEFAULT_PROFILE_OUT)]
     pub profile_out: String,
     /// Print the tables to FILE instead of standard error.
     #[arg(long, value_name = "FILE")]
@@ -37,14 +42,14 @@ pub struct ProfileArgs {
     #[arg(long)]
     pub call_sites: bool,
     /// Callers shown in the memory kept table.
-    #[arg(long, value_name = "N", default_value_t = 5)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_PATH_DEPTH)]
     pub path_depth: usize,
     /// Charge builtins and library functions to their Lisp caller.
     #[arg(long)]
     pub primitives_to_caller: bool,
     /// Deepest calling context recorded: deeper ones keep their innermost N-1 frames
     /// under an `<outer frames>` node (the report says how many allocations were cut).
-    #[arg(long, value_name = "N", default_value_t = 512)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_CONTEXT_DEPTH)]
     pub context_depth: u32,
     /// Keep direct self-recursion as separate nodes instead of folding it.
     #[arg(long)]
@@ -105,10 +110,10 @@ pub fn ineffective(args: &ProfileArgs) -> Vec<String> {
     let kinds = "--profile, --time, --count or --io";
     if !args.any() {
         let given = [
-            (args.profile_out != "mprof.out", "--profile-out"),
+            (args.profile_out != DEFAULT_PROFILE_OUT, "--profile-out"),
             (args.report.is_some(), "--report"),
             (args.primitives_to_caller, "--primitives-to-caller"),
-            (args.context_depth != 512, "--context-depth"),
+            (args.context_depth != DEFAULT_CONTEXT_DEPTH, "--context-depth"),
             (args.no_fold_recursion, "--no-fold-recursion"),
         ];
         for (on, name) in given {
@@ -122,7 +127,7 @@ pub fn ineffective(args: &ProfileArgs) -> Vec<String> {
             (args.tables.is_some(), "--tables"),
             (args.exact, "--exact"),
             (args.call_sites, "--call-sites"),
-            (args.path_depth != 5, "--path-depth"),
+            (args.path_depth != DEFAULT_PATH_DEPTH, "--path-depth"),
         ];
         for (on, name) in given {
             if on {

@@ -267,7 +267,9 @@ pub fn primitives_to_caller() -> bool {
     PROF.with(|p| p.borrow().as_ref().map(|s| s.primitives_to_caller).unwrap_or(false))
 }
 
-fn resolve(st: &mut ProfState) -> (NodeId, usize) {
+/// The node of the top entry (resolving the unresolved entries below it) and its index;
+/// `cap` is the monitor's depth cap (at least 2).
+fn resolve(st: &mut ProfState, cap: usize) -> (NodeId, usize) {
     let n = st.stack.len();
     if n == 0 {
         return (NodeId::ROOT, usize::MAX);
@@ -276,7 +278,6 @@ fn resolve(st: &mut ProfState) -> (NodeId, usize) {
     while k > 0 && st.stack[k - 1].node == UNRESOLVED {
         k -= 1;
     }
-    let cap = (st.monitor.options().max_depth as usize).max(2);
     let mut node = if k == 0 { NodeId::ROOT } else { NodeId(st.stack[k - 1].node) };
     for i in k..n {
         if i >= cap {
@@ -316,8 +317,9 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
         if st.mode != Mode::Profiling {
             return st.site_base + (cat as u32 & 3);
         }
-        let (node, top) = resolve(st);
-        if top != usize::MAX && top >= (st.monitor.options().max_depth as usize).max(2) {
+        let cap = (st.monitor.options().max_depth as usize).max(2);
+        let (node, top) = resolve(st, cap);
+        if top != usize::MAX && top >= cap {
             st.deep_allocs += 1;
         }
         let key = (e.type_name.as_ptr() as usize, e.type_name.len(), cat);

@@ -117,8 +117,7 @@ fn context_diffs(base: &Profile, new: &Profile) -> Vec<ContextDiff> {
     let mut ids: FxHashMap<(u32, String), u32> = FxHashMap::default();
     for (side, p) in [(0usize, base), (1, new)] {
         let bytes = Stacks::new(p, FoldedValue::Bytes);
-        let kept = Stacks::new(p, FoldedValue::KeptBytes);
-        // Both stack sets come from the same nodes in the same order, so ids agree.
+        let kept = bytes.values_of(p, FoldedValue::KeptBytes);
         let mut merged = vec![0u32; bytes.parent.len()];
         for i in 1..bytes.parent.len() {
             let name = bytes.names[bytes.name[i] as usize].clone();
@@ -134,10 +133,10 @@ fn context_diffs(base: &Profile, new: &Profile) -> Vec<ContextDiff> {
             let slot = &mut values[id as usize];
             if side == 0 {
                 slot[0].0 += bytes.value[i];
-                slot[1].0 += kept.value.get(i).copied().unwrap_or(0);
+                slot[1].0 += kept[i];
             } else {
                 slot[0].1 += bytes.value[i];
-                slot[1].1 += kept.value.get(i).copied().unwrap_or(0);
+                slot[1].1 += kept[i];
             }
         }
     }

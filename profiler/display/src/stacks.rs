@@ -38,6 +38,8 @@ pub struct Stacks {
     pub value: Vec<u64>,
     /// Per stack: its children, in name order.
     pub children: Vec<Vec<u32>>,
+    /// Per node of the profile: the stack it was merged into (0 for the root).
+    pub of_node: Vec<u32>,
 }
 
 impl Stacks {
@@ -56,8 +58,14 @@ impl Stacks {
                 })
             })
             .collect();
-        let mut s = Stacks { names, parent: vec![0], name: vec![0], value: vec![0], children: vec![Vec::new()] };
-        let mut stack_of = vec![0u32; p.nodes.len()];
+        let mut s = Stacks {
+            names,
+            parent: vec![0],
+            name: vec![0],
+            value: vec![0],
+            children: vec![Vec::new()],
+            of_node: vec![0; p.nodes.len()],
+        };
         let mut by_key: FxHashMap<(u32, u32), u32> = FxHashMap::default();
         for (i, node) in p.nodes.iter().enumerate() {
             let v = value.of(&node.counters);
@@ -65,7 +73,7 @@ impl Stacks {
                 s.value[0] = s.value[0].saturating_add(v);
                 continue;
             };
-            let parent_stack = stack_of[parent.0 as usize];
+            let parent_stack = s.of_node[parent.0 as usize];
             let name = func_name.get(node.func.0 as usize).copied().unwrap_or(0);
             let id = *by_key.entry((parent_stack, name)).or_insert_with(|| {
                 s.parent.push(parent_stack);
@@ -76,7 +84,7 @@ impl Stacks {
                 s.children[parent_stack as usize].push(id);
                 id
             });
-            stack_of[i] = id;
+            s.of_node[i] = id;
             s.value[id as usize] = s.value[id as usize].saturating_add(v);
         }
         let names = &s.names;
@@ -96,6 +104,17 @@ impl Stacks {
             incl[parent] = incl[parent].saturating_add(incl[i]);
         }
         incl
+    }
+
+    /// Each stack's own value of another quantity of the same profile (the stacks'
+    /// shape does not depend on the value they were built with).
+    pub fn values_of(&self, p: &Profile, value: FoldedValue) -> Vec<u64> {
+        let mut out = vec![0u64; self.parent.len()];
+        for (node, &stack) in p.nodes.iter().zip(&self.of_node) {
+            let slot = &mut out[stack as usize];
+            *slot = slot.saturating_add(value.of(&node.counters));
+        }
+        out
     }
 
     /// The bytes `write_folded` would write.
