@@ -148,21 +148,19 @@ fn equalp_nested<'gc>(a: Value<'gc>, b: Value<'gc>, key_nesting: usize) -> Optio
             }
             (Value::HashTable(x), Value::HashTable(y)) => {
                 let (xh, yh) = (x.borrow(), y.borrow());
-                if xh.count != yh.count || xh.test != yh.test {
+                if xh.len() != yh.len() || xh.test != yh.test {
                     return Some(false);
                 }
                 if key_nesting >= MAX_KEY_NESTING {
                     return None;
                 }
                 let mut all = true;
-                'table: for bucket in xh.buckets.values() {
-                    for (k, v) in bucket {
-                        match lookup_nested(&yh, *k, key_nesting + 1)? {
-                            Some(w) => pending.push((*v, w)),
-                            None => {
-                                all = false;
-                                break 'table;
-                            }
+                for e in xh.entries() {
+                    match lookup_nested(&yh, e.key, key_nesting + 1)? {
+                        Some(w) => pending.push((e.value, w)),
+                        None => {
+                            all = false;
+                            break;
                         }
                     }
                 }
@@ -201,8 +199,7 @@ pub fn hash_key<'gc>(test: HashTest, v: Value<'gc>) -> u64 {
 
 /// Look a key up in a hash table.
 pub fn lookup<'gc>(table: &mprof_heap::value::HashTable<'gc>, key: Value<'gc>) -> Option<Value<'gc>> {
-    let h = hash_key(table.test, key);
-    table.buckets.get(&h)?.iter().find(|(k, _)| same_key(table.test, *k, key)).map(|(_, v)| *v)
+    table.get(hash_key(table.test, key), |k| same_key(table.test, k, key))
 }
 
 /// [`lookup`] from inside equalp on hash tables: None when the keys nest too deeply to compare.
@@ -211,18 +208,11 @@ fn lookup_nested<'gc>(
     key: Value<'gc>,
     key_nesting: usize,
 ) -> Option<Option<Value<'gc>>> {
-    let h = hash_key(table.test, key);
-    let Some(bucket) = table.buckets.get(&h) else { return Some(None) };
-    for (k, v) in bucket {
-        let same = match table.test {
-            HashTest::Equalp => equalp_nested(*k, key, key_nesting)?,
-            test => same_key(test, *k, key),
-        };
-        if same {
-            return Some(Some(*v));
-        }
-    }
-    Some(None)
+    let found = table.position_with(hash_key(table.test, key), |k| match table.test {
+        HashTest::Equalp => equalp_nested(k, key, key_nesting),
+        test => Some(same_key(test, k, key)),
+    })?;
+    Some(found.map(|i| table.entries()[i].value))
 }
 
 #[derive(Default)]
@@ -321,7 +311,7 @@ impl Hasher {
             }
             Value::HashTable(h) if fold => {
                 self.mix(13);
-                self.mix(h.borrow().count as u64);
+                self.mix(h.borrow().len() as u64);
             }
             Value::Struct(s) if fold => {
                 self.mix(10);

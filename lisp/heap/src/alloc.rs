@@ -12,6 +12,7 @@ use num_integer::Integer;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
 use crate::code::Proto;
+use crate::footprint::{Footprint, Resizing};
 use crate::object::{Category, Obj, alloc_object};
 use crate::value::*;
 
@@ -29,9 +30,14 @@ pub fn float<'gc>(mc: &Mutation<'gc>, x: f64) -> Value<'gc> {
     Value::Float(alloc_object(mc, Category::Float, "double-float", 0, x))
 }
 
+/// Allocate an object that owns a growable buffer, at its real size.
+fn sized<'gc, T: Footprint + gc_arena::Collect<'gc> + 'gc>(mc: &Mutation<'gc>, val: T) -> Ptr<'gc, RefLock<T>> {
+    let (name, owned) = (val.type_name(), val.owned_bytes());
+    alloc_object(mc, T::CATEGORY, name, owned, RefLock::new(val))
+}
+
 pub fn string_from_chars<'gc>(mc: &Mutation<'gc>, s: LString) -> Value<'gc> {
-    let extra = s.chars.capacity() * std::mem::size_of::<char>();
-    Value::String(alloc_object(mc, Category::StructureVector, "string", extra, RefLock::new(s)))
+    Value::String(sized(mc, s))
 }
 
 pub fn string<'gc>(mc: &Mutation<'gc>, s: &str) -> Value<'gc> {
@@ -45,14 +51,7 @@ pub fn vector_from<'gc>(
     adjustable: bool,
     element_type: Value<'gc>,
 ) -> Value<'gc> {
-    let extra = items.capacity() * std::mem::size_of::<Value>();
-    Value::Vector(alloc_object(
-        mc,
-        Category::StructureVector,
-        "simple-vector",
-        extra,
-        RefLock::new(LVector { items, fill_pointer, adjustable, element_type }),
-    ))
+    Value::Vector(sized(mc, LVector { items, fill_pointer, adjustable, element_type }))
 }
 
 pub fn vector<'gc>(mc: &Mutation<'gc>, items: Vec<Value<'gc>>) -> Value<'gc> {
@@ -65,14 +64,7 @@ pub fn array<'gc>(
     items: Vec<Value<'gc>>,
     element_type: Value<'gc>,
 ) -> Value<'gc> {
-    let extra = items.capacity() * std::mem::size_of::<Value>() + dims.capacity() * 8;
-    Value::Array(alloc_object(
-        mc,
-        Category::StructureVector,
-        "array",
-        extra,
-        RefLock::new(LArray { dims, items, element_type }),
-    ))
+    Value::Array(sized(mc, LArray { dims, items, element_type }))
 }
 
 /// An integer: a fixnum when it fits in an i64, else a bignum.
@@ -193,13 +185,7 @@ pub fn struct_type<'gc>(
 }
 
 pub fn hash_table<'gc>(mc: &Mutation<'gc>, test: HashTest) -> Value<'gc> {
-    Value::HashTable(alloc_object(
-        mc,
-        Category::Other,
-        "hash-table",
-        0,
-        RefLock::new(HashTable { test, buckets: Default::default(), count: 0 }),
-    ))
+    Value::HashTable(sized(mc, HashTable::new(test)))
 }
 
 pub fn package<'gc>(mc: &Mutation<'gc>, name: &str) -> Ptr<'gc, Package<'gc>> {
@@ -218,13 +204,7 @@ pub fn package<'gc>(mc: &Mutation<'gc>, name: &str) -> Ptr<'gc, Package<'gc>> {
 }
 
 pub fn stream<'gc>(mc: &Mutation<'gc>, name: &str, kind: StreamKind) -> Value<'gc> {
-    Value::Stream(alloc_object(
-        mc,
-        Category::Other,
-        "stream",
-        0,
-        RefLock::new(Stream { kind, column: 0, open: true, name: name.to_string() }),
-    ))
+    Value::Stream(sized(mc, Stream { kind, column: 0, open: true, name: name.to_string() }))
 }
 
 pub fn random_state<'gc>(mc: &Mutation<'gc>, seed: u64) -> Value<'gc> {
@@ -251,13 +231,11 @@ pub fn set_cdr<'gc>(mc: &Mutation<'gc>, c: Ptr<'gc, Cons<'gc>>, v: Value<'gc>) {
     unlock!(inner, Cons, cdr).set(v);
 }
 
-/// Mutable access to a RefLock'd object (vectors, strings, hash tables, arrays, streams).
-pub fn borrow_mut<'gc, 'a, T: 'gc>(
-    mc: &Mutation<'gc>,
-    p: Ptr<'gc, RefLock<T>>,
-) -> std::cell::RefMut<'gc, T> {
+/// Mutable access to a RefLock'd object (vectors, strings, hash tables, arrays,
+/// streams); when the access ends, a change of the object's size is recorded.
+pub fn borrow_mut<'a, 'gc, T: Footprint + 'gc>(mc: &'a Mutation<'gc>, p: Ptr<'gc, RefLock<T>>) -> Resizing<'a, 'gc, T> {
     let w = Gc::write(mc, p);
-    field!(w, Obj, val).unlock().borrow_mut()
+    Resizing::new(mc, p, field!(w, Obj, val).unlock().borrow_mut())
 }
 
 pub fn set_lock<'gc>(mc: &Mutation<'gc>, p: Ptr<'gc, Lock<Value<'gc>>>, v: Value<'gc>) {

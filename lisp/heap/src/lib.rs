@@ -11,6 +11,8 @@
 pub mod alloc;
 pub mod code;
 pub mod datum;
+pub mod footprint;
+pub mod hash_table;
 pub mod object;
 pub mod packages;
 pub mod printer;

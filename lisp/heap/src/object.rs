@@ -6,7 +6,11 @@
 //!   the workspace calls `Gc::new` (clippy.toml forbids it and a test greps for it).
 //! - An object's tag records the profiler site it was allocated under (0 when
 //!   profiling was off) and its real size in bytes: the gc-arena header, the
-//!   `Obj<T>` itself and any out-of-line buffer it owns at allocation time.
+//!   `Obj<T>` itself and any out-of-line buffer it owns. When that buffer
+//!   grows or shrinks, [`resize_object`] reports it as a realloc does (the old
+//!   size freed under the old site, the new size allocated under the current
+//!   context), so the tag always holds the object's current size and the site
+//!   its last (re)allocation was charged to.
 //! - With profiling off, the funnel costs one predictable branch on a
 //!   thread-local flag, and a swept object's tag drop costs one branch on its
 //!   site.
@@ -67,8 +71,7 @@ thread_local! {
 
 /// Bytes of the heap objects allocated on this thread and not yet swept, each
 /// counted at the size recorded when it was allocated (gc-arena counts objects,
-/// not bytes). A buffer that grows later (vector-push-extend) counts at its first
-/// size. Shared by every arena of the thread: the interpreter's heap limit.
+/// not bytes), and followed through every [`resize_object`]. Shared by every arena of the thread: the interpreter's heap limit.
 pub fn live_bytes() -> u64 {
     LIVE_BYTES.with(|b| b.get())
 }
@@ -88,28 +91,28 @@ pub fn alloc_hooks_installed() -> bool {
 /// collector sweeps the object, reports the free to the profiler.
 #[derive(Debug)]
 pub struct SiteTag {
-    site: u32,
-    bytes: u32,
+    site: Cell<u32>,
+    bytes: Cell<u32>,
 }
 
 impl SiteTag {
     /// The profiler site this object was allocated under (0 if unprofiled).
     pub fn site(&self) -> u32 {
-        self.site
+        self.site.get()
     }
 
-    /// The object's size in bytes as recorded at allocation (saturated at u32::MAX).
+    /// The object's current size in bytes (saturated at u32::MAX).
     pub fn bytes(&self) -> u32 {
-        self.bytes
+        self.bytes.get()
     }
 }
 
 impl Drop for SiteTag {
     fn drop(&mut self) {
-        let _ = LIVE_BYTES.try_with(|b| b.set(b.get().saturating_sub(self.bytes as u64)));
-        if self.site != 0 {
-            let site = self.site;
-            let bytes = self.bytes as u64;
+        let bytes = self.bytes.get() as u64;
+        let _ = LIVE_BYTES.try_with(|b| b.set(b.get().saturating_sub(bytes)));
+        let site = self.site.get();
+        if site != 0 {
             // The hooks may already be gone (profiling stopped, interpreter
             // torn down); then the free is simply not reported.
             let _ = HOOKS.try_with(|h| {
@@ -180,7 +183,36 @@ pub fn alloc_object<'gc, T: Collect<'gc> + 'gc>(
     }
     let bytes32 = u32::try_from(bytes).unwrap_or(u32::MAX);
     LIVE_BYTES.with(|b| b.set(b.get() + bytes32 as u64));
-    Gc::new(mc, Obj { tag: SiteTag { site, bytes: bytes32 }, val })
+    Gc::new(mc, Obj { tag: SiteTag { site: Cell::new(site), bytes: Cell::new(bytes32) }, val })
+}
+
+/// An object's out-of-line buffer changed size: its total is now `new_bytes`.
+/// Recorded like a realloc: the old size is freed under the object's site and
+/// the new size allocated under the current calling context (which becomes the
+/// object's site), so growth is charged to whoever grew the object, and the
+/// heap's live bytes and the collector's pacing follow.
+#[inline]
+pub fn resize_object(mc: &Mutation<'_>, tag: &SiteTag, category: Category, type_name: &str, new_bytes: usize) {
+    let new = u32::try_from(new_bytes).unwrap_or(u32::MAX);
+    let old = tag.bytes.get();
+    if new == old {
+        return;
+    }
+    if new > old {
+        note_external_bytes(mc, (new - old) as usize);
+    }
+    LIVE_BYTES.with(|b| b.set(b.get().saturating_sub(old as u64) + new as u64));
+    tag.bytes.set(new);
+    #[cfg(not(feature = "no-profiling-hook"))]
+    if let Some(hooks) = HOOKS.with(|h| h.get()) {
+        let site = tag.site.get();
+        if site != 0 {
+            (hooks.on_free)(site, old as u64);
+        }
+        tag.site.set((hooks.on_alloc)(&AllocEvent { category, type_name, bytes: new as u64 }));
+    }
+    #[cfg(feature = "no-profiling-hook")]
+    let _ = (category, type_name);
 }
 
 #[cfg(test)]

@@ -531,7 +531,7 @@ impl<'gc> Job<'gc> {
                     HashTest::Equal => "EQUAL",
                     HashTest::Equalp => "EQUALP",
                 };
-                let text = format!("#<HASH-TABLE :TEST {test} :COUNT {}>", h.count);
+                let text = format!("#<HASH-TABLE :TEST {test} :COUNT {}>", h.len());
                 return self.unreadable(v, ctx, &text);
             }
             Value::Package(p) => {

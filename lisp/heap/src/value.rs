@@ -312,17 +312,7 @@ pub enum HashTest {
     Equalp,
 }
 
-/// A hash table. Entries are grouped in buckets by a hash computed under the
-/// table's test; iteration follows insertion order of the buckets.
-#[derive(Collect)]
-#[collect(no_drop)]
-pub struct HashTable<'gc> {
-    #[collect(require_static)]
-    pub test: HashTest,
-    pub buckets: IndexMap<u64, Vec<(Value<'gc>, Value<'gc>)>>,
-    #[collect(require_static)]
-    pub count: usize,
-}
+pub use crate::hash_table::{HashEntry, HashTable};
 
 /// A package's symbols by name, each with whether it is external.
 pub type SymbolTable<'gc> = IndexMap<Box<str>, (Ptr<'gc, Symbol<'gc>>, bool)>;

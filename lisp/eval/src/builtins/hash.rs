@@ -3,12 +3,13 @@
 //! `with-hash-table-iterator` walk.
 //!
 //! Invariants:
-//! - A table's entries live in buckets keyed by `equal::hash_key` under the
-//!   table's test; `count` is the number of entries over all buckets, and no
-//!   bucket is ever left empty (removing its last entry removes the bucket).
-//! - Iteration follows the order in which the buckets were created; removing a
-//!   bucket moves the most recently created one into its place (O(1)), so the
-//!   order after a removal is unspecified, as it is in CL.
+//! - A table's entries are found by `equal::hash_key` under the table's test
+//!   (the heap's `HashTable` stores them inline, see its invariants).
+//! - Iteration follows insertion order; removing an entry moves the most
+//!   recently added one into its place (O(1)), so the order after a removal is
+//!   unspecified, as it is in CL.
+//! - Every change goes through `alloc::borrow_mut`, so the table's growth is
+//!   recorded at its real size and charged to the context that grew it.
 //! - `gethash` and `sys:%puthash` never allocate Lisp objects: the hot paths
 //!   of table-heavy programs must not show up in memory profiles.
 //! - Iteration (`sys:%hash-table-next`) is by position and conses nothing;
@@ -98,7 +99,7 @@ fn make_hash_table<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         && let Value::HashTable(h) = table
     {
         // A size hint only reserves room; it never limits the table.
-        alloc::borrow_mut(ctx.mc, h).buckets.reserve(size.min(1 << 20));
+        alloc::borrow_mut(ctx.mc, h).reserve(size.min(1 << 20));
     }
     Ok(table)
 }
@@ -119,10 +120,6 @@ fn gethash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
 }
 
-/// Approximate memory one hash table entry takes: index slot, entry, and the
-/// bucket vector holding the pair (with allocator overhead).
-const HASH_ENTRY_BYTES: usize = 160;
-
 /// (sys:%puthash key table [default] value): the update function of
 /// `(setf gethash)`; the value is always the last argument.
 fn puthash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -130,16 +127,7 @@ fn puthash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let (key, value) = (a[0], a[a.len() - 1]);
     let mut t = alloc::borrow_mut(ctx.mc, h);
     let test = t.test;
-    let hash = hash_key(test, key);
-    let bucket = t.buckets.entry(hash).or_default();
-    if let Some(entry) = bucket.iter_mut().find(|(k, _)| same_key(test, *k, key)) {
-        entry.1 = value;
-    } else {
-        bucket.push((key, value));
-        t.count += 1;
-        // The table grows out of line; let the collector's pacing know.
-        mprof_heap::note_external_bytes(ctx.mc, HASH_ENTRY_BYTES);
-    }
+    t.insert(hash_key(test, key), key, value, |k| same_key(test, k, key));
     Ok(value)
 }
 
@@ -150,39 +138,20 @@ fn remhash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let removed = {
         let mut t = alloc::borrow_mut(ctx.mc, h);
         let test = t.test;
-        let hash = hash_key(test, key);
-        let mut removed = false;
-        let mut now_empty = false;
-        if let Some(bucket) = t.buckets.get_mut(&hash)
-            && let Some(i) = bucket.iter().position(|(k, _)| same_key(test, *k, key))
-        {
-            // Keep the bucket's own order: entries that collide stay in insertion order.
-            bucket.remove(i);
-            removed = true;
-            now_empty = bucket.is_empty();
-        }
-        if now_empty {
-            t.buckets.swap_remove(&hash);
-        }
-        if removed {
-            t.count -= 1;
-        }
-        removed
+        t.remove(hash_key(test, key), |k| same_key(test, k, key))
     };
     Ok(ctx.bool(removed))
 }
 
 fn clrhash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let h = table_arg(ctx, a[0])?;
-    let mut t = alloc::borrow_mut(ctx.mc, h);
-    t.buckets.clear();
-    t.count = 0;
+    alloc::borrow_mut(ctx.mc, h).clear();
     Ok(a[0])
 }
 
 fn hash_table_count<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let h = table_arg(ctx, a[0])?;
-    Ok(Value::Fixnum(h.borrow().count as i64))
+    Ok(Value::Fixnum(h.borrow().len() as i64))
 }
 
 fn hash_table_p<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -200,7 +169,7 @@ fn hash_table_test<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 fn hash_table_size<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let h = table_arg(ctx, a[0])?;
     let t = h.borrow();
-    Ok(Value::Fixnum(t.buckets.capacity().max(t.count).max(7) as i64))
+    Ok(Value::Fixnum(t.capacity().max(t.len()).max(7) as i64))
 }
 
 fn hash_table_rehash_size<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -224,20 +193,15 @@ fn hash_table_snapshot<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'g
     let h = table_arg(ctx, a[0])?;
     let items = {
         let t = h.borrow();
-        let mut items = Vec::with_capacity(t.count * 2);
-        for bucket in t.buckets.values() {
-            for &(k, v) in bucket {
-                items.push(k);
-                items.push(v);
-            }
+        let mut items = Vec::with_capacity(t.len() * 2);
+        for e in t.entries() {
+            items.push(e.key);
+            items.push(e.value);
         }
         items
     };
     Ok(alloc::vector(ctx.mc, items))
 }
-
-/// Bits of an iteration position that hold the index within a bucket.
-const POSITION_BITS: u32 = 20;
 
 /// (sys:%hash-table-next table position previous-key) => next-position key
 /// value, or NIL at the end. Position -1 starts; otherwise it is where
@@ -252,33 +216,17 @@ fn hash_table_next<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     };
     let found = {
         let t = h.borrow();
-        let (mut i, mut j) = if pos < 0 {
-            (0usize, 0usize)
+        let entries = t.entries();
+        let next = if pos < 0 {
+            0
         } else {
-            ((pos >> POSITION_BITS) as usize, (pos & ((1 << POSITION_BITS) - 1)) as usize)
+            let i = pos as usize;
+            let still_there = entries.get(i).is_some_and(|e| e.key.eq(a[2]));
+            if still_there { i + 1 } else { i }
         };
-        if pos >= 0 {
-            let still_there = t.buckets.get_index(i).and_then(|(_, b)| b.get(j)).is_some_and(|(k, _)| k.eq(a[2]));
-            if still_there {
-                j += 1;
-            }
-        }
-        loop {
-            match t.buckets.get_index(i) {
-                None => break None,
-                Some((_, bucket)) if j < bucket.len() => {
-                    let (k, v) = bucket[j];
-                    break Some(((i as i64) << POSITION_BITS | j as i64, k, v));
-                }
-                Some(_) => {
-                    i += 1;
-                    j = 0;
-                }
-            }
-        }
+        entries.get(next).map(|e| (next as i64, e.key, e.value))
     };
     match found {
-        // Entries of one bucket share a full 64-bit hash: never near 2^20 of them.
         Some((p, k, v)) => Ok(ctx.set_values(&[Value::Fixnum(p), k, v])),
         None => Ok(Value::Nil),
     }
@@ -298,7 +246,7 @@ fn hash_table_column<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>, keys: bool) -> 
     let h = table_arg(ctx, a[0])?;
     let items: Vec<Value<'gc>> = {
         let t = h.borrow();
-        t.buckets.values().flatten().map(|&(k, v)| if keys { k } else { v }).collect()
+        t.entries().iter().map(|e| if keys { e.key } else { e.value }).collect()
     };
     Ok(alloc::list(ctx.mc, &items))
 }
