@@ -449,3 +449,58 @@ fn atoms_and_loop_clauses_are_counted_in_place() {
     }
     assert!(listing.contains("10.---|") && listing.contains("5.---|"), "loop body 10, branch 5:\n{listing}");
 }
+
+/// Every branch body with its own count: over i = 0..9, COND's clauses run 3, 4 and 3
+/// times, OR's middle operand 9 times (i <= 8) and its last 4 (odd i below 9), CASE's
+/// clauses 4, 3 and 3 times, LOOP's ELSE clause 5 times.
+const BRANCH_BODIES: &str = "(defun classify (i)
+  (cond ((< i 3) 'small)
+        ((< i 7) 'mid)
+        (t 'big)))
+(defun test-or (i)
+  (or (> i 8)
+      (evenp i)
+      (< i 5)))
+(defun test-and (i)
+  (and (> i 2)
+       (oddp i)
+       (list i)))
+(defun test-case (i)
+  (case (mod i 3)
+    (0 (list 'zero))
+    (1 'one)
+    (t 'other)))
+(dotimes (i 10) (classify i) (test-or i) (test-and i) (test-case i))
+(print (loop for i from 0 below 10 when (evenp i) collect i else collect (- i)))
+";
+
+#[test]
+fn every_branch_body_has_its_own_count() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let r = run_with_files(
+        dir.path(),
+        &[("branches.lisp", BRANCH_BODIES)],
+        &["--count", "--report", "report.txt", "--profile-out", "b.mprof", "branches.lisp"],
+        "",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let p = read_profile(&dir.path().join("b.mprof"));
+    let count = |text: &str, kind| count_of(&p, kind, text, BRANCH_BODIES);
+    assert_eq!(count("'small", CountKind::Statement), 3, "first COND clause body");
+    assert_eq!(count("'mid", CountKind::Statement), 4);
+    assert_eq!(count("'big", CountKind::Statement), 3);
+    assert_eq!(count("(evenp i)\n", CountKind::Branch), 9, "middle operand of OR");
+    assert_eq!(count("(< i 5)", CountKind::Branch), 4, "last operand of OR");
+    // i > 2: 7 times; then odd: 3, 5, 7, 9.
+    assert_eq!(count("(oddp i)", CountKind::Branch), 7, "middle operand of AND");
+    assert_eq!(count("(list i)", CountKind::Branch), 4, "last operand of AND");
+    assert_eq!(count("(list 'zero)", CountKind::Statement), 4);
+    assert_eq!(count("'one", CountKind::Statement), 3);
+    assert_eq!(count("'other", CountKind::Statement), 3, "CASE's otherwise clause");
+    assert_eq!(count("(- i)", CountKind::Branch), 5, "LOOP's ELSE clause");
+    // The listing shows the first COND clause on a line of its own, with its count.
+    let listing = std::fs::read_to_string(dir.path().join("report.txt")).unwrap_or_default();
+    for line in ["3.---|        ((< i 3) 'small)", "4.---|        ((< i 7) 'mid)", "9.---|      (evenp i)", "7.---|       (oddp i)"] {
+        assert!(listing.contains(line), "{line} missing from\n{listing}");
+    }
+}

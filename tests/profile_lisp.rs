@@ -1,8 +1,8 @@
 //! End-to-end tests of Lisp memory profiling: the mprof tables for known
 //! programs (insta snapshots), and exact allocation and kept counts.
 //!
-//! Each test runs its own interpreter; profiling state is per thread, and the
-//! test harness runs each test on its own thread.
+//! Each test runs its own interpreter; profiling state belongs to the
+//! interpreter (two on one thread profile independently, tested below).
 
 use std::path::Path;
 
@@ -180,4 +180,59 @@ fn a_2000_deep_mutual_recursion_keeps_its_innermost_frames() {
     assert!(text.contains("contexts deeper than 512 frames"), "{text}");
     let direct = text.split("Direct allocation table").nth(1).unwrap_or("");
     assert!(direct.contains("MAKE-ARRAY"), "{direct}");
+}
+
+/// Profile `(make-list n)` kept in *L*, inside WITH-PROFILING, without reporting.
+fn profile_make_list(lisp: &mut Interpreter, n: usize) {
+    eval(lisp, &format!("(mprof:with-profiling () (setq *l* (make-list {n})))"));
+}
+
+fn profiled_interpreter() -> Interpreter {
+    let mut lisp = interpreter();
+    eval(&mut lisp, "(defvar *l* nil)");
+    lisp.profile_start(Some(MonitorOptions::default()), false);
+    lisp.profile_stop();
+    eval(&mut lisp, "(mprof:reset)");
+    lisp
+}
+
+#[test]
+fn two_interpreters_on_one_thread_profile_independently() {
+    let mut a = profiled_interpreter();
+    let mut b = profiled_interpreter();
+    // Interleaved: each records only its own conses, whatever the other does between.
+    profile_make_list(&mut a, 300);
+    profile_make_list(&mut b, 500);
+    profile_make_list(&mut a, 200);
+    // B's list becomes garbage; its frees belong to B's profile alone.
+    eval(&mut b, "(setq *l* nil)");
+    b.full_collection();
+    a.full_collection();
+    let (ta, tb) = (a.memory_totals(), b.memory_totals());
+    assert_eq!(ta.per_category[0].allocs, 500, "A made 300 + 200 conses");
+    assert_eq!(ta.per_category[0].frees, 300, "A's first list was replaced, then swept");
+    assert_eq!(tb.per_category[0].allocs, 500);
+    assert_eq!(tb.per_category[0].frees, 500, "B dropped its whole list");
+    // Dropping B (sweeping everything it holds) changes nothing in A's profile.
+    drop(b);
+    let ta2 = a.memory_totals();
+    assert_eq!(ta2.per_category[0], ta.per_category[0]);
+}
+
+#[test]
+fn interpreters_on_two_threads_profile_independently() {
+    let counts: Vec<u64> = [100usize, 700]
+        .into_iter()
+        .map(|n| {
+            std::thread::spawn(move || {
+                let mut lisp = profiled_interpreter();
+                profile_make_list(&mut lisp, n);
+                lisp.memory_totals().per_category[0].allocs
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().unwrap_or(0))
+        .collect();
+    assert_eq!(counts, vec![100, 700]);
 }

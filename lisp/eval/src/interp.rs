@@ -12,10 +12,11 @@
 use std::io::{BufRead, Write};
 use std::sync::atomic::Ordering;
 
-use gc_arena::{Arena, Collect, DynamicRootSet, Mutation, Rootable};
+use gc_arena::{Collect, DynamicRootSet, Mutation};
 use mprof_heap::value::{SYM_SPECIAL, SYM_SPECIAL_OPERATOR, StreamKind};
 use mprof_heap::{Value, alloc};
 
+use crate::lent_arena::LentArena;
 use crate::builtins::{self, Pkg};
 use crate::host::{Host, Options, STDERR, STDIN, STDOUT};
 use crate::raise::{HostRequest, ProfileKinds, ProfileRequest};
@@ -34,7 +35,7 @@ pub struct Root<'gc> {
     pub handles: DynamicRootSet<'gc>,
 }
 
-type LispArena = Arena<Rootable![Root<'_>]>;
+type LispArena = LentArena;
 
 /// A Lisp value converted for the host.
 #[derive(Clone, Debug, PartialEq)]
@@ -323,14 +324,14 @@ impl Interpreter {
             if self.arena.metrics().allocation_debt() > 1024.0 {
                 self.arena.collect_debt();
                 if self.vm_profiling && self.last_sample.elapsed().as_millis() >= 10 {
-                    crate::profile::sample();
+                    self.arena.lend(crate::profile::sample);
                     self.last_sample = std::time::Instant::now();
                 }
             }
             if self.host.interrupt.swap(false, Ordering::SeqCst) {
                 self.arena.mutate_root(|_mc, root| root.vm.interrupt());
             }
-            if matches!(step, Step::Running) && mprof_heap::live_bytes() as usize > self.heap_threshold {
+            if matches!(step, Step::Running) && self.arena.lend(mprof_heap::live_bytes) as usize > self.heap_threshold {
                 self.check_heap();
             }
             if let (Some(left), Some(max), Step::Running) = (fuel_left, max_fuel, &step) {
@@ -432,24 +433,26 @@ impl Interpreter {
     /// Start recording allocations (the MPROF package's start). `options`
     /// configures the calling-context tree when given (before any recording).
     pub fn profile_start(&mut self, options: Option<MonitorOptions>, primitives_to_caller: bool) {
-        if let Some(o) = options {
-            crate::profile::configure(o, primitives_to_caller);
-        } else {
-            crate::profile::with_state(|st| st.primitives_to_caller = primitives_to_caller);
-        }
-        crate::profile::set_mode(crate::profile::Mode::Profiling);
+        self.arena.lend(|| {
+            if let Some(o) = options {
+                crate::profile::configure(o, primitives_to_caller);
+            } else {
+                crate::profile::with_state(|st| st.primitives_to_caller = primitives_to_caller);
+            }
+            crate::profile::set_mode(crate::profile::Mode::Profiling);
+        });
         self.sync_vm_profiling();
     }
 
     /// Configure the calling-context tree (call sites, depth, folding) and whether
     /// builtins are charged to their caller, before anything is recorded.
     pub fn profile_configure(&mut self, options: MonitorOptions, primitives_to_caller: bool) {
-        crate::profile::configure(options, primitives_to_caller);
+        self.arena.lend(|| crate::profile::configure(options, primitives_to_caller));
     }
 
     /// A `key: value` line for the profile file's header (the program run, say).
     pub fn set_profile_metadata(&mut self, key: &str, value: &str) {
-        crate::profile::set_metadata(key, value);
+        self.arena.lend(|| crate::profile::set_metadata(key, value));
     }
 
     /// Start counting reads, writes and opens per stream (the I/O summary).
@@ -460,8 +463,8 @@ impl Interpreter {
     }
 
     /// The totals of the memory profile recorded so far.
-    pub fn memory_totals(&self) -> Totals {
-        crate::profile::with_state(|st| st.monitor.totals())
+    pub fn memory_totals(&mut self) -> Totals {
+        self.arena.lend(|| crate::profile::with_state(|st| st.monitor.totals()))
     }
 
     /// Start recording the kinds of profile asked for (the MPROF package's start).
@@ -502,7 +505,7 @@ impl Interpreter {
 
     /// Keep the VM's memory context stack while memory is being profiled.
     fn sync_vm_profiling(&mut self) {
-        let on = crate::profile::mode() == crate::profile::Mode::Profiling;
+        let on = self.arena.lend(crate::profile::mode) == crate::profile::Mode::Profiling;
         self.vm_profiling = on;
         self.arena.mutate_root(|_mc, root| {
             let Root { world, vm, .. } = root;
@@ -513,7 +516,7 @@ impl Interpreter {
     /// Start measuring time per calling context (`--time`). `compensate` subtracts
     /// the measured cost of the clock reads.
     pub fn time_start(&mut self, compensate: bool) {
-        let recorder = Box::new(TimeRecorder::new(crate::profile::monitor_options(), compensate));
+        let recorder = Box::new(TimeRecorder::new(self.arena.lend(crate::profile::monitor_options), compensate));
         self.time_profile = None;
         self.arena.mutate_root(|_mc, root| {
             let Root { world, vm, .. } = root;
@@ -529,7 +532,7 @@ impl Interpreter {
     /// Forget everything recorded so far — allocations, times, counts, I/O — while
     /// recording goes on as it was.
     pub fn profile_reset(&mut self) {
-        crate::profile::reset();
+        self.arena.lend(crate::profile::reset);
         self.time_profile = None;
         self.arena.mutate_root(|_mc, root| root.vm.reset_exec_profiles());
         if self.host.io.is_some() {
@@ -539,7 +542,7 @@ impl Interpreter {
 
     /// Stop recording everything: allocations, time and counts (what was recorded is kept).
     pub fn profile_stop(&mut self) {
-        crate::profile::set_mode(crate::profile::Mode::Off);
+        self.arena.lend(|| crate::profile::set_mode(crate::profile::Mode::Off));
         let stopped = self.arena.mutate_root(|_mc, root| {
             let Root { world, vm, .. } = root;
             vm.counting = false;
@@ -555,7 +558,7 @@ impl Interpreter {
     /// Everything recorded so far: the memory profile with the execution profiles
     /// (time, counts, I/O) beside it.
     pub fn full_profile(&mut self) -> mprof_engine::Profile {
-        let mut p = crate::profile::profile();
+        let mut p = self.arena.lend(crate::profile::profile);
         let running = self.arena.mutate_root(|_mc, root| root.vm.time_snapshot());
         p.exec.time = running.or_else(|| self.time_profile.clone());
         let (sources, counts) = self.arena.mutate(|_mc, root| root.vm.count_registry.to_exec(&root.vm.counts));
@@ -568,14 +571,16 @@ impl Interpreter {
     /// Collect all garbage (so kept bytes are reachable bytes), then render the tables.
     pub fn profile_report(&mut self, options: &ReportOptions) -> String {
         self.full_collection();
-        crate::profile::sample();
-        crate::profile::report(options)
+        self.arena.lend(|| {
+            crate::profile::sample();
+            crate::profile::report(options)
+        })
     }
 
     /// Collect, then write the profile file.
     pub fn profile_write(&mut self, path: &str) -> Result<(), String> {
         self.full_collection();
-        crate::profile::sample();
+        self.arena.lend(crate::profile::sample);
         let profile = self.full_profile();
         let mut bytes = Vec::new();
         profile.write(&mut bytes).map_err(|e| e.to_string())?;
@@ -586,13 +591,13 @@ impl Interpreter {
     /// counted or profiled; otherwise only the heap's object count).
     pub fn room_text(&mut self) -> String {
         let live = self.live_objects();
-        let mode = crate::profile::mode();
+        let mode = self.arena.lend(crate::profile::mode);
         let mut out = format!("Heap: {live} objects live.\n");
         if mode == crate::profile::Mode::Off {
             out.push_str("Allocation counting is off; (mprof:start) or (time ...) counts objects by category.\n");
             return out;
         }
-        let c = crate::profile::counts();
+        let c = self.arena.lend(crate::profile::counts);
         out.push_str("Since counting began:    live objects     live bytes   allocated bytes\n");
         for (i, name) in crate::profile::CATEGORY_NAMES.iter().enumerate() {
             let objs = c.allocated_objects[i].saturating_sub(c.freed_objects[i]);
@@ -620,7 +625,7 @@ impl Interpreter {
     /// heap below it again.
     fn check_heap(&mut self) {
         self.full_collection();
-        let used = mprof_heap::live_bytes() as usize;
+        let used = self.arena.lend(mprof_heap::live_bytes) as usize;
         let limit = self.host.options.max_heap;
         if used > limit {
             self.heap_threshold = used.saturating_add(limit / 8);

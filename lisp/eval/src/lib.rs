@@ -42,6 +42,7 @@ pub mod fuzzing;
 pub(crate) mod host;
 pub(crate) mod interp;
 pub(crate) mod labels;
+pub(crate) mod lent_arena;
 pub(crate) mod printing;
 pub(crate) mod profile;
 pub(crate) mod raise;

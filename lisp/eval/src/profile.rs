@@ -2,9 +2,12 @@
 //! the calling-context stack the VM keeps in step with its frames, and the
 //! profiler's [`Monitor`] they feed.
 //!
-//! The state is thread-local because the hooks are plain functions called
-//! from the heap crate (which knows nothing of the evaluator) and because tag
-//! drops — the frees — run inside the collector, outside any VM call. The time
+//! The state belongs to an interpreter (`lent_arena`), which lends it to its
+//! thread while its arena runs: the hooks are plain functions called from the
+//! heap crate (which knows nothing of the evaluator), and tag drops — the frees
+//! — run inside the collector, outside any VM call, so they find the state in a
+//! thread-local slot. Two interpreters on one thread never see each other's
+//! objects: each arena runs with its own state lent. The time
 //! profile is not kept here: the VM owns its recorder and calls it directly, as
 //! a thread-local access per call and return would be most of `--time`'s cost;
 //! it only borrows this monitor's function table (and its options).
@@ -134,7 +137,7 @@ impl ProfState {
         self.next_site = self.site_base + COUNTING_SITES;
     }
 
-    fn new() -> ProfState {
+    pub fn new() -> ProfState {
         ProfState {
             mode: Mode::Off,
             monitor: new_monitor(MonitorOptions::default()),
@@ -150,6 +153,17 @@ impl ProfState {
             started: Instant::now(),
         }
     }
+}
+
+/// Exchange the state lent to this thread with `slot` (lend an interpreter's, or take it back).
+/// At thread exit (an interpreter kept in a thread-local) the slot may be gone: then
+/// nothing is lent, and the frees of the interpreter's last objects go unrecorded.
+pub fn swap_state(slot: &mut Option<ProfState>) {
+    let _ = PROF.try_with(|p| {
+        if let Ok(mut p) = p.try_borrow_mut() {
+            std::mem::swap(&mut *p, slot)
+        }
+    });
 }
 
 /// Set the recording mode of this thread, installing or removing the hooks.

@@ -70,6 +70,7 @@ well_known_symbols! {
     eval_when = CL "EVAL-WHEN";
     load_time_value = CL "LOAD-TIME-VALUE";
     progv = CL "PROGV";
+    counted_branch = SYS "%COUNTED-BRANCH";
     declare = CL "DECLARE";
     special = CL "SPECIAL";
     setf = CL "SETF";

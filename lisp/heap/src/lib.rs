@@ -18,6 +18,9 @@ pub mod packages;
 pub mod printer;
 pub mod value;
 
-pub use object::{AllocEvent, AllocHooks, Category, Obj, SiteTag, alloc_object, live_bytes, note_external_bytes, set_alloc_hooks};
+pub use object::{
+    AllocEvent, AllocHooks, Category, Obj, SiteTag, ThreadHeapState, alloc_object, live_bytes, note_external_bytes,
+    set_alloc_hooks, swap_thread_state,
+};
 pub use packages::{FindStatus, PackageError, Packages};
 pub use value::{Ptr, Value};

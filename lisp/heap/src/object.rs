@@ -76,6 +76,27 @@ pub fn live_bytes() -> u64 {
     LIVE_BYTES.with(|b| b.get())
 }
 
+/// What the heap keeps per thread for the arena running on it: the hooks and
+/// the live-byte count. An interpreter owns one and lends it to the thread
+/// while its arena runs ([`swap_thread_state`]), so several interpreters on one
+/// thread each see only their own objects.
+#[derive(Default)]
+pub struct ThreadHeapState {
+    hooks: Option<AllocHooks>,
+    live_bytes: u64,
+}
+
+/// Exchange this thread's heap state with `state` (lend it, or take it back).
+/// At thread exit the slots may be gone already: then nothing is exchanged.
+pub fn swap_thread_state(state: &mut ThreadHeapState) {
+    if let Ok(hooks) = HOOKS.try_with(|h| h.replace(state.hooks)) {
+        state.hooks = hooks;
+    }
+    if let Ok(live) = LIVE_BYTES.try_with(|b| b.replace(state.live_bytes)) {
+        state.live_bytes = live;
+    }
+}
+
 /// Install (or with `None`, remove) the allocation hooks of this thread.
 /// While none are installed, allocation records nothing.
 pub fn set_alloc_hooks(hooks: Option<AllocHooks>) {

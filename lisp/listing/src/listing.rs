@@ -18,7 +18,7 @@ use mprof_reader::ReadOptions;
 use mprof_engine::exec::{CountKind, CountPoint, source_hash};
 use mprof_engine::profile::Profile;
 
-use crate::pretty::{Block, LineKind, PrettyOptions, pretty_source};
+use crate::pretty::{Block, Breaks, LineKind, PrettyOptions, pretty_source};
 
 /// What a listing shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,6 +104,19 @@ impl<'a> Points<'a> {
     }
 }
 
+/// Where counts force line breaks: a list holding a point with another count than its
+/// line's, and a first argument (a COND's first clause) counted otherwise than its operator.
+struct CountBreaks<'p, 'a>(&'p Points<'a>);
+
+impl Breaks for CountBreaks<'_, '_> {
+    fn must_break(&self, start: usize, end: usize) -> bool {
+        self.0.varies_inside(start, end)
+    }
+    fn first_apart(&self, list_start: usize, first_start: usize, first_end: usize) -> bool {
+        self.0.line_count(first_start, first_end) != self.0.line_count(list_start, first_end)
+    }
+}
+
 /// Line numbers of byte offsets.
 struct Lines {
     starts: Vec<usize>,
@@ -148,10 +161,10 @@ pub fn render_listing(p: &Profile, source: usize, text: &str, o: &ListingOptions
         ));
     }
     let points = Points::new(p, source as u32);
-    let must_break = |start: usize, end: usize| points.varies_inside(start, end);
+    let breaks = CountBreaks(&points);
     let read = ReadOptions { file: Some(file.path.clone()), ..ReadOptions::default() };
     let options = PrettyOptions { width: o.width, ..PrettyOptions::default() };
-    let blocks = pretty_source(text, &options, &read, &must_break).map_err(|e| e.to_string())?;
+    let blocks = pretty_source(text, &options, &read, &breaks).map_err(|e| e.to_string())?;
     let lines = Lines::new(text);
     let only: Vec<String> = o.only.iter().map(|n| n.to_uppercase()).collect();
     let mut out = String::new();

@@ -93,9 +93,28 @@ pub enum Block {
     Text { lines: Vec<PrettyLine> },
 }
 
-/// Pretty-prints every top-level form of `src`. `must_break(start, end)` is asked for each
-/// parenthesized list (its span's byte offsets): true forbids printing that list on one
-/// line (the listing uses it to give branches with different counts lines of their own).
+/// Where the layout must break lines whatever the width: the listing uses it to give
+/// forms run a different number of times lines of their own. A closure
+/// `Fn(start, end) -> bool` is a `Breaks` answering `must_break` only.
+pub trait Breaks {
+    /// True forbids printing the parenthesized list at (start, end) on one line.
+    fn must_break(&self, start: usize, end: usize) -> bool;
+    /// True puts the first argument of the list starting at `list_start` (spanning
+    /// `first_start..first_end`) on a line of its own rather than after the operator.
+    fn first_apart(&self, list_start: usize, first_start: usize, first_end: usize) -> bool {
+        let _ = (list_start, first_start, first_end);
+        false
+    }
+}
+
+impl<F: Fn(usize, usize) -> bool + ?Sized> Breaks for F {
+    fn must_break(&self, start: usize, end: usize) -> bool {
+        self(start, end)
+    }
+}
+
+/// Pretty-prints every top-level form of `src`. `breaks` is asked for each
+/// parenthesized list (its span's byte offsets) whether it must break (see [`Breaks`]).
 ///
 /// ```
 /// use mprof_reader::ReadOptions;
@@ -110,13 +129,13 @@ pub enum Block {
 ///     "(defun fact (n)  ; factorial\n  (if (< n 2)\n      1\n      (* n (fact (1- n)))))\n"
 /// );
 /// ```
-pub fn pretty_source(
+pub fn pretty_source<B: Breaks + ?Sized>(
     src: &str,
     options: &PrettyOptions,
     read: &ReadOptions,
-    must_break: &dyn Fn(usize, usize) -> bool,
+    breaks: &B,
 ) -> Result<Vec<Block>, ReadError> {
-    let builder = Builder { src, must_break };
+    let builder = Builder { src, breaks };
     let mut reader = Reader::new(src, read);
     let mut blocks = Vec::new();
     let mut previous_end: Option<usize> = None;
@@ -334,6 +353,8 @@ enum NodeKind<'s> {
         open: &'static str,
         items: Vec<Item<'s>>,
         trailing: Gap,
+        /// The first argument goes on a line of its own (see [`Breaks::first_apart`]).
+        first_apart: bool,
     },
 }
 
@@ -376,12 +397,12 @@ impl Node<'_> {
     }
 }
 
-struct Builder<'s, 'f> {
+struct Builder<'s, 'f, B: Breaks + ?Sized> {
     src: &'s str,
-    must_break: &'f dyn Fn(usize, usize) -> bool,
+    breaks: &'f B,
 }
 
-impl<'s> Builder<'s, '_> {
+impl<'s, B: Breaks + ?Sized> Builder<'s, '_, B> {
     fn verbatim(&self, span: Span) -> Node<'s> {
         let text = self.src.get(span.start..span.end).unwrap_or_default();
         Node {
@@ -498,7 +519,7 @@ impl<'s> Builder<'s, '_> {
             !built.is_empty(),
         );
         let mut flat = trailing.is_empty()
-            && !(open == "(" && (self.must_break)(span.start, span.end))
+            && !(open == "(" && self.breaks.must_break(span.start, span.end))
             && !(open == "(" && !quoted && is_sequential(items));
         let mut width = open.len() + 1 + built.len().saturating_sub(1);
         for item in &built {
@@ -509,13 +530,20 @@ impl<'s> Builder<'s, '_> {
                 _ => flat = false,
             }
         }
+        // Only a COND's first clause: elsewhere a first argument runs as often as its
+        // operator, or (a LOOP) shows its counts on lines of its own.
+        let first_apart = open == "("
+            && items.len() >= 2
+            && built[0].node.symbol() == Some("COND")
+            && self.breaks.first_apart(span.start, items[1].span.start, items[1].span.end);
         Node {
             start: span.start,
-            flat: flat.then_some(width),
+            flat: (flat && !first_apart).then_some(width),
             kind: NodeKind::List {
                 open,
                 items: built,
                 trailing,
+                first_apart,
             },
         }
     }
@@ -852,7 +880,8 @@ impl Printer {
                 open,
                 items,
                 trailing,
-            } => self.broken(open, items, trailing, trail, role),
+                first_apart,
+            } => self.broken(open, items, trailing, trail, role, *first_apart),
         }
     }
 
@@ -929,7 +958,7 @@ impl Printer {
     }
 
     /// Prints a list that does not fit on one line (or may not).
-    fn broken(&mut self, open: &str, items: &[Item], trailing: &Gap, trail: usize, role: Role) {
+    fn broken(&mut self, open: &str, items: &[Item], trailing: &Gap, trail: usize, role: Role, first_apart: bool) {
         let column = self.column;
         self.push(open);
         let inner = column + open.len();
@@ -980,7 +1009,7 @@ impl Printer {
                     miser: false,
                     align,
                     arg_role,
-                } if k == 1 => ((Place::SameLine, align), arg_role),
+                } if k == 1 => ((if first_apart { Place::NewLine } else { Place::SameLine }, align), arg_role),
                 Layout::Call {
                     miser,
                     align,

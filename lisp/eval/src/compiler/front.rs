@@ -286,7 +286,9 @@ impl<'a, 'gc> Front<'a, 'gc> {
     fn counted_in_list(&mut self, kind: CountKind, f: Value<'gc>, cell: Value<'gc>) -> R<'gc, Ir<'gc>> {
         self.pending = Some(kind);
         let ir = self.form(f)?;
-        if matches!(f, Value::Cons(_)) || matches!(ir, Ir::Count(..)) {
+        // A form with a span of its own is counted already; one without (an atom, or a
+        // list the reader made without parentheses, like 'x) is found by its cell.
+        if matches!(ir, Ir::Count(..)) {
             return Ok(ir);
         }
         let span = match &self.counting {
@@ -409,6 +411,14 @@ impl<'a, 'gc> Front<'a, 'gc> {
                         Ok(Ir::If(Box::new(c), Box::new(t), Box::new(e)))
                     }
                     _ => syntax("IF takes a test, a then form and an optional else form", form),
+                };
+            }
+            if is!(counted_branch) {
+                // What AND and OR expand their later operands to: each runs only when
+                // the ones before it let it, so under --count it is a branch of its own.
+                return match args.as_slice() {
+                    [x] => self.counted_in_list(CountKind::Branch, *x, nth_cell(form, 1)),
+                    _ => syntax("SYS:%COUNTED-BRANCH takes exactly one form", form),
                 };
             }
             if is!(progn) {

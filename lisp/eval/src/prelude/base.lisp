@@ -198,16 +198,22 @@
               `(let ((,g ,(car clause))) (if ,g ,g (cond ,@(cdr clauses)))))
             `(if ,(car clause) (progn ,@(cdr clause)) (cond ,@(cdr clauses)))))))
 
+;;; The operands after the first run only when the ones before let them: a middle
+;;; operand is wrapped in SYS::%COUNTED-BRANCH (compiled as the form itself) so that
+;;; --count gives it a count of its own; the last is an IF branch already.
+(defun sys::%counted-rest (forms)
+  (if (cdr forms) (cons (list 'sys::%counted-branch (car forms)) (cdr forms)) forms))
+
 (defmacro and (&rest forms)
   (cond ((null forms) t)
         ((null (cdr forms)) (car forms))
-        (t `(if ,(car forms) (and ,@(cdr forms)) nil))))
+        (t `(if ,(car forms) (and ,@(sys::%counted-rest (cdr forms))) nil))))
 
 (defmacro or (&rest forms)
   (cond ((null forms) nil)
         ((null (cdr forms)) (car forms))
         (t (let ((g (gensym)))
-             `(let ((,g ,(car forms))) (if ,g ,g (or ,@(cdr forms))))))))
+             `(let ((,g ,(car forms))) (if ,g ,g (or ,@(sys::%counted-rest (cdr forms)))))))))
 
 (defmacro return (&optional value) `(return-from nil ,value))
 

@@ -366,7 +366,8 @@
              acc)))))
 
 (defun sys::%loop-accumulate (name it)
-  (let* ((form (sys::%loop-form it))
+  ;; The accumulated form runs only when its clause is selected: --count gives it a count.
+  (let* ((form (list 'sys::%counted-branch (sys::%loop-form it)))
          (into (if (sys::%loop-pop-kw "INTO") (sys::%loop-pop) nil)))
     (sys::%loop-skip-type)
     (cond ((member-if-internal (lambda (n) (equal n name)) '("COLLECT" "COLLECTING"))
