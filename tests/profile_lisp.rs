@@ -236,3 +236,32 @@ fn interpreters_on_two_threads_profile_independently() {
         .collect();
     assert_eq!(counts, vec![100, 700]);
 }
+
+/// The names of the functions that allocated in a profile of a DEFSTRUCT and a LOOP
+/// compiled and run while profiling.
+fn allocating_functions(show_internals: bool) -> Vec<String> {
+    let mut lisp = interpreter();
+    lisp.profile_start(Some(MonitorOptions::default()), false);
+    lisp.profile_show_internals(show_internals);
+    eval(&mut lisp, "(defstruct point x y) (defun run () (loop for i below 10 collect (make-point :x i)))");
+    eval(&mut lisp, "(run)");
+    let p = lisp.full_profile();
+    let mut names: Vec<String> = p
+        .nodes
+        .iter()
+        .filter(|n| n.counters.iter().any(|c| c.allocs > 0))
+        .filter_map(|n| p.functions.get(n.func.0 as usize).map(|f| f.name.clone()))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[test]
+fn the_systems_own_helpers_are_charged_to_their_users_unless_asked_for() {
+    let hidden = allocating_functions(false);
+    assert!(hidden.iter().all(|n| !n.starts_with('%')), "internals shown: {hidden:?}");
+    assert!(hidden.iter().any(|n| n == "MAKE-POINT"), "{hidden:?}");
+    let shown = allocating_functions(true);
+    assert!(shown.iter().any(|n| n.starts_with("%DS-") || n.starts_with("%DEFSTRUCT")), "{shown:?}");
+}

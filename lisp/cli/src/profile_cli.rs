@@ -47,6 +47,11 @@ pub struct ProfileArgs {
     /// Charge builtins and library functions to their Lisp caller.
     #[arg(long)]
     pub primitives_to_caller: bool,
+    /// Show the interpreter's own helpers (SYS::%... functions, the expansion of
+    /// DEFSTRUCT, LOOP and the other built-in macros) instead of charging them to
+    /// the form that uses them.
+    #[arg(long)]
+    pub show_internals: bool,
     /// Deepest calling context recorded: deeper ones keep their innermost N-1 frames
     /// under an `<outer frames>` node (the report says how many allocations were cut).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_CONTEXT_DEPTH)]
@@ -113,6 +118,7 @@ pub fn ineffective(args: &ProfileArgs) -> Vec<String> {
             (args.profile_out != DEFAULT_PROFILE_OUT, "--profile-out"),
             (args.report.is_some(), "--report"),
             (args.primitives_to_caller, "--primitives-to-caller"),
+            (args.show_internals, "--show-internals"),
             (args.context_depth != DEFAULT_CONTEXT_DEPTH, "--context-depth"),
             (args.no_fold_recursion, "--no-fold-recursion"),
         ];
@@ -181,6 +187,7 @@ pub fn start(lisp: &mut Interpreter, args: &ProfileArgs, command_line: &str) {
         fold_self_recursion: !args.no_fold_recursion,
     };
     lisp.profile_configure(options, args.primitives_to_caller);
+    lisp.profile_show_internals(args.show_internals);
     lisp.set_profile_metadata("program", command_line);
     if args.io_wanted() {
         lisp.io_start();

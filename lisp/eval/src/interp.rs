@@ -450,6 +450,14 @@ impl Interpreter {
         self.arena.lend(|| crate::profile::configure(options, primitives_to_caller));
     }
 
+    /// Show the interpreter's own helpers in profiles (SYS::%... functions and the
+    /// expansion of the prelude's macros), instead of charging them to the Lisp
+    /// function or form that uses them (the default).
+    pub fn profile_show_internals(&mut self, show: bool) {
+        self.arena.lend(|| crate::profile::with_state(|st| st.show_internals = show));
+        self.sync_vm_profiling();
+    }
+
     /// A `key: value` line for the profile file's header (the program run, say).
     pub fn set_profile_metadata(&mut self, key: &str, value: &str) {
         self.arena.lend(|| crate::profile::set_metadata(key, value));

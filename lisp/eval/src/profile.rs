@@ -105,6 +105,8 @@ pub struct ProfState {
     pub counts: Counts,
     /// Attribute builtins and prelude functions to their Lisp caller.
     pub primitives_to_caller: bool,
+    /// Show the system's own helpers and prelude macro expansions (see the VM).
+    pub show_internals: bool,
     /// Identifies this monitor in the ids cached in protos.
     pub generation: u32,
     started: Instant,
@@ -149,6 +151,7 @@ impl ProfState {
             site_index: HashMap::new(),
             counts: Counts::default(),
             primitives_to_caller: false,
+            show_internals: false,
             generation: NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             started: Instant::now(),
         }
@@ -274,6 +277,11 @@ pub fn function_id(cached: u64, info: impl FnOnce() -> FunctionInfo) -> (FuncId,
 /// The current monitor's generation (function ids cached in protos carry it).
 pub fn generation() -> u32 {
     PROF.with(|p| p.borrow().as_ref().map(|s| s.generation).unwrap_or(0))
+}
+
+/// Whether the system's own helpers are shown in profiles.
+pub fn show_internals() -> bool {
+    PROF.with(|p| p.borrow().as_ref().map(|s| s.show_internals).unwrap_or(false))
 }
 
 /// Whether primitives are attributed to their callers.

@@ -244,6 +244,13 @@ pub struct Vm<'gc> {
     time: Option<Box<TimeRecorder>>,
     #[collect(require_static)]
     primitives_to_caller: bool,
+    /// Show the system's own helpers (SYS::%... functions, the expansion of the
+    /// prelude's macros) in profiles instead of charging them to their caller.
+    show_internals: bool,
+    /// While a prelude macro is being expanded for the compiler: the index of the
+    /// expander's frame. It and every frame above it are transparent to the
+    /// profiles, so an expansion is charged to the form being compiled.
+    internal_from: Option<usize>,
     /// The profiler's monitor generation, so cached function ids are checked
     /// without touching the profiler's state.
     #[collect(require_static)]
@@ -326,6 +333,8 @@ impl<'gc> Vm<'gc> {
             memory_profiling: false,
             time: None,
             primitives_to_caller: false,
+            show_internals: false,
+            internal_from: None,
             prof_generation: 0,
             builtin_prof_ids: Vec::new(),
             counting: false,
@@ -451,6 +460,10 @@ impl<'gc> Vm<'gc> {
     /// A frame was pushed: tell the profiles that want it. `None` is a frame they do
     /// not show (native frames, primitives charged to their caller).
     fn hook_enter(&mut self, func: Option<FuncId>) {
+        let func = match self.internal_from {
+            Some(from) if self.frames.len() > from => None,
+            _ => func,
+        };
         if self.memory_profiling {
             match func {
                 Some(f) => crate::profile::push_function(f, self.caller_site()),
@@ -470,6 +483,9 @@ impl<'gc> Vm<'gc> {
 
     /// Frames were popped down to `n`.
     fn hook_truncate(&mut self, n: usize) {
+        if self.internal_from.is_some_and(|from| n <= from) {
+            self.internal_from = None;
+        }
         if self.memory_profiling {
             crate::profile::truncate(n);
         }
@@ -484,6 +500,7 @@ impl<'gc> Vm<'gc> {
     fn refresh_profiling(&mut self) {
         self.profiling = self.memory_profiling || self.time.is_some();
         self.primitives_to_caller = crate::profile::primitives_to_caller();
+        self.show_internals = crate::profile::show_internals();
         self.prof_generation = crate::profile::generation();
     }
 
@@ -555,7 +572,8 @@ impl<'gc> Vm<'gc> {
     /// The profiler's function for a compiled function (None: charged to its caller).
     fn proto_function(&mut self, proto: Ptr<'gc, Proto<'gc>>, world: &World<'gc>) -> Option<FuncId> {
         let p = &Gc::as_ref(proto).val;
-        if self.primitives_to_caller && p.info.file.as_deref().is_some_and(|f| f.starts_with("prelude/")) {
+        let prelude = p.info.file.as_deref().is_some_and(|f| f.starts_with("prelude/"));
+        if prelude && (self.primitives_to_caller || (!self.show_internals && is_system_name(p.name, world))) {
             return None;
         }
         let cached = p.prof_id.get();
@@ -607,6 +625,33 @@ impl<'gc> Vm<'gc> {
         };
         self.hook_enter(Some(fid));
         true
+    }
+}
+
+/// Whether a function's name is one of the system's own (its home package is SYSTEM).
+fn is_system_name<'gc>(name: Value<'gc>, world: &World<'gc>) -> bool {
+    matches!(name, Value::Symbol(s) if s.package.get().is_some_and(|p| Gc::ptr_eq(p, world.packages.system)))
+}
+
+impl<'gc> Vm<'gc> {
+    /// About to call `expander` for the compiler: when it is one of the prelude's
+    /// macros (DEFSTRUCT, LOOP...) and internals are hidden, make its frame and all
+    /// above it transparent, so the expansion's allocations and time go to the form
+    /// being compiled.
+    fn hide_prelude_expansion(&mut self, expander: Value<'gc>) {
+        if self.show_internals || self.internal_from.is_some() {
+            return;
+        }
+        let prelude = match expander {
+            Value::Function(f) => match &f.val {
+                Function::Closure(c) => c.proto.info.file.as_deref().is_some_and(|f| f.starts_with("prelude/")),
+                _ => false,
+            },
+            _ => false,
+        };
+        if prelude {
+            self.internal_from = Some(self.frames.len());
+        }
     }
 }
 
@@ -1723,6 +1768,7 @@ impl<'gc> Vm<'gc> {
                         {
                             *next = following;
                         }
+                        self.hide_prelude_expansion(expander);
                         let b = self.stack.len();
                         self.stack.push(call);
                         self.stack.push(Value::Nil);
@@ -1838,6 +1884,7 @@ impl<'gc> Vm<'gc> {
             Err(CompileError::NeedExpansions(pending)) => {
                 let (expander, call) = (pending[0], pending[1]);
                 self.push_native(Native::Expansion { pending, next: 0, form, mark });
+                self.hide_prelude_expansion(expander);
                 let b = self.stack.len();
                 self.stack.push(call);
                 self.stack.push(Value::Nil);
