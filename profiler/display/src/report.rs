@@ -358,17 +358,26 @@ fn header(out: &mut String, p: &Profile, r: &Reduction) {
 
 // ---------------------------------------------------------------- Figure 2
 
+/// A few lines under a table's title saying what its columns count.
+fn legend(out: &mut String, lines: &[&str]) {
+    for l in lines {
+        let _ = writeln!(out, "  {l}");
+    }
+}
+
 fn leak_table(out: &mut String, p: &Profile, r: &Reduction, fmt: &Fmt, options: &ReportOptions) {
     let depth = options.path_depth.max(1);
     match p.language {
         Language::C => {
             let _ = writeln!(out, "Memory leak table: memory allocated and never freed, by path (last {depth} callers)");
+            legend(out, &["allocs, bytes: the blocks never freed that were allocated along the path,", "which ends in the function that called the allocator."]);
         }
         Language::Lisp => {
             let _ = writeln!(
                 out,
                 "Memory kept table: memory still reachable at the report, by path (last {depth} callers)"
             );
+            legend(out, &["allocs, bytes: the objects still reachable that were allocated along the path,", "which ends in the function that allocated them."]);
         }
     }
     out.push('\n');
@@ -448,8 +457,15 @@ fn group_sizes(rows: Vec<BinRowText>, size_bins: SizeBins) -> Vec<BinRowText> {
 
 fn bin_table(out: &mut String, p: &Profile, fmt: &Fmt, size_bins: SizeBins) {
     let _ = writeln!(out, "Allocation bin table");
-    out.push('\n');
     let lisp = p.language == Language::Lisp;
+    legend(
+        out,
+        &[
+            if lisp { "One row per type of object: allocs and bytes allocated, frees, and bytes kept" } else { "One row per block size: allocs and bytes allocated, frees, and bytes leaked" },
+            if lisp { "(still reachable), with each one's share of all." } else { "(never freed), with each one's share of all." },
+        ],
+    );
+    out.push('\n');
     let mut rows: Vec<(String, Counters, String, Option<u64>)> = p
         .bins
         .iter()
@@ -528,6 +544,14 @@ fn bin_table(out: &mut String, p: &Profile, fmt: &Fmt, size_bins: SizeBins) {
 
 fn direct_table(out: &mut String, r: &Reduction, fmt: &Fmt, letters: &[char]) {
     let _ = writeln!(out, "Direct allocation table");
+    legend(
+        out,
+        &[
+            "Memory each function allocated itself, not through its callees, as a share of all",
+            "and split by category (columns c f s o, or the size classes); calls: its",
+            "allocations (mprof counts a call for each allocation made beneath a function).",
+        ],
+    );
     out.push('\n');
     let cw = fmt.cat_width();
     let total_bytes = r.total_of(|c| c.bytes);
@@ -598,6 +622,15 @@ fn entity_label(e: &Entity) -> String {
 
 fn call_graph(out: &mut String, r: &Reduction, fmt: &Fmt, letters: &[char]) {
     let _ = writeln!(out, "Allocation call graph");
+    legend(
+        out,
+        &[
+            "One entry per function, [index] on its own line: its callers above it, its callees",
+            "below. self: bytes it allocated itself; desc: bytes allocated beneath it. called/total:",
+            "allocations made through this arc / through all arcs into the callee; on the entry's",
+            "own line, allocations through it (+ those through its folded recursive calls).",
+        ],
+    );
     out.push('\n');
     let cw = fmt.cat_width();
     let gw = letters.len() * (cw + 1);
