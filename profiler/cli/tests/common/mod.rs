@@ -153,3 +153,41 @@ pub fn lisp_rich() -> Profile {
     assert_eq!(p.validate(), Ok(()));
     p
 }
+
+/// The libmprof.so cargo built for the tests (mprof-ffi is a dev-dependency).
+pub fn libmprof() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap().to_path_buf();
+    let profile_dir = deps.parent().unwrap().to_path_buf();
+    [profile_dir, deps]
+        .into_iter()
+        .map(|d| d.join("libmprof.so"))
+        .find(|p| p.is_file())
+        .expect("cargo builds libmprof.so for the tests")
+}
+
+/// Compiles `tests/c/<name>.c` with `-g` into `dir` (from a copy there, so the source
+/// path in the debug information is `dir/<name>.c`) and runs it under libmprof;
+/// returns the profile's path.
+pub fn c_profile(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"));
+    let copy = dir.join(format!("{name}.c"));
+    std::fs::copy(&source, &copy).unwrap();
+    let exe = dir.join(name);
+    let out = Command::new("gcc")
+        .args(["-O0", "-g", "-fno-omit-frame-pointer", "-o"])
+        .arg(&exe)
+        .arg(&copy)
+        .output()
+        .expect("run gcc");
+    assert!(out.status.success(), "gcc {name}.c: {}", String::from_utf8_lossy(&out.stderr));
+    let profile = dir.join(format!("{name}.mprof"));
+    let out = Command::new(&exe)
+        .env("LD_PRELOAD", libmprof())
+        .env("MPROF_OUT", &profile)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(profile.is_file(), "{name} wrote no profile: {}", String::from_utf8_lossy(&out.stderr));
+    profile
+}
