@@ -188,3 +188,38 @@ fn eval_peak(profile: &Path) -> String {
     let time = if s >= 1.0 { format!("{s:.3} s") } else { format!("{:.3} ms", s * 1e3) };
     format!("peak {size} at {time}")
 }
+
+#[test]
+fn a_100000_deep_tree_opens_without_error_and_draws_a_bounded_number_of_rows() {
+    let Some(exe) = chromium() else { return };
+    use mprof_engine::*;
+    const DEPTH: usize = 100_000;
+    let mut m = Monitor::new(
+        Language::Lisp,
+        CategoryScheme::lisp(),
+        MonitorOptions { call_sites: false, max_depth: DEPTH as u32 + 10, fold_self_recursion: false },
+    );
+    let cons = m.type_name("cons");
+    let funcs = [m.function(FunctionInfo::named("a")), m.function(FunctionInfo::named("b"))];
+    let mut node = NodeId::ROOT;
+    for depth in 0..DEPTH {
+        node = m.child(node, funcs[depth % 2], 0);
+        if depth % 1000 == 0 {
+            m.record_alloc(node, 0, 16, Bin::Type(cons));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("deep.html");
+    std::fs::write(&page, html(&m.to_profile(), &HtmlOptions::default()).unwrap()).unwrap();
+    let mut b = Browser::launch(&exe).unwrap();
+    b.open(&format!("file://{}", page.display())).unwrap();
+    no_errors(&mut b, "the deep page");
+    let rows = eval_f64(&mut b, "new Set([...document.querySelectorAll('#flame .fr')].map((d) => d.style.top)).size");
+    assert!((100.0..=401.0).contains(&rows), "{rows} rows drawn");
+    assert!(eval_string(&mut b, "document.getElementById('flame-note').textContent").contains("left out"));
+    // Zooming into the deepest frame drawn folds its many callers into one row.
+    b.eval("(() => { const f = [...document.querySelectorAll('#flame .fr')]; f[f.length - 1].click(); })()").unwrap();
+    let text = eval_string(&mut b, "[...document.querySelectorAll('#flame .fr.anc')].map((d) => d.textContent).join('|')");
+    assert!(text.contains("more callers"), "{text}");
+    no_errors(&mut b, "after zooming deep");
+}
