@@ -1,5 +1,5 @@
 //! `mprof html`: the page is one self-contained file whose embedded data carries the
-//! profile's trees (parent-index arrays), samples and tables with the numbers the text
+//! profile's trees (parent links), samples and tables with the numbers the text
 //! report prints, no profile text can break out of its `<script>` element, and the
 //! command line writes files, standard output and one-line errors. (The page's script
 //! in a real browser: html_browser.rs.)
@@ -45,7 +45,7 @@ fn the_page_embeds_the_paper_example_as_trees_and_tables() {
         path,
         ["<outside any function>", "main", "make_blue_widget", "make_widget", "make_red_widget", "make_widget"]
     );
-    assert_eq!(numbers(&tree["parent"]), [0, 0, 1, 2, 1, 4]);
+    assert_eq!(numbers(&tree["up"]), [0, 1, 1, 1, 3, 1], "parents 0, 0, 1, 2, 1, 4");
     assert_eq!(numbers(&tree["bytes"]), [0, 0, 0, 4981 * 204, 0, 5019 * 204]);
     assert_eq!(numbers(&tree["kept"]), [0, 0, 0, 0, 0, 5019 * 204]);
     assert_eq!(numbers(&tree["allocs"]), [0, 0, 0, 4981, 0, 5019]);

@@ -2,7 +2,8 @@
 //! samples and the flame-graph trees, as JSON (see `json.rs` for why by hand).
 //!
 //! A flame-graph tree is the profile's distinct stacks (`stacks.rs`) sent as columns:
-//! per stack its parent's index, its name's index and its own value of each quantity, so
+//! per stack its distance to its parent (`up`: its index minus its parent's), its
+//! name's index and its own value of each quantity, so
 //! every stack prefix is sent once, however many stacks share it. Stacks are renumbered
 //! in depth-first order with children in name order (the page draws children in index
 //! order), and stacks whose subtree counts nothing in every quantity are left out.
@@ -157,8 +158,16 @@ pub fn tree(out: &mut String, p: &Profile, quantities: &[(&str, FoldedValue)]) {
         out,
         names.iter().map(|&k| location.get(&stacks.names[k as usize]).map_or("", String::as_str)),
     );
-    json::key(out, "parent", false);
-    json::numbers(out, order.iter().map(|&id| if id == 0 { 0 } else { new_index[stacks.parent[id as usize] as usize] as u64 }));
+    // Each stack's distance to its parent rather than the parent's index: in
+    // depth-first order a first child is 1 from its parent, so most distances are a
+    // digit or two where indices of a large tree take six or seven.
+    json::key(out, "up", false);
+    json::numbers(
+        out,
+        order.iter().enumerate().map(|(i, &id)| {
+            if id == 0 { 0 } else { (i as u32 - new_index[stacks.parent[id as usize] as usize]) as u64 }
+        }),
+    );
     json::key(out, "name", false);
     json::numbers(out, name_of.iter().map(|&k| k as u64));
     for ((key, _), v) in quantities.iter().zip(&values) {

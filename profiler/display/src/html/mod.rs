@@ -11,7 +11,7 @@
 //! Building the page is linear in the calling-context tree and never recurses on the
 //! Rust stack: the data comes from `Stacks` (one pass), an explicit-stack walk
 //! (`data.rs`) and the engine's `reduce` (`tables.rs`). The page's script is written
-//! under the same rule (loops over parent-index arrays, no recursion over depth).
+//! under the same rule (loops over parent links, no recursion over depth).
 //! Tests: `profiler/cli/tests/html_report.rs` (content, size, escaping) and
 //! `profiler/cli/tests/html_browser.rs` (the page in headless Chromium).
 

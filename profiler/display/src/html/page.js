@@ -1,7 +1,7 @@
 // The mprof HTML report's script: draws the summary, the memory-over-time chart, the
 // flame graphs and the tables from the JSON document embedded in the page
 // (#mprof-data, written by mprof-display's html module). It fetches nothing.
-// Trees arrive as parent-index arrays in depth-first order (a parent before its
+// Trees arrive as parent links (each node's distance to its parent) in depth-first order (a parent before its
 // children, siblings in name order); every walk over them is a loop or an explicit
 // stack, never recursion, so a tree 100,000 calls deep draws like a shallow one.
 (function () {
@@ -179,7 +179,9 @@
   // A tree ready to draw: children lists (in index order, which is name order),
   // and each quantity's inclusive sums (one reverse sweep: parents come first).
   function prepare(t) {
-    const n = t.parent.length;
+    const n = t.up.length;
+    t.parent = new Uint32Array(n);
+    for (let i = 1; i < n; i++) t.parent[i] = i - t.up[i];
     const first = new Uint32Array(n + 1);
     for (let i = 1; i < n; i++) first[t.parent[i] + 1]++;
     for (let i = 0; i < n; i++) first[i + 1] += first[i];
