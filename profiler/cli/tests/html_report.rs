@@ -102,6 +102,29 @@ fn samples_time_and_the_listing_reach_the_page() {
 }
 
 #[test]
+fn a_long_series_of_samples_is_thinned_keeping_its_shape_and_peak() {
+    let mut p = common::widgets();
+    // Ten minutes of 10 ms samples, a sawtooth with one highest point at sample 33,333.
+    p.samples = (0..60_000u64)
+        .map(|i| Sample {
+            time_ns: i * 10_000_000,
+            live_bytes: if i == 33_333 { 10_000_000 } else { (i % 1000) * 1000 },
+            allocated_bytes: i * 1000,
+        })
+        .collect();
+    let d = data_of(&html(&p, &HtmlOptions::default()).unwrap());
+    let t = numbers(&d["samples"]["t"]);
+    let live = numbers(&d["samples"]["live"]);
+    assert!(t.len() <= mprof_display::html::MAX_SAMPLES && t.len() > 1000, "{} samples", t.len());
+    assert!(t.windows(2).all(|w| w[0] < w[1]), "in time order");
+    assert_eq!((t[0], *t.last().unwrap()), (0, 59_999 * 10_000_000), "the whole run");
+    assert_eq!(live.iter().max(), Some(&10_000_000));
+    assert_eq!(t[live.iter().position(|&l| l == 10_000_000).unwrap()], 33_333 * 10_000_000, "the peak stays exact");
+    assert_eq!(live.iter().filter(|&&l| l == 999_000).count(), 60, "every tooth's top is kept");
+    assert_eq!(d["summary"]["samples"], 60_000);
+}
+
+#[test]
 fn an_execution_only_profile_has_no_memory_parts() {
     let mut p = common::lisp_rich();
     for n in &mut p.nodes {

@@ -79,10 +79,44 @@ pub fn summary(out: &mut String, p: &Profile, r: Option<&Reduction>) {
     out.push_str("]}");
 }
 
-/// `{"t":[...],"live":[...],"alloc":[...]}`: the memory samples in time order.
+/// Samples the page receives at most: the chart is at most a few thousand pixels
+/// wide, and libmprof samples every 10 ms however long the run (ten hours: 3.6 million).
+pub const MAX_SAMPLES: usize = 10_000;
+
+/// `{"t":[...],"live":[...],"alloc":[...]}`: the memory samples in time order. Past
+/// `MAX_SAMPLES`, time is cut into `MAX_SAMPLES / 2` equal spans and each keeps its
+/// lowest and highest live sample, so the chart's shape and its peak stay exact.
 pub fn samples(out: &mut String, p: &Profile) {
     let mut order: Vec<usize> = (0..p.samples.len()).collect();
     order.sort_by_key(|&i| p.samples[i].time_ns);
+    if order.len() > MAX_SAMPLES {
+        let spans = (MAX_SAMPLES / 2) as u128;
+        let (first, last) = (p.samples[order[0]].time_ns, p.samples[order[order.len() - 1]].time_ns);
+        let width = u128::from(last - first) + 1;
+        let span_of = |i: usize| (u128::from(p.samples[i].time_ns - first) * spans / width) as usize;
+        let mut kept: Vec<usize> = Vec::with_capacity(MAX_SAMPLES);
+        let mut at = 0;
+        while at < order.len() {
+            let span = span_of(order[at]);
+            let (mut low, mut high) = (order[at], order[at]);
+            while at < order.len() && span_of(order[at]) == span {
+                let i = order[at];
+                if p.samples[i].live_bytes < p.samples[low].live_bytes {
+                    low = i;
+                }
+                if p.samples[i].live_bytes > p.samples[high].live_bytes {
+                    high = i;
+                }
+                at += 1;
+            }
+            let (a, b) = if p.samples[low].time_ns <= p.samples[high].time_ns { (low, high) } else { (high, low) };
+            kept.push(a);
+            if b != a {
+                kept.push(b);
+            }
+        }
+        order = kept;
+    }
     out.push('{');
     json::key(out, "t", true);
     json::numbers(out, order.iter().map(|&i| p.samples[i].time_ns));

@@ -19,6 +19,8 @@ mod data;
 mod json;
 mod tables;
 
+pub use data::MAX_SAMPLES;
+
 use std::io::Write;
 
 use mprof_engine::profile::Profile;

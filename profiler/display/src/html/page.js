@@ -18,6 +18,7 @@
     const e = document.createElement(tag);
     for (const k in props || {}) {
       const v = props[k];
+      if (v === null || v === undefined) continue;
       if (k === 'text') e.textContent = v;
       else if (k === 'class') e.className = v;
       else e.setAttribute(k, v);
@@ -167,7 +168,8 @@
       overlay.addEventListener('mouseleave', () => { cursor.setAttribute('visibility', 'hidden'); hideTip(); });
       root.append(overlay);
       host.append(root);
-      note.textContent = int(T.length) + ' samples over ' + seconds(t1) + '.';
+      note.textContent = int(S.samples) + ' samples over ' + seconds(t1) +
+        (T.length < S.samples ? ' (drawn from ' + int(T.length) + ': the lowest and highest of each stretch of time)' : '') + '.';
     }
     select.addEventListener('change', draw);
     draw();
