@@ -173,16 +173,19 @@ fn the_report_works_in_headless_chromium_for_a_lisp_and_a_c_profile() {
 }
 
 /// The chart's peak label for a profile, computed as the page does (KiB with one
-/// decimal, milliseconds below a second), from the highest, earliest sample.
+/// decimal, milliseconds below a second), from the highest, earliest sample. Sizes
+/// are rounded half up as JavaScript's `toFixed` does (Rust's `{:.1}` rounds an exact
+/// tie such as 23.25 to even); bytes over a power of two are exact binary fractions.
 fn eval_peak(profile: &Path) -> String {
     let p = mprof_engine::Profile::read(&std::fs::read(profile).unwrap()).unwrap();
     let peak = p.samples.iter().max_by_key(|s| (s.live_bytes, std::cmp::Reverse(s.time_ns))).expect("libmprof samples memory");
+    let tenths = |v: f64| (v * 10.0).round() / 10.0;
     let size = if peak.live_bytes < 1024 {
         format!("{} B", peak.live_bytes)
     } else if peak.live_bytes < 1 << 20 {
-        format!("{:.1} KiB", peak.live_bytes as f64 / 1024.0)
+        format!("{:.1} KiB", tenths(peak.live_bytes as f64 / 1024.0))
     } else {
-        format!("{:.1} MiB", peak.live_bytes as f64 / 1048576.0)
+        format!("{:.1} MiB", tenths(peak.live_bytes as f64 / 1048576.0))
     };
     let s = peak.time_ns as f64 / 1e9;
     let time = if s >= 1.0 { format!("{s:.3} s") } else { format!("{:.3} ms", s * 1e3) };
