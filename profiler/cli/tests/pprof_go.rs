@@ -47,7 +47,7 @@ fn line_of(source: &str, text: &str) -> usize {
 }
 
 /// The output line of `pprof -list` for source line `n` (`   200kB    200kB   24:  ...`).
-fn listed_line<'a>(listing: &'a str, n: usize) -> &'a str {
+fn listed_line(listing: &str, n: usize) -> &str {
     let label = format!(" {n}:");
     listing.lines().find(|l| l.contains(&label)).unwrap_or_else(|| panic!("line {n} not listed:\n{listing}"))
 }

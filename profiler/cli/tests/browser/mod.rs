@@ -117,10 +117,10 @@ impl Browser {
                 pending.extend_from_slice(&buf[..n]);
                 while let Some(end) = pending.iter().position(|&b| b == 0) {
                     let message: Vec<u8> = pending.drain(..=end).collect();
-                    if let Ok(v) = serde_json::from_slice::<Value>(&message[..end]) {
-                        if tx.send(v).is_err() {
-                            return;
-                        }
+                    if let Ok(v) = serde_json::from_slice::<Value>(&message[..end])
+                        && tx.send(v).is_err()
+                    {
+                        return;
                     }
                 }
             }
