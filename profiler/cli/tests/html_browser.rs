@@ -2,6 +2,7 @@
 //! protocol by `browser/`) opens the page of a Lisp profile and of a C profile and the
 //! test checks structure, not pixels: no console error or exception, the memory chart
 //! and the flame graph drawn with a size, clicking a frame zooms it to the full width,
+//! hovering it shows its details,
 //! a search highlights the frames of a known function and none for a nonsense name,
 //! clicking a column heading sorts the table, and a function's link leads to its
 //! call-graph entry. Without Chromium the test says so and passes, except in CI
@@ -21,7 +22,9 @@ fn chromium() -> Option<std::path::PathBuf> {
         Some(exe) => Some(exe),
         None if browser::in_ci() => panic!("chromium is not installed (CI is set, so this fails rather than skips; .ci/run installs Debian's chromium)"),
         None => {
-            eprintln!("note: chromium not found on PATH: the HTML report's browser test is skipped (apt-get install chromium)");
+            // Straight to the stream: the test harness would hide an eprintln! of a passing test.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "note: chromium not found on PATH: the HTML report's browser test is skipped (apt-get install chromium)");
             None
         }
     }
@@ -86,6 +89,11 @@ fn check_page(b: &mut Browser, page: &Path, e: &Expect) {
     assert!(eval_f64(b, "document.querySelectorAll('#flame .fr.anc').length") >= 1.0, "callers above the zoomed frame");
     b.click_element("#flame-reset").unwrap();
     assert!((width(b) - before).abs() <= 0.5, "reset zoom restores the frame");
+    // Hovering a frame shows its details.
+    b.hover_element(&selector).unwrap();
+    assert_eq!(b.eval("document.getElementById('tooltip').hidden").unwrap(), false);
+    let tip = eval_string(b, "document.getElementById('tooltip').textContent");
+    assert!(tip.starts_with(e.zoom) && tip.contains(" of all") && tip.contains("in the function itself"), "{tip}");
 
     // Search highlights matching frames, and none for a nonsense name.
     let highlighted = |b: &mut Browser| eval_f64(b, "document.querySelectorAll('#flame .fr.match').length");

@@ -223,6 +223,19 @@ impl Browser {
 
     /// Scrolls the element matching `selector` into view and clicks its centre.
     pub fn click_element(&mut self, selector: &str) -> Result<(), String> {
+        let (x, y) = self.centre_of(selector)?;
+        self.click(x, y)
+    }
+
+    /// Moves the mouse over the centre of the element matching `selector`.
+    pub fn hover_element(&mut self, selector: &str) -> Result<(), String> {
+        let (x, y) = self.centre_of(selector)?;
+        self.call("Input.dispatchMouseEvent", json!({ "type": "mouseMoved", "x": x, "y": y })).map(drop)
+    }
+
+    /// The viewport coordinates of the centre of the element matching `selector`,
+    /// scrolled into view first.
+    fn centre_of(&mut self, selector: &str) -> Result<(f64, f64), String> {
         let js = format!(
             "(() => {{ const e = document.querySelector({sel}); if (!e) return null; e.scrollIntoView({{block: 'center', inline: 'center'}}); const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; }})()",
             sel = json!(selector)
@@ -231,7 +244,7 @@ impl Browser {
         let (Some(x), Some(y)) = (at[0].as_f64(), at[1].as_f64()) else {
             return Err(format!("no element {selector}"));
         };
-        self.click(x, y)
+        Ok((x, y))
     }
 
     /// Types `text` into the focused element, as a keyboard would.
