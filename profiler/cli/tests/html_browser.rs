@@ -201,6 +201,31 @@ fn eval_peak(profile: &Path) -> String {
 }
 
 #[test]
+fn pages_with_parts_missing_open_without_error() {
+    let Some(exe) = chromium() else { return };
+    use mprof_engine::*;
+    // Execution only (a --time run): no memory tables, the time flame graph.
+    let mut timed = common::lisp_rich();
+    for n in &mut timed.nodes {
+        n.counters.iter_mut().for_each(|c| *c = Counters::default());
+    }
+    timed.bins.clear();
+    timed.samples.clear();
+    // Nothing recorded at all.
+    let empty = Profile::empty(Language::C, CategoryScheme::c_sizes());
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = Browser::launch(&exe).unwrap();
+    for (name, p, frames) in [("timed", timed, 4.0), ("empty", empty, 0.0)] {
+        let page = dir.path().join(format!("{name}.html"));
+        std::fs::write(&page, html(&p, &HtmlOptions::default()).unwrap()).unwrap();
+        b.open(&format!("file://{}", page.display())).unwrap();
+        no_errors(&mut b, name);
+        assert!(eval_f64(&mut b, "document.querySelectorAll('#flame .fr').length") >= frames, "{name}");
+        assert!(eval_string(&mut b, "document.getElementById('chart-note').textContent").contains("no memory samples"), "{name}");
+    }
+}
+
+#[test]
 fn a_100000_deep_tree_opens_without_error_and_draws_a_bounded_number_of_rows() {
     let Some(exe) = chromium() else { return };
     use mprof_engine::*;
