@@ -242,6 +242,7 @@ fn profile_outputs_are_checked_before_the_program_runs() {
         (&["--profile", "--report", "/no/such/dir/t.txt", "p.lisp"][..], "--report: cannot write /no/such/dir/t.txt"),
         (&["--profile", "--profile-out", "/no/such/dir/p.mprof", "p.lisp"][..], "--profile-out: cannot write /no/such/dir/p.mprof"),
         (&["--profile", "--tables", "kept,foo", "p.lisp"][..], "foo"),
+        (&["--profile", "--html", "/no/such/dir/r.html", "p.lisp"][..], "--html: cannot write /no/such/dir/r.html"),
     ] {
         let r = run_with_files(&[("p.lisp", prog)], args);
         assert_eq!(r.code, 2, "{args:?}: {}", r.transcript());
@@ -267,6 +268,32 @@ fn a_profile_and_report_are_written_whole_through_a_temporary_file() {
     let bytes = std::fs::read(dir.path().join("p.mprof")).expect("profile");
     let profile = mprof_engine::Profile::read(&bytes).expect("a whole profile");
     assert!(profile.functions.iter().any(|f| f.name == "MAKE-LIST"));
+}
+
+#[test]
+fn html_writes_the_report_page_of_the_run_with_its_listing() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let prog = "(defun classify (i) (if (< i 3) 'small (list i i)))\n(defvar *all* (loop for i below 10 collect (classify i)))\n";
+    let r = support::run_with_files(
+        dir.path(),
+        &[("p.lisp", prog)],
+        &["--profile", "--count", "--report", "r.txt", "--profile-out", "p.mprof", "--html", "r.html", "p.lisp"],
+        "",
+    );
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let page = std::fs::read_to_string(dir.path().join("r.html")).expect("the page");
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    let start = page.find(r#"type="application/json">"#).expect("data element") + r#"type="application/json">"#.len();
+    let end = start + page[start..].find("</script>").expect("end of the data");
+    let data: serde_json::Value = serde_json::from_str(&page[start..end]).expect("JSON data");
+    let names = data["memory"]["names"].as_array().expect("the memory tree");
+    assert!(names.iter().any(|n| n == "CLASSIFY"), "{names:?}");
+    let listing = data["listing"].as_str().expect("the listing of the counted run");
+    assert!(listing.contains("(defun classify (i)") && listing.contains("10."), "{listing}");
+    // Without a kind of profile, --html has no effect and says so.
+    let r = run_with_files(&[("p.lisp", "(print 1)")], &["--html", "x.html", "p.lisp"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stderr.contains("--html has no effect without --profile"), "{}", r.stderr);
 }
 
 #[test]

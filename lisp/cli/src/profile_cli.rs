@@ -1,6 +1,7 @@
 //! The profiling options of the `mprof-lisp` command line and what they do
 //! around a run: start recording before the program, then collect, print the
-//! tables (standard error, or `--report FILE`) and write the profile file.
+//! tables (standard error, or `--report FILE`), write the profile file and, with
+//! `--html FILE`, the HTML report.
 //!
 //! Three kinds of profile can be asked for together: memory (`--profile`), time
 //! (`--time`, with the I/O summary) and execution counts (`--count`, printed as
@@ -29,6 +30,10 @@ pub struct ProfileArgs {
     /// Print the tables to FILE instead of standard error.
     #[arg(long, value_name = "FILE")]
     pub report: Option<String>,
+    /// Also write the report as one self-contained HTML page to FILE (summary, memory
+    /// over time, flame graphs, the tables, the annotated listing of --count).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<String>,
     /// Tables to print: kept,bins,direct,graph (default: all).
     #[arg(long, value_name = "LIST")]
     pub tables: Option<String>,
@@ -117,6 +122,7 @@ pub fn ineffective(args: &ProfileArgs) -> Vec<String> {
         let given = [
             (args.profile_out != DEFAULT_PROFILE_OUT, "--profile-out"),
             (args.report.is_some(), "--report"),
+            (args.html.is_some(), "--html"),
             (args.primitives_to_caller, "--primitives-to-caller"),
             (args.show_internals, "--show-internals"),
             (args.context_depth != DEFAULT_CONTEXT_DEPTH, "--context-depth"),
@@ -172,6 +178,9 @@ pub fn check(args: &ProfileArgs) -> Result<(), String> {
     args.report_options()?;
     if let Some(path) = &args.report {
         mprof_engine::check_writable(std::path::Path::new(path)).map_err(|e| format!("--report: {e}"))?;
+    }
+    if let Some(path) = &args.html {
+        mprof_engine::check_writable(std::path::Path::new(path)).map_err(|e| format!("--html: {e}"))?;
     }
     mprof_engine::check_writable(std::path::Path::new(&args.profile_out)).map_err(|e| format!("--profile-out: {e}"))
 }
@@ -242,5 +251,30 @@ pub fn finish(lisp: &mut Interpreter, args: &ProfileArgs) -> Result<(), String> 
     profile.write(&mut bytes).map_err(|e| format!("cannot encode the profile: {e}"))?;
     mprof_engine::save_file(std::path::Path::new(&args.profile_out), &bytes)
         .map_err(|e| format!("cannot write the profile to {}: {e}", args.profile_out))?;
-    reported
+    let paged = match &args.html {
+        Some(path) => write_html(&profile, args, &options, path),
+        None => Ok(()),
+    };
+    reported.and(paged)
+}
+
+/// The HTML page of the run: the same profile as the file, with the listing of every
+/// counted source when counting (as `mprof html` shows it from the file).
+fn write_html(
+    profile: &mprof_engine::Profile,
+    args: &ProfileArgs,
+    options: &ReportOptions,
+    path: &str,
+) -> Result<(), String> {
+    let listing = (args.count && !profile.exec.counts.is_empty())
+        .then(|| mprof_listing::render_listings(profile, &ListingOptions::default()));
+    let html_options = mprof_display::html::HtmlOptions {
+        merge_cycles: options.merge_cycles,
+        path_depth: options.path_depth,
+        listing,
+    };
+    mprof_engine::save_streaming(std::path::Path::new(path), |w| {
+        mprof_display::html::write_html(profile, &html_options, w).map_err(std::io::Error::other)
+    })
+    .map_err(|e| format!("cannot write the HTML report to {path}: {e}"))
 }

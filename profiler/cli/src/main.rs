@@ -1,8 +1,8 @@
 //! The `mprof` binary: glue between the command line and the engine, display and
 //! listing crates. It reads profile
 //! files, prints reports (memory tables, then whichever execution tables the file holds),
-//! merges runs, prints annotated listings of execution counts and exports memory or
-//! time to other tools' formats. Every failure is one
+//! merges runs, prints annotated listings of execution counts, writes the HTML report
+//! and exports memory or time to other tools' formats. Every failure is one
 //! line on stderr (`mprof: ...`) and a non-zero exit; no input makes it panic.
 
 use std::fs;
@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use mprof_display::exec_report::{ExecReportOptions, render_exec, time_view};
 use mprof_display::export::{self, FoldedValue};
+use mprof_display::html::{HtmlOptions, write_html};
 use mprof_display::{ReportOptions, SizeBins, Tables, render_report};
 use mprof_engine::Profile;
 use mprof_listing::{ListingOptions, find_source, render_listing, render_listings};
@@ -95,6 +96,20 @@ enum Command {
         /// Columns for the program text.
         #[arg(long, default_value_t = 72)]
         width: usize,
+    },
+    /// Write one self-contained HTML page (no network access needed to read it): summary,
+    /// memory over time, interactive flame graphs, the tables, the annotated listing.
+    Html {
+        file: PathBuf,
+        /// Output file (`-` for standard output).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Merge recursion cycles into one entry each, as the original mprof did.
+        #[arg(long)]
+        merge_cycles: bool,
+        /// Number of callers shown in the leak/kept and errors tables' paths.
+        #[arg(long, default_value_t = 5)]
+        path_depth: usize,
     },
     /// Convert a profile for other tools.
     Export {
@@ -435,6 +450,22 @@ fn run(cli: Cli) -> Result<(), String> {
             let title = format!("mprof: {what} by call path");
             let svg = export::flamegraph(&p, value, &title).map_err(|e| format!("{}: {e}", file.display()))?;
             save(&output, &svg)
+        }
+        Command::Html { file, output, merge_cycles, path_depth } => {
+            if path_depth == 0 {
+                return Err("--path-depth must be at least 1".into());
+            }
+            let output = (output.as_os_str() != "-").then_some(output.as_path());
+            if let Some(path) = output {
+                mprof_engine::check_writable(path).map_err(|e| format!("-o: {e}"))?;
+            }
+            let p = load(&file)?;
+            p.validate().map_err(|e| format!("{}: {e}", file.display()))?;
+            // The listing reads the counted sources from disk; a missing or changed
+            // source is said inside the listing, as `mprof listing` says it.
+            let listing = (!p.exec.counts.is_empty()).then(|| render_listings(&p, &ListingOptions::default()));
+            let options = HtmlOptions { merge_cycles, path_depth, listing };
+            stream(output, |w| write_html(&p, &options, w))
         }
         Command::Export { file, format, output, kind, value } => {
             let (p, value) = select(load(&file)?, &file, kind, value)?;

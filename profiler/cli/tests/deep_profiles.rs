@@ -1,5 +1,5 @@
 //! A calling-context tree 100,000 deep (an unfolded recursion, as `--no-fold-recursion
-//! --context-depth 100000` records) goes through every report and export of the `mprof`
+//! --context-depth 100000` records) goes through every report, export and the HTML page of the `mprof`
 //! binary in memory bounded by a small multiple of the file: no display materializes
 //! one string per node of every path, and the time report no longer walks up from every
 //! node (which made deep profiles quadratic).
@@ -74,6 +74,7 @@ fn every_report_and_export_of_a_100000_deep_tree_stays_within_a_memory_bound() {
         vec!["export".into(), file.clone(), "--format".into(), "folded".into(), "--kind".into(), "time".into(), "-o".into(), out("t.folded")],
         vec!["export".into(), file.clone(), "--format".into(), "json".into(), "-o".into(), out("p.json")],
         vec!["export".into(), file.clone(), "--format".into(), "pprof".into(), "-o".into(), out("p.pb.gz")],
+        vec!["html".into(), file.clone(), "-o".into(), out("p.html")],
     ];
     for args in &runs {
         let o = Command::new(env!("CARGO_BIN_EXE_mprof")).args(args).output().unwrap();
@@ -87,6 +88,11 @@ fn every_report_and_export_of_a_100000_deep_tree_stays_within_a_memory_bound() {
     assert!(std::fs::metadata(out("t.svg")).unwrap().len() > 0);
     let timed = std::fs::read_to_string(out("t.folded")).unwrap();
     assert_eq!(timed.lines().count(), 100, "the 100 stacks with self time");
+    // The page sends each of the 100,000 stacks once (parent link, name index, three
+    // values), twice (memory and time): a few megabytes, not a path per stack.
+    let page = std::fs::read_to_string(out("p.html")).unwrap();
+    assert!(page.contains("\"up\":[0,1,1,1,1,1,"), "the tree as parent links");
+    assert!(page.len() < 8 << 20, "the page is {} bytes", page.len());
     // The file is ~1 MB; every run stayed far below what one string per path needs
     // (5 GB here: 100,000 paths of 50,000 frames on average).
     let rss = children_max_rss();

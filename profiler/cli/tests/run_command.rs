@@ -3,20 +3,12 @@
 //! and the launcher says where it went and how to read it. (libmprof's own behaviour
 //! under the launcher is tested in tests/ffi_c.rs.)
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The libmprof.so cargo built for this test (mprof-ffi is a dev-dependency).
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap().to_path_buf();
-    let profile_dir = deps.parent().unwrap().to_path_buf();
-    [profile_dir, deps]
-        .into_iter()
-        .map(|d| d.join("libmprof.so"))
-        .find(|p| p.is_file())
-        .expect("cargo builds libmprof.so for this test")
-}
+use common::libmprof as library;
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #[test]

@@ -4,7 +4,8 @@
 //! `Reduction` and writes text or bytes for a person or another tool: `report` prints the
 //! memory tables (kept, bins, direct allocation, call graph, heap errors), `exec_report`
 //! the flat profile, gprof call graph, call counts and I/O summary of the execution
-//! profiles, `export` flame graphs, folded stacks, JSON and pprof.
+//! profiles, `export` flame graphs, folded stacks, JSON and pprof, `html` the
+//! self-contained HTML report (summary, memory over time, flame graphs, the tables).
 //!
 //! It knows nothing of Lisp or C (Lisp listings live in `mprof-listing`), and libmprof
 //! does not link it: a C program being profiled never carries the display code.
@@ -28,6 +29,7 @@ pub mod diff;
 pub mod exec_report;
 pub mod export;
 mod flame;
+pub mod html;
 mod pad;
 pub mod report;
 pub mod report_json;

@@ -102,3 +102,92 @@ pub fn three_cycle() -> Profile {
     m.record_alloc(n4, 2, 100, Bin::Type(vector));
     m.to_profile()
 }
+
+/// A Lisp profile with something in every part the HTML report draws: five functions
+/// allocating different amounts of four types (so each table has a known largest and
+/// smallest row), memory samples with one peak, a timed tree and metadata.
+/// `run` allocates the most (3,000 conses: 48,000 bytes), `tiny` the least (one
+/// 40-byte closure); the peak is 30,000 live bytes at 2 ms.
+pub fn lisp_rich() -> Profile {
+    use mprof_engine::exec::{ClockInfo, TimeNode, TimeProfile};
+    let mut m = Monitor::new(Language::Lisp, CategoryScheme::lisp(), MonitorOptions::default());
+    m.set_metadata("program", "mprof-lisp --profile rich.lisp");
+    let [cons, float, vector, closure] =
+        ["cons", "double-float", "simple-vector", "closure"].map(|t| m.type_name(t));
+    let [main, run, build, table, tiny] =
+        ["main", "run", "build-tree", "make-table", "tiny"].map(|n| m.function(FunctionInfo::named(n)));
+    let run_node = m.path(&[main, run]);
+    for _ in 0..3000 {
+        m.record_alloc(run_node, 0, 16, Bin::Type(cons));
+    }
+    let build_node = m.path(&[main, run, build]);
+    for _ in 0..500 {
+        m.record_alloc(build_node, 1, 24, Bin::Type(float));
+    }
+    for _ in 0..200 {
+        m.record_free(build_node, 1, 24, Bin::Type(float));
+    }
+    let table_node = m.path(&[main, table]);
+    for _ in 0..10 {
+        m.record_alloc(table_node, 2, 800, Bin::Type(vector));
+    }
+    let tiny_node = m.path(&[main, tiny]);
+    m.record_alloc(tiny_node, 3, 40, Bin::Type(closure));
+    for (i, live) in [(1u64, 10_000u64), (2, 30_000), (3, 20_000), (4, 25_000)] {
+        m.record_sample(Sample { time_ns: i * 1_000_000, live_bytes: live, allocated_bytes: live * 2 });
+    }
+    let mut p = m.to_profile();
+    let clock = ClockInfo { source: "test".into(), resolution_ps: 1000, read_cost_ps: 0, compensation_ps: 0, elapsed_ns: 5_000_000 };
+    let node = |parent: u32, func: FuncId, self_ns: u64| TimeNode {
+        parent: Some(NodeId(parent)),
+        func,
+        calls: 1,
+        recursion: 0,
+        self_ns,
+        instructions: self_ns / 10,
+    };
+    let mut time = TimeProfile { clock, ..TimeProfile::default() };
+    time.nodes = vec![node(0, main, 100_000), node(1, run, 3_000_000), node(2, build, 900_000), node(1, table, 50_000)];
+    time.nodes.insert(0, TimeNode { parent: None, func: FuncId::NONE, calls: 0, recursion: 0, self_ns: 0, instructions: 0 });
+    p.exec.time = Some(time);
+    assert_eq!(p.validate(), Ok(()));
+    p
+}
+
+/// The libmprof.so cargo built for the tests (mprof-ffi is a dev-dependency).
+pub fn libmprof() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap().to_path_buf();
+    let profile_dir = deps.parent().unwrap().to_path_buf();
+    [profile_dir, deps]
+        .into_iter()
+        .map(|d| d.join("libmprof.so"))
+        .find(|p| p.is_file())
+        .expect("cargo builds libmprof.so for the tests")
+}
+
+/// Compiles `tests/c/<name>.c` with `-g` into `dir` (from a copy there, so the source
+/// path in the debug information is `dir/<name>.c`) and runs it under libmprof;
+/// returns the profile's path.
+pub fn c_profile(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"));
+    let copy = dir.join(format!("{name}.c"));
+    std::fs::copy(&source, &copy).unwrap();
+    let exe = dir.join(name);
+    let out = Command::new("gcc")
+        .args(["-O0", "-g", "-fno-omit-frame-pointer", "-o"])
+        .arg(&exe)
+        .arg(&copy)
+        .output()
+        .expect("run gcc");
+    assert!(out.status.success(), "gcc {name}.c: {}", String::from_utf8_lossy(&out.stderr));
+    let profile = dir.join(format!("{name}.mprof"));
+    let out = Command::new(&exe)
+        .env("LD_PRELOAD", libmprof())
+        .env("MPROF_OUT", &profile)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(profile.is_file(), "{name} wrote no profile: {}", String::from_utf8_lossy(&out.stderr));
+    profile
+}
