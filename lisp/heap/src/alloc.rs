@@ -12,7 +12,7 @@ use num_integer::Integer;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
 use crate::code::Proto;
-use crate::footprint::{Footprint, Resizing};
+use crate::footprint::{Footprint, Resizing, SymbolsResizing};
 use crate::object::{Category, Obj, alloc_object};
 use crate::value::*;
 
@@ -193,12 +193,13 @@ pub fn package<'gc>(mc: &Mutation<'gc>, name: &str) -> Ptr<'gc, Package<'gc>> {
         mc,
         Category::Other,
         "package",
-        0,
+        name.len(),
         Package {
             name: name.into(),
             nicknames: Default::default(),
             symbols: RefLock::new(Default::default()),
             uses: RefLock::new(Vec::new()),
+            key_bytes: std::cell::Cell::new(0),
         },
     )
 }
@@ -316,13 +317,12 @@ pub fn symbol_set_package<'gc>(
     unlock!(inner, Symbol, package).set(p);
 }
 
-pub fn package_symbols_mut<'gc>(
-    mc: &Mutation<'gc>,
-    p: Ptr<'gc, Package<'gc>>,
-) -> std::cell::RefMut<'gc, SymbolTable<'gc>> {
+/// Mutable access to a package's symbols; when it ends, the package's growth
+/// is recorded like any container's.
+pub fn package_symbols_mut<'a, 'gc>(mc: &'a Mutation<'gc>, p: Ptr<'gc, Package<'gc>>) -> SymbolsResizing<'a, 'gc> {
     let w = Gc::write(mc, p);
     let inner = field!(w, Obj, val);
-    unlock!(inner, Package, symbols).borrow_mut()
+    SymbolsResizing::new(mc, p, unlock!(inner, Package, symbols).borrow_mut())
 }
 
 pub fn package_uses_mut<'gc>(

@@ -7,7 +7,8 @@
 //!   constructors in `alloc` allocate with it, and [`Resizing`] re-measures it
 //!   whenever the object was borrowed mutably, reporting any change through
 //!   `resize_object` (a realloc to the profiler, charged to the current
-//!   context).
+//!   context). Packages, whose growable table is one field among others, get
+//!   the same from [`SymbolsResizing`].
 //! - `owned_bytes` is O(1): it reads buffer capacities, never walks elements,
 //!   because it runs on every mutable borrow.
 
@@ -17,7 +18,8 @@ use std::ops::{Deref, DerefMut};
 use gc_arena::{Gc, Mutation, RefLock};
 
 use crate::object::{Category, GC_HEADER_BYTES, Obj, SiteTag, resize_object};
-use crate::value::{HashTable, LArray, LString, LVector, Stream, StreamKind, Value};
+use crate::hash_table::index_bytes;
+use crate::value::{HashTable, LArray, LString, LVector, Package, Ptr, Stream, StreamKind, SymbolTable, Value};
 
 /// A heap object type that owns memory out of line.
 pub trait Footprint {
@@ -126,5 +128,70 @@ impl<T: Footprint> Drop for Resizing<'_, '_, T> {
         // but nothing should run while it is mutably borrowed.
         drop(inner);
         resize_object(self.mc, self.tag, T::CATEGORY, name, bytes);
+    }
+}
+
+/// A mutable borrow of a package's symbol table that, when dropped, records the
+/// package's new size: the table's two buffers plus the names it copied as keys
+/// (counted as entries are added; recounted after a removal, which is rare).
+/// The size is recorded when the table's capacity changes or entries are
+/// removed, not at every new name: a realloc per INTERN would make the bytes
+/// allocated grow with the square of the package's size.
+pub struct SymbolsResizing<'a, 'gc> {
+    mc: &'a Mutation<'gc>,
+    package: &'gc Obj<Package<'gc>>,
+    len_before: usize,
+    capacity_before: usize,
+    inner: Option<RefMut<'gc, SymbolTable<'gc>>>,
+}
+
+impl<'a, 'gc> SymbolsResizing<'a, 'gc> {
+    pub(crate) fn new(mc: &'a Mutation<'gc>, package: Ptr<'gc, Package<'gc>>, inner: RefMut<'gc, SymbolTable<'gc>>) -> Self {
+        SymbolsResizing {
+            mc,
+            package: Gc::as_ref(package),
+            len_before: inner.len(),
+            capacity_before: inner.capacity(),
+            inner: Some(inner),
+        }
+    }
+}
+
+impl<'gc> Deref for SymbolsResizing<'_, 'gc> {
+    type Target = SymbolTable<'gc>;
+    fn deref(&self) -> &SymbolTable<'gc> {
+        self.inner.as_deref().expect("present until drop")
+    }
+}
+
+impl<'gc> DerefMut for SymbolsResizing<'_, 'gc> {
+    fn deref_mut(&mut self) -> &mut SymbolTable<'gc> {
+        self.inner.as_deref_mut().expect("present until drop")
+    }
+}
+
+/// One entry of an IndexMap: its hash, the key and the value.
+const SYMBOL_ENTRY_BYTES: usize =
+    std::mem::size_of::<u64>() + std::mem::size_of::<Box<str>>() + std::mem::size_of::<(Ptr<'static, crate::value::Symbol<'static>>, bool)>();
+
+impl Drop for SymbolsResizing<'_, '_> {
+    fn drop(&mut self) {
+        let Some(map) = self.inner.take() else { return };
+        let p = &self.package.val;
+        let len = map.len();
+        if len > self.len_before {
+            let added: usize = map.keys().skip(self.len_before).map(|k| k.len()).sum();
+            p.key_bytes.set(p.key_bytes.get() + added);
+        } else if len < self.len_before {
+            p.key_bytes.set(map.keys().map(|k| k.len()).sum());
+        }
+        let cap = map.capacity();
+        if cap == self.capacity_before && len >= self.len_before {
+            return;
+        }
+        let owned = p.name.len() + cap * SYMBOL_ENTRY_BYTES + index_bytes(cap, std::mem::size_of::<usize>()) + p.key_bytes.get();
+        drop(map);
+        let total = GC_HEADER_BYTES + std::mem::size_of::<Obj<Package>>() + owned;
+        resize_object(self.mc, &self.package.tag, Category::Other, "package", total);
     }
 }

@@ -43,16 +43,17 @@ pub struct HashTable<'gc> {
     index: hashbrown::HashTable<u32>,
 }
 
-/// Bytes hashbrown allocates for a table of `u32` able to hold `capacity`
-/// items: one slot and one control byte per bucket plus a group of trailing
-/// control bytes (hashbrown's bucket count is 8/7 of the capacity, a power of two).
-fn index_bytes(capacity: usize) -> usize {
+/// Bytes hashbrown allocates for a table of `slot`-byte items able to hold
+/// `capacity` of them: one slot and one control byte per bucket plus a group of
+/// trailing control bytes (hashbrown's bucket count is 8/7 of the capacity, a
+/// power of two). IndexMap's index is such a table of `usize`.
+pub fn index_bytes(capacity: usize, slot: usize) -> usize {
     if capacity == 0 {
         return 0;
     }
     let buckets = if capacity < 8 { capacity + 1 } else { capacity / 7 * 8 };
     const GROUP_WIDTH: usize = 16;
-    buckets * (std::mem::size_of::<u32>() + 1) + GROUP_WIDTH
+    buckets * (slot + 1) + GROUP_WIDTH
 }
 
 impl<'gc> HashTable<'gc> {
@@ -161,7 +162,7 @@ impl<'gc> HashTable<'gc> {
 
     /// The bytes the table owns out of line (its two buffers).
     pub fn owned_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<HashEntry<'gc>>() + index_bytes(self.index.capacity())
+        self.entries.capacity() * std::mem::size_of::<HashEntry<'gc>>() + index_bytes(self.index.capacity(), std::mem::size_of::<u32>())
     }
 }
 

@@ -328,6 +328,10 @@ pub struct Package<'gc> {
     /// Every symbol accessible as present in this package, with whether it is external.
     pub symbols: RefLock<SymbolTable<'gc>>,
     pub uses: RefLock<Vec<Ptr<'gc, Package<'gc>>>>,
+    /// The bytes of the symbol table's keys (each an owned copy of a name), kept
+    /// by `footprint::SymbolsResizing` so the package's size is known in O(1).
+    #[collect(require_static)]
+    pub key_bytes: Cell<usize>,
 }
 
 /// A stream's data. Streams that reach the host (standard output, files) hold
