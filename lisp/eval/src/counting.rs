@@ -5,7 +5,8 @@
 //! compiled, whose conses it also keeps alive so addresses cannot be reused). The
 //! compiler then wraps chosen forms in `Ir::Count`: each function body (entry count),
 //! each branch of a conditional (after macroexpansion every `when`, `cond`, `case`,
-//! `and`, `or` is an `if`), each form of a body (progn, let, function and loop bodies —
+//! `and`, `or` is an `if`; the middle operands of `and`/`or` and LOOP's accumulated
+//! forms are wrapped in `SYS::%COUNTED-BRANCH`, compiled as a branch), each form of a body (progn, let, function and loop bodies —
 //! a loop's body forms run once per iteration), and each top-level form. An atom has no
 //! identity to look up, so a branch or progn form that is an atom (`(if (< n 2) n ...)`)
 //! is found by the cons that holds it in its list. A counted form
