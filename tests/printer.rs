@@ -209,3 +209,31 @@ fn a_print_method_printing_its_own_object_ends_in_a_catchable_storage_condition(
     // The print variables bound for the methods were all unwound.
     assert_eq!(eval(&mut lisp, "(list *print-escape* *print-readably*)"), HostValue::List(vec![HostValue::T, HostValue::Nil]));
 }
+
+#[test]
+fn printing_a_circular_list_into_a_string_ends_at_the_heap_limit_in_a_catchable_condition() {
+    let mut lisp = Interpreter::with_io(
+        Box::new(std::io::sink()),
+        Box::new(std::io::sink()),
+        Box::new(std::io::empty()),
+        Options { max_heap: 32 << 20, ..Options::default() },
+    )
+    .expect("interpreter starts");
+    eval(&mut lisp, "(defvar *c* (list 1 2 3))");
+    eval(&mut lisp, "(setf (cdr (last *c*)) *c*)");
+    // No interrupt: only the heap limit can end these prints.
+    for form in [
+        "(prin1-to-string *c*)",
+        "(princ-to-string *c*)",
+        "(write-to-string *c*)",
+        "(format nil \"~a\" *c*)",
+        "(format nil \"~s and ~w\" 1 *c*)",
+        "(with-output-to-string (s) (prin1 *c* s))",
+        "(let ((s (make-string-output-stream))) (print *c* s) (get-output-stream-string s))",
+    ] {
+        let caught = format!("(handler-case (progn {form} :printed) (storage-condition () :caught))");
+        assert_eq!(eval(&mut lisp, &caught), HostValue::Symbol(":CAUGHT".into()), "{form}");
+    }
+    // The interpreter goes on, and the list prints with *print-circle*.
+    assert_eq!(eval(&mut lisp, "(write-to-string *c* :circle t)"), HostValue::String("#1=(1 2 3 . #1#)".into()));
+}

@@ -15,9 +15,13 @@
 //! SBCL's floating-point `scale-exponent` for `~E`), so rounding matches.
 
 use mprof_heap::Value;
-use mprof_heap::printer::{PrintContext, print_to_string};
+use mprof_heap::printer::{PrintContext, print_to_limited_string, print_to_string};
 use num_bigint::BigInt;
 use num_traits::{One, Signed, ToPrimitive, Zero};
+
+/// How an error message of FORMAT begins when the output would exhaust the heap
+/// (the caller signals a storage-condition for it).
+pub const HEAP_EXHAUSTED: &str = "Heap exhausted: ";
 
 /// Format `control` with `args`; `Err` carries a message naming the directive.
 pub fn format_to_string<'gc>(ctx: &PrintContext<'_, 'gc>, control: &str, args: &[Value<'gc>]) -> Result<String, String> {
@@ -273,8 +277,19 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
         }
     }
 
+    /// Text for a message (an error's): never fails.
     fn print(&self, v: Value<'gc>, escape: bool) -> String {
         print_to_string(v, &PrintContext { escape, ..*self.pctx })
+    }
+
+    /// Text for the output: fails, with [`HEAP_EXHAUSTED`], past the context's `max_output`.
+    fn output(&self, v: Value<'gc>, escape: bool) -> Result<String, String> {
+        print_to_limited_string(v, &PrintContext { escape, ..*self.pctx }).ok_or_else(|| {
+            format!(
+                "{HEAP_EXHAUSTED}an argument's printed text would pass {} bytes (a circular list prints without end unless *print-circle* is true)",
+                self.pctx.max_output
+            )
+        })
     }
 
     /// Resolve `v` and `#` parameters (consuming arguments for `v`).
@@ -641,7 +656,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             'A' | 'S' => {
                 max_params(4)?;
                 let v = args.next(d.ch)?;
-                let text = if d.colon && v.is_nil() { "()".to_string() } else { self.print(v, d.ch == 'S') };
+                let text = if d.colon && v.is_nil() { "()".to_string() } else { self.output(v, d.ch == 'S')? };
                 let mincol = int(0, Some(0))?.unwrap_or(0);
                 let colinc = int(1, Some(1))?.unwrap_or(1);
                 let minpad = int(2, Some(0))?.unwrap_or(0);
@@ -651,7 +666,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             'W' => {
                 max_params(0)?;
                 let v = args.next('W')?;
-                let text = self.print(v, true);
+                let text = self.output(v, true)?;
                 self.out.push_str(&text);
             }
             'C' => {
@@ -687,7 +702,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                 let v = args.next(d.ch)?;
                 if !matches!(v, Value::Fixnum(_) | Value::BigInt(_)) {
                     // SBCL prints a non-integer as by princ, without padding.
-                    let t = self.print(v, false);
+                    let t = self.output(v, false)?;
                     self.out.push_str(&t);
                     return Ok(());
                 }
@@ -790,7 +805,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                 match to_float(v) {
                     Some(x) => format_dollars(&mut self.out, x, dd, n, w, pad, d.colon, d.at),
                     None => {
-                        let t = self.print(v, false);
+                        let t = self.output(v, false)?;
                         write_field(&mut self.out, &t, w, 1, 0, ' ', true)?;
                     }
                 }

@@ -127,11 +127,66 @@ struct StreamSink<'c, 'a, 'gc> {
 
 impl Sink for StreamSink<'_, '_, '_> {
     fn write(&mut self, text: &str) -> Result<(), String> {
+        // A print runs within one VM step, so the driver's heap check between slices
+        // cannot stop a string stream growing without end (a circular list printed
+        // with *print-circle* NIL): bound the stream's text by the heap limit here.
+        let limit = self.ctx.host.options.max_heap;
+        let held = match self.stream {
+            Value::Stream(s) => match &s.borrow().kind {
+                StreamKind::StringOutput { buffer } => buffer.len(),
+                _ => 0,
+            },
+            _ => 0,
+        };
+        if held.saturating_add(text.len()) > limit {
+            self.error = Some(heap_exhausted_by_print(limit));
+            return Err("heap exhausted".to_string());
+        }
         self.ctx.write_stream(self.stream, text).map_err(|r| {
             self.error = Some(r);
             "stream error".to_string()
         })
     }
+}
+
+/// A print's text accumulated for a string, refused past the heap limit.
+struct BoundedText<'t> {
+    text: &'t mut String,
+    limit: usize,
+    exceeded: bool,
+}
+
+impl Sink for BoundedText<'_> {
+    fn write(&mut self, text: &str) -> Result<(), String> {
+        if self.text.len().saturating_add(text.len()) > self.limit {
+            self.exceeded = true;
+            return Err("heap exhausted".to_string());
+        }
+        self.text.push_str(text);
+        Ok(())
+    }
+
+    fn write_chunk(&mut self, chunk: &mut String) -> Result<(), String> {
+        let r = if self.text.is_empty() && chunk.len() <= self.limit {
+            // Most prints fit one chunk: take it whole.
+            std::mem::swap(self.text, chunk);
+            Ok(())
+        } else {
+            self.write(chunk)
+        };
+        chunk.clear();
+        r
+    }
+}
+
+fn heap_exhausted_by_print<'gc>(limit: usize) -> Raise<'gc> {
+    Raise::simple(
+        ErrorKind::Storage,
+        format!(
+            "Heap exhausted: the text printed would take the heap past its limit of {} MB (--max-heap); a circular list prints without end unless *print-circle* is true",
+            limit >> 20
+        ),
+    )
 }
 
 const WRITE_KEYS: &[&str] = &[
@@ -267,7 +322,10 @@ pub fn step<'gc>(ctx: &mut Ctx<'_, 'gc>, task: &mut PrintTask<'gc>) -> Result<Re
     let method_of = |v: Value<'gc>, e: bool| method(world, v, e);
     let (outcome, error) = if task.stream.is_nil() {
         let pctx = PrintContext { interrupt: Some(&ctx.host.interrupt), ..context(world, task.escape, task.settings, &method_of) };
-        (task.job.run(&pctx, &mut task.text, true), None)
+        let limit = ctx.host.options.max_heap;
+        let mut text = BoundedText { text: &mut task.text, limit, exceeded: false };
+        let outcome = task.job.run(&pctx, &mut text, true);
+        (outcome, text.exceeded.then(|| heap_exhausted_by_print(limit)))
     } else {
         // The sink holds the host: the context gets its own handle on the flag.
         let flag = ctx.host.interrupt.clone();

@@ -130,6 +130,9 @@ pub struct PrintContext<'a, 'gc> {
     pub lisp_printed: Option<&'a LispPrinted<'gc>>,
     /// Stop printing when this is set (the evaluator's interrupt flag).
     pub interrupt: Option<&'a AtomicBool>,
+    /// The most bytes [`print_to_limited_string`] produces (the evaluator's heap
+    /// limit, so that a circular list printed into a string ends).
+    pub max_output: usize,
 }
 
 impl<'a, 'gc> PrintContext<'a, 'gc> {
@@ -144,6 +147,7 @@ impl<'a, 'gc> PrintContext<'a, 'gc> {
             method: None,
             lisp_printed: None,
             interrupt: None,
+            max_output: usize::MAX,
         }
     }
 
@@ -732,6 +736,33 @@ pub fn print_to_string<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Strin
     let mut out = String::new();
     let _ = print_into(&mut out, v, ctx);
     out
+}
+
+/// A string sink that refuses to grow past a limit.
+struct LimitedString<'s> {
+    out: &'s mut String,
+    limit: usize,
+}
+
+impl Sink for LimitedString<'_> {
+    fn write(&mut self, text: &str) -> Result<(), String> {
+        if self.out.len().saturating_add(text.len()) > self.limit {
+            return Err(format!("the printed text would pass {} bytes", self.limit));
+        }
+        self.out.push_str(text);
+        Ok(())
+    }
+}
+
+/// The printed text of `v`, or `None` when it would be longer than
+/// `ctx.max_output` (a circular list with `*print-circle*` false never ends).
+pub fn print_to_limited_string<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Option<String> {
+    let mut out = String::new();
+    let mut sink = LimitedString { out: &mut out, limit: ctx.max_output };
+    match print_into(&mut sink, v, ctx) {
+        Err(Stop::Failed(_)) => None,
+        _ => Some(out),
+    }
 }
 
 #[cfg(test)]

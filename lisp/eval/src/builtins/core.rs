@@ -606,6 +606,7 @@ pub fn format_run<'gc>(
             method: Some(&method_of),
             lisp_printed: Some(lisp_printed),
             interrupt: Some(&flag),
+            max_output: ctx.host.options.max_heap,
             ..ctx.print_context(false)
         };
         let text = crate::format::format_with_column(&pctx, &control, &a[2..], column);
@@ -615,7 +616,13 @@ pub fn format_run<'gc>(
         }
         text
     }
-    .map_err(|m| Raise::error(format!("error in FORMAT: {m} in the control string {}", quoted_head(&control))))?;
+    .map_err(|m| match m.strip_prefix(crate::format::HEAP_EXHAUSTED) {
+        Some(why) => Raise::simple(
+            crate::raise::ErrorKind::Storage,
+            format!("Heap exhausted in FORMAT: {why} (--max-heap {} MB)", ctx.host.options.max_heap >> 20),
+        ),
+        None => Raise::error(format!("error in FORMAT: {m} in the control string {}", quoted_head(&control))),
+    })?;
     if !lisp_printed.missing.borrow().is_empty() {
         return Ok(None);
     }
