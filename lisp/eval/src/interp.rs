@@ -110,6 +110,9 @@ const PRELUDE: &[(&str, &str)] = &[
     ("prelude/io.lisp", include_str!("prelude/io.lisp")),
     ("prelude/defstruct.lisp", include_str!("prelude/defstruct.lisp")),
     ("prelude/loop.lisp", include_str!("prelude/loop.lisp")),
+    ("prelude/clos-classes.lisp", include_str!("prelude/clos-classes.lisp")),
+    ("prelude/clos-generic.lisp", include_str!("prelude/clos-generic.lisp")),
+    ("prelude/clos-standard.lisp", include_str!("prelude/clos-standard.lisp")),
     ("prelude/mprof.lisp", include_str!("prelude/mprof.lisp")),
     ("prelude/end.lisp", include_str!("prelude/end.lisp")),
 ];

@@ -77,8 +77,9 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
         "STREAM" => matches!(obj, Stream(_)),
         "STRING-STREAM" => matches!(obj, Stream(s) if !matches!(s.borrow().kind, mprof_heap::value::StreamKind::Host { .. })),
         "RANDOM-STATE" => matches!(obj, RandomState(_)),
-        "STRUCTURE-OBJECT" => matches!(obj, Struct(s) if !s.stype.is_condition),
-        "STANDARD-OBJECT" => false,
+        // CLOS instances are structures whose types descend from STANDARD-OBJECT.
+        "STRUCTURE-OBJECT" => matches!(obj, Struct(s) if !s.stype.is_condition && !s.stype.precedence.borrow().iter().any(|n| n.eq(spec_standard_object(ctx)))),
+        "STANDARD-OBJECT" => matches!(obj, Struct(s) if s.stype.precedence.borrow().iter().any(|n| n.eq(spec))),
         _ => {
             if let Struct(s) = obj
                 && s.stype.precedence.borrow().iter().any(|n| n.eq(spec))
@@ -91,6 +92,10 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
             return Err(Raise::error(format!("unknown type specifier: {}", ctx.print(spec, true))));
         }
     })
+}
+
+fn spec_standard_object<'gc>(ctx: &Ctx<'_, 'gc>) -> Value<'gc> {
+    ctx.cl("STANDARD-OBJECT")
 }
 
 fn in_range<'gc>(obj: Value<'gc>, lo: Value<'gc>, hi: Value<'gc>) -> bool {

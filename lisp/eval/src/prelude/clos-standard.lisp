@@ -1,0 +1,492 @@
+;;;; The prelude: CLOS, part 3 of 3: the standard generic functions (object
+;;;; creation and initialization, slot access protocol, printing,
+;;;; redefinition) and the defining macros DEFCLASS, DEFGENERIC, DEFMETHOD,
+;;;; WITH-SLOTS and WITH-ACCESSORS.
+;;;;
+;;;; Printing: STANDARD-OBJECT's structure type has the PRINT-OBJECT
+;;;; dispatcher as its print method, so the printer calls PRINT-OBJECT for
+;;;; every instance (printing.rs); a PRINT-OBJECT method on a structure or
+;;;; condition class installs the dispatcher on that type the same way
+;;;; (SYS::%METHOD-ADDED), keeping a condition's :REPORT for the default method.
+
+(define-condition unbound-slot (cell-error)
+  ((instance :initarg :instance :reader unbound-slot-instance))
+  (:report (lambda (condition stream)
+             (format stream "The slot ~S is unbound in the object ~S."
+                     (cell-error-name condition) (unbound-slot-instance condition)))))
+
+(defvar sys::*initarg-generation* 0
+  "Bumped when a method of the initialization functions is added: valid initargs change.")
+
+(defun sys::%print-object-dispatcher (object stream depth)
+  (declare (ignore depth))
+  (print-object object stream))
+
+(defun sys::%print-object-condition-dispatcher (condition stream)
+  (print-object condition stream))
+
+;; The print method a structure or condition type had before PRINT-OBJECT
+;; took its place (:PRINT-FUNCTION, :REPORT), nearest along the precedence list.
+(defvar sys::*original-reports* (make-hash-table :test 'eq))
+
+(defun sys::%original-report (class)
+  (dolist (c (sys::%class-cpl class) nil)
+    (let ((stype (sys::%class-stype c)))
+      (when stype
+        (multiple-value-bind (r found) (gethash stype sys::*original-reports*)
+          (if found
+              (when r (return r))
+              (let ((own (sys:%struct-type-report-of stype)))
+                (when (and own (not (eq own #'sys::%print-object-dispatcher))
+                           (not (eq own #'sys::%print-object-condition-dispatcher)))
+                  (return own)))))))))
+
+(defun sys::%method-added (gf method)
+  (when (eq (sys::%gf-name gf) 'print-object)
+    (let ((class (car (sys::%method-specializers method))))
+      (when (and (not (consp class))
+                 (member (type-of class) '(structure-class sys::condition-class)))
+        (let* ((stype (sys::%class-stype class))
+               (own (sys:%struct-type-report-of stype))
+               (condition (eq (type-of class) 'sys::condition-class))
+               (dispatcher (if condition #'sys::%print-object-condition-dispatcher
+                               #'sys::%print-object-dispatcher)))
+          (unless (eq own dispatcher)
+            (setf (gethash stype sys::*original-reports*) own)
+            (sys:%struct-type-set-report stype dispatcher))))))
+  (when (member (sys::%gf-name gf) '(initialize-instance shared-initialize allocate-instance
+                                     reinitialize-instance))
+    (setq sys::*initarg-generation* (+ sys::*initarg-generation* 1))))
+
+;;; The defining macros.
+
+(defvar sys::*lambda-list-keywords* '(&optional &rest &key &aux &allow-other-keys &body))
+
+(defun sys::%body-parts (body)
+  ;; -> (values documentation declarations forms)
+  (let ((doc nil) (decls nil))
+    (loop (cond ((and (stringp (car body)) (cdr body) (null doc)) (setq doc (pop body)))
+                ((and (consp (car body)) (eq (car (car body)) 'declare)) (push (pop body) decls))
+                (t (return))))
+    (values doc (reverse decls) body)))
+
+(defun sys::%method-macrolet (gf-name required restp body)
+  ;; CALL-NEXT-METHOD and NEXT-METHOD-P as local macros over the chain in
+  ;; SYS::.NEXT.: no closure is made per call.
+  (let ((again (if restp
+                   `(apply (car sys::.next.) (cdr sys::.next.) ,@required sys::.more.)
+                   `(funcall (car sys::.next.) (cdr sys::.next.) ,@required)))
+        (args (if restp `(list* ,@required sys::.more.) `(list ,@required))))
+    `(macrolet ((call-next-method (&rest arguments)
+                  (if arguments
+                      (list 'sys::%call-next-method-with 'sys::.next. (cons 'list arguments) '',gf-name)
+                      '(if sys::.next. ,again (sys::%no-next-method ',gf-name ,args))))
+                (next-method-p () '(if sys::.next. t nil)))
+       ,@body)))
+
+(defun sys::%with-allow-other-keys (lambda-list)
+  (if (and (member '&key lambda-list) (not (member '&allow-other-keys lambda-list)))
+      (let ((out nil) (aux nil))
+        (dolist (p lambda-list)
+          (cond ((eq p '&aux) (setq aux t) (push '&allow-other-keys out) (push p out))
+                (t (push p out))))
+        (unless aux (push '&allow-other-keys out))
+        (reverse out))
+      lambda-list))
+
+(defmacro defmethod (name &rest rest)
+  (let ((qualifiers nil))
+    (loop while (and rest (car rest) (atom (car rest))) do (push (pop rest) qualifiers))
+    (setq qualifiers (reverse qualifiers))
+    (unless (and rest (listp (car rest)))
+      (error "DEFMETHOD ~S: a specialized lambda list is missing." name))
+    (let ((lambda-list (car rest)) (required nil) (specializers nil) (tail nil))
+      (do ((l lambda-list (cdr l)))
+          ((null l))
+        (when (member (car l) sys::*lambda-list-keywords*)
+          (setq tail l)
+          (return))
+        (let ((p (car l)))
+          (push (if (consp p) (car p) p) required)
+          (push (if (consp p) (car (cdr p)) t) specializers)))
+      (setq required (reverse required) specializers (reverse specializers))
+      (multiple-value-bind (doc decls body) (sys::%body-parts (cdr rest))
+        (let* ((block-name (if (consp name) (car (cdr name)) name))
+               (inner (sys::%method-macrolet name required tail
+                                             `((block ,block-name ,@body))))
+               (function
+                 `(sys::named-lambda (method ,name ,@qualifiers ,specializers)
+                      (sys::.next. ,@required ,@(when tail '(&rest sys::.more.)))
+                    (declare (ignorable sys::.next. ,@required))
+                    ,@(if tail
+                          `((destructuring-bind ,(sys::%with-allow-other-keys tail) sys::.more.
+                              ,@decls ,inner))
+                          `(,@decls ,inner)))))
+          `(sys::%defmethod ',name ',qualifiers
+                            (list ,@(mapcar (lambda (s)
+                                              (if (and (consp s) (eq (car s) 'eql))
+                                                  `(list 'eql ,(car (cdr s)))
+                                                  `',s))
+                                            specializers))
+                            ',(sys::%gf-lambda-list-of lambda-list)
+                            ,function ,doc))))))
+
+(defmacro defgeneric (name lambda-list &rest options)
+  (let ((doc nil) (methods nil) (combination '(standard)))
+    (dolist (o options)
+      (case (car o)
+        (:documentation (setq doc (car (cdr o))))
+        (:method (push `(defmethod ,name ,@(cdr o)) methods))
+        (:method-combination
+         (unless (or (eq (car (cdr o)) 'standard) (member (car (cdr o)) sys::*short-combinations*))
+           (error "DEFGENERIC ~S: unknown method combination ~S (standard, ~{~(~A~)~^, ~} are built in)."
+                  name (car (cdr o)) sys::*short-combinations*))
+         (setq combination (cdr o)))
+        ((declare :argument-precedence-order :generic-function-class :method-class) nil)
+        (t (error "DEFGENERIC ~S: unknown option ~S." name o))))
+    `(progn
+       (ensure-generic-function ',name :lambda-list ',lambda-list
+                                       :documentation ',doc :method-combination ',combination)
+       ,@(reverse methods)
+       (fdefinition ',name))))
+
+(defun sys::%parse-slot-spec (class-name spec)
+  ;; -> (values slot-form readers writers)
+  (let* ((name (if (consp spec) (car spec) spec))
+         (plist (if (consp spec) (cdr spec) nil))
+         (initargs nil) (initform nil) (initform-p nil) (readers nil) (writers nil)
+         (allocation :instance) (type nil) (doc nil))
+    (unless (and name (symbolp name))
+      (error "DEFCLASS ~S: the slot specification ~S does not start with a slot name." class-name spec))
+    (loop while plist
+          do (let ((k (pop plist)) (v (pop plist)))
+               (case k
+                 (:initarg (push v initargs))
+                 (:initform (when initform-p
+                              (error "DEFCLASS ~S: the slot ~S has two :INITFORMs." class-name name))
+                  (setq initform v initform-p t))
+                 (:reader (push v readers))
+                 (:writer (push v writers))
+                 (:accessor (push v readers) (push `(setf ,v) writers))
+                 (:allocation (setq allocation v))
+                 (:type (setq type v))
+                 (:documentation (setq doc v))
+                 (t (error "DEFCLASS ~S: unknown slot option ~S in ~S." class-name k spec)))))
+    (values `(vector ',name ',(reverse initargs) ',initform
+                     ,(if initform-p `(lambda () ,initform) nil)
+                     ',allocation ',type ',doc nil)
+            (reverse readers) (reverse writers)
+            name)))
+
+(defmacro defclass (name superclasses slots &rest options)
+  (let ((slot-forms nil) (accessors nil) (defaults nil) (doc nil))
+    (dolist (spec slots)
+      (multiple-value-bind (form readers writers slot) (sys::%parse-slot-spec name spec)
+        (push form slot-forms)
+        (dolist (r readers) (push `(sys::%define-reader ',r ',name ',slot) accessors))
+        (dolist (w writers) (push `(sys::%define-writer ',w ',name ',slot) accessors))))
+    (dolist (o options)
+      (case (car o)
+        (:default-initargs
+         (let ((l (cdr o)))
+           (loop while l
+                 do (let ((k (pop l)) (v (pop l)))
+                      (push `(list ',k ',v (lambda () ,v)) defaults)))))
+        (:documentation (setq doc (car (cdr o))))
+        (:metaclass nil)
+        (t (error "DEFCLASS ~S: unknown class option ~S." name o))))
+    `(progn
+       (sys::%ensure-class ',name ',superclasses (list ,@(reverse slot-forms))
+                           (list ,@(reverse defaults)) ',doc)
+       ,@(reverse accessors)
+       (find-class ',name))))
+
+(defun sys::%define-reader (gf-name class-name slot)
+  (unless (gethash gf-name sys::*gf-by-name*)
+    (ensure-generic-function gf-name :lambda-list '(object)))
+  (sys::%defmethod gf-name nil (list class-name) '(object)
+                   (sys::named-lambda sys::%effective-method (next object)
+                     (declare (ignore next))
+                     (let ((v (sys:%slot-ref object slot 'sys::%miss)))
+                       (if (eq v 'sys::%miss) (sys::%slot-value-slow object slot) v)))
+                   nil))
+
+(defun sys::%define-writer (gf-name class-name slot)
+  (unless (gethash gf-name sys::*gf-by-name*)
+    (ensure-generic-function gf-name :lambda-list '(new-value object)))
+  (let ((typed (let ((sd (sys::%find-slot-definition (find-class class-name) slot)))
+                 (and sd (sys::%sd-type sd) (not (eq (sys::%sd-type sd) t))))))
+    (sys::%defmethod gf-name nil (list t class-name) '(new-value object)
+                     (if typed
+                         (sys::named-lambda sys::%effective-method (next value object)
+                           (declare (ignore next))
+                           (sys::%check-slot-type (class-of object) slot value)
+                           (sys::%set-slot-value object slot value))
+                         (sys::named-lambda sys::%effective-method (next value object)
+                           (declare (ignore next))
+                           (sys::%set-slot-value object slot value)))
+                     nil)))
+
+(defmacro with-slots (slot-entries instance &body body)
+  (let ((g (gensym "INSTANCE")))
+    `(let ((,g ,instance))
+       (symbol-macrolet ,(mapcar (lambda (e)
+                                   (if (consp e)
+                                       `(,(car e) (slot-value ,g ',(car (cdr e))))
+                                       `(,e (slot-value ,g ',e))))
+                                 slot-entries)
+         ,@body))))
+
+(defmacro with-accessors (slot-entries instance &body body)
+  (let ((g (gensym "INSTANCE")))
+    `(let ((,g ,instance))
+       (symbol-macrolet ,(mapcar (lambda (e) `(,(car e) (,(car (cdr e)) ,g))) slot-entries)
+         ,@body))))
+
+;;; Creation and initialization.
+
+(defgeneric allocate-instance (class &rest initargs))
+(defmethod allocate-instance ((class t) &rest initargs)
+  (declare (ignore initargs))
+  (sys::%allocate-standard-instance class))
+
+(defun sys::%initarg-slot-value (sd initargs)
+  ;; -> a list of the value of SD's first initarg present in INITARGS, or NIL.
+  (let ((l initargs))
+    (loop while l
+          do (when (member (car l) (sys::%sd-initargs sd))
+               (return (list (car (cdr l)))))
+             (setq l (cdr (cdr l))))))
+
+(defgeneric shared-initialize (instance slot-names &rest initargs &key &allow-other-keys))
+(defmethod shared-initialize ((instance t) slot-names &rest initargs)
+  (let ((class (class-of instance)))
+    (dolist (sd (sys::%class-slots class))
+      (let* ((name (sys::%sd-name sd))
+             (given (sys::%initarg-slot-value sd initargs)))
+        (cond (given
+               (sys::%check-slot-type class name (car given))
+               (setf (slot-value instance name) (car given)))
+              ((and (sys::%sd-initfunction sd)
+                    (or (eq slot-names t) (member name slot-names))
+                    (not (slot-boundp instance name)))
+               (let ((v (funcall (sys::%sd-initfunction sd))))
+                 (sys::%check-slot-type class name v)
+                 (setf (slot-value instance name) v))))))
+    instance))
+
+(defgeneric initialize-instance (instance &rest initargs &key &allow-other-keys))
+(defmethod initialize-instance ((instance t) &rest initargs)
+  (apply #'shared-initialize instance t initargs))
+
+(defgeneric reinitialize-instance (instance &rest initargs &key &allow-other-keys))
+(defmethod reinitialize-instance ((instance t) &rest initargs)
+  (sys::%check-initargs (class-of instance) initargs '(reinitialize-instance shared-initialize))
+  (apply #'shared-initialize instance nil initargs))
+
+;;; Valid initialization arguments: the slots' initargs and the keywords
+;;; of the applicable methods, cached per class until a method of those
+;;; generic functions or a class changes.
+
+(defun sys::%method-keys (gf-name class)
+  ;; -> T when some applicable method allows other keys, else its keywords.
+  (let ((keys nil))
+    (dolist (m (sys::%gf-methods (sys::%find-gf gf-name)) keys)
+      (let ((spec (car (sys::%method-specializers m))))
+        (when (and (not (consp spec)) (member spec (sys::%class-cpl class)))
+          (let ((ll (sys::%mo-ref m 4)) (mode nil))
+            (when (member '&allow-other-keys ll) (return t))
+            (dolist (p ll)
+              (cond ((member p sys::*lambda-list-keywords*) (setq mode p))
+                    ((eq mode '&key)
+                     (push (cond ((and (consp p) (consp (car p))) (car (car p)))
+                                 (t (intern (symbol-name (if (consp p) (car p) p)) "KEYWORD")))
+                           keys))))))))))
+
+(defun sys::%valid-initargs (class gf-names)
+  (let ((cached (sys::%mo-ref class 12)))
+    (if (and (consp cached) (eql (car cached) sys::*initarg-generation*)
+             (equal (car (cdr cached)) gf-names))
+        (cdr (cdr cached))
+        (let ((keys (list :allow-other-keys)))
+          (dolist (sd (sys::%class-slots class))
+            (dolist (k (sys::%sd-initargs sd)) (push k keys)))
+          (dolist (d (sys::%class-default-initargs class)) (push (car d) keys))
+          (dolist (g gf-names)
+            (let ((more (sys::%method-keys g class)))
+              (if (eq more t) (setq keys t) (unless (eq keys t) (setq keys (append more keys))))
+              (when (eq keys t) (return))))
+          (sys::%mo-set class 12 (list* sys::*initarg-generation* gf-names keys))
+          keys))))
+
+(defun sys::%check-initargs (class initargs gf-names)
+  (unless (evenp (length initargs))
+    (error "Odd number of initialization arguments for ~S: ~S." (class-name class) initargs))
+  (unless (getf initargs :allow-other-keys)
+    (let ((valid (sys::%valid-initargs class gf-names)))
+      (unless (eq valid t)
+        (do ((l initargs (cdr (cdr l))))
+            ((null l))
+          (unless (member (car l) valid)
+            (error "Invalid initialization argument ~S in call for class ~S." (car l) class)))))))
+
+(defun make-instance (class &rest initargs)
+  (let ((class (if (symbolp class) (find-class class) class)))
+    (unless (eq (type-of class) 'standard-class)
+      (error "MAKE-INSTANCE: ~S is not a standard class (structures are made by their constructors)." class))
+    (when (sys::%class-default-initargs class)
+      (let ((extra nil))
+        (dolist (d (sys::%class-default-initargs class))
+          (unless (sys::%plist-has initargs (car d))
+            (push (car d) extra)
+            (push (funcall (car (cdr (cdr d)))) extra)))
+        (when extra (setq initargs (append initargs (reverse extra))))))
+    (sys::%check-initargs class initargs '(initialize-instance shared-initialize allocate-instance))
+    (let ((instance (apply #'allocate-instance class initargs)))
+      (apply #'initialize-instance instance initargs)
+      instance)))
+
+(defun sys::%plist-has (plist key)
+  (loop while plist
+        do (when (eq (car plist) key) (return t))
+           (setq plist (cdr (cdr plist)))))
+
+;;; Redefinition.
+
+(defgeneric update-instance-for-redefined-class
+    (instance added-slots discarded-slots property-list &rest initargs &key &allow-other-keys))
+(defmethod update-instance-for-redefined-class ((instance t) added-slots discarded-slots property-list
+                                                &rest initargs)
+  (declare (ignore discarded-slots property-list))
+  (apply #'shared-initialize instance added-slots initargs))
+
+(defgeneric make-instances-obsolete (class))
+(defmethod make-instances-obsolete ((class t))
+  (let ((class (if (symbolp class) (find-class class) class)))
+    (sys::%mo-set class 11 nil)
+    (sys::%finalize-class class)
+    class))
+
+;;; The slot access protocol's error cases.
+
+(defgeneric slot-missing (class object slot-name operation &optional new-value))
+(defmethod slot-missing ((class t) object slot-name operation &optional new-value)
+  (if (eq operation 'setf)
+      (error "When attempting to set the slot's value to ~S (SETF of SLOT-VALUE), the slot ~S is missing from the object ~S."
+             new-value slot-name object)
+      (error "When attempting to ~A, the slot ~S is missing from the object ~S."
+             (case operation
+               (slot-value "read the slot's value (slot-value)")
+               (slot-boundp "test to see if slot is bound (slot-boundp)")
+               (t "make the slot unbound (slot-makunbound)"))
+             slot-name object)))
+
+(defgeneric slot-unbound (class instance slot-name))
+(defmethod slot-unbound ((class t) instance slot-name)
+  (error 'unbound-slot :name slot-name :instance instance))
+
+(defgeneric no-applicable-method (generic-function &rest function-arguments))
+(defmethod no-applicable-method ((generic-function t) &rest function-arguments)
+  (error "There is no applicable method for the generic function ~S when called with arguments ~S."
+         generic-function function-arguments))
+
+(defgeneric no-next-method (generic-function method &rest args))
+(defmethod no-next-method ((generic-function t) method &rest args)
+  (declare (ignore method))
+  (error "There is no next method for the generic function ~S when called with arguments ~S."
+         generic-function args))
+
+;;; Printing.
+
+(defgeneric print-object (object stream))
+(sys:%struct-type-set-report 'standard-object #'sys::%print-object-dispatcher)
+
+(defun sys::%print-structure (object stream)
+  ;; #S(NAME :SLOT value ...), as the printer writes a structure.
+  (write-string "#S(" stream)
+  (prin1 (type-of object) stream)
+  (let ((i 0))
+    (dolist (name (sys:%struct-type-slots (sys:%find-struct-type (type-of object))))
+      (write-char #\Space stream)
+      (prin1 (intern (symbol-name name) "KEYWORD") stream)
+      (write-char #\Space stream)
+      (prin1 (sys:%struct-ref object i nil) stream)
+      (setq i (+ i 1))))
+  (write-char #\) stream))
+
+(defmethod print-object ((object t) stream)
+  (cond ((sys::%builtin-typep object 'condition)
+         (if *print-escape*
+             (print-unreadable-object (object stream :type t :identity t))
+             (let ((report (sys::%original-report (class-of object))))
+               (cond ((stringp report) (write-string report stream))
+                     (report (funcall report object stream))
+                     (t (write-string (sys:%condition-static-report object) stream))))))
+        ((sys::%builtin-typep object 'standard-object)
+         (print-unreadable-object (object stream :type t :identity t)))
+        ((sys::%builtin-typep object 'structure-object)
+         (let ((report (sys::%original-report (class-of object))))
+           (if report
+               (funcall report object stream 0)
+               (sys::%print-structure object stream))))
+        (t (write object :stream stream)))
+  object)
+
+(defmethod print-object ((object class) stream)
+  (print-unreadable-object (object stream :type t)
+    (prin1 (class-name object) stream))
+  object)
+
+(defmethod print-object ((object standard-generic-function) stream)
+  (print-unreadable-object (object stream :type t)
+    (prin1 (sys::%gf-name object) stream)
+    (format stream " (~D)" (length (sys::%gf-methods object))))
+  object)
+
+(defmethod print-object ((object standard-method) stream)
+  (print-unreadable-object (object stream :type t :identity t)
+    (let ((gf (sys::%mo-ref object 1)))
+      (format stream "~S ~{~S ~}~S"
+              (and gf (sys::%gf-name gf)) (method-qualifiers object)
+              (mapcar (lambda (s) (if (consp s) s (class-name s))) (sys::%method-specializers object)))))
+  object)
+
+;;; Describing.
+
+(defgeneric describe-object (object stream))
+(defmethod describe-object ((object t) stream)
+  (let ((class (class-of object)))
+    (format stream "~S~%  [~(~A~)]~%" object (class-name class))
+    (when (member (type-of class) '(standard-class structure-class sys::condition-class))
+      (let ((slots (if (eq (type-of class) 'standard-class)
+                       (mapcar (lambda (sd) (sys::%sd-name sd)) (sys::%class-slots class))
+                       (sys:%struct-type-slots (sys::%class-stype class)))))
+        (when slots
+          (format stream "~%Slots:~%")
+          (dolist (s slots)
+            (if (slot-boundp object s)
+                (format stream "  ~S = ~S~%" s (slot-value object s))
+                (format stream "  ~S = unbound~%" s))))))
+    (values)))
+
+(defun describe (object &optional stream)
+  (let ((stream (cond ((null stream) *standard-output*) ((eq stream t) *terminal-io*) (t stream))))
+    (describe-object object stream)
+    (values)))
+
+;;; Types: class objects as type specifiers, GENERIC-FUNCTION.
+
+(deftype generic-function () '(satisfies sys::%generic-function-p))
+(deftype standard-generic-function () '(satisfies sys::%generic-function-p))
+
+(sys:%set-fdefinition 'sys::%typep-slow-basic (symbol-function 'sys::%typep-slow))
+(defun sys::%typep-slow (object type)
+  (if (sys::%classp type)
+      (typep object (class-name type))
+      (sys::%typep-slow-basic object type)))
+
+(sys:%set-fdefinition 'sys::%subtypep-basic (symbol-function 'subtypep))
+(defun subtypep (type1 type2 &optional environment)
+  (sys::%subtypep-basic (if (sys::%classp type1) (class-name type1) type1)
+                        (if (sys::%classp type2) (class-name type2) type2)
+                        environment))
