@@ -139,10 +139,16 @@ fn slot_ref<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     })
 }
 
+/// Whether the instance's class declares slot types: its layout token's
+/// value is true then, and stores take the Lisp path, which checks them.
+fn has_typed_slots(s: Ptr<'_, Structure<'_>>) -> bool {
+    matches!(s.stype.slot_names.borrow().first(), Some(Value::Symbol(token)) if token.value.get().truthy())
+}
+
 /// (sys:%slot-set object slot-name value miss): stores and returns `value`,
 /// or returns `miss` (storing nothing) when the fast path does not apply.
 fn slot_set<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    match fast_index(a[0], a[1]) {
+    match fast_index(a[0], a[1]).filter(|(s, _)| !has_typed_slots(*s)) {
         Some((s, i)) => {
             alloc::struct_slots_mut(ctx.mc, s)[i] = a[2];
             Ok(a[2])

@@ -258,7 +258,12 @@
          (layout (make-symbol "LAYOUT"))
          (old (sys::%class-layout class)))
     (setf (get layout 'sys::slots) names)
-    (unless (and old (equal (get old 'sys::slots) names))
+    ;; The token's value says whether stores must check slot types (builtins/clos.rs).
+    (set layout (if (find-if (lambda (sd) (not (member (sys::%sd-type sd) '(nil t))))
+                             (sys::%class-slots class))
+                    t nil))
+    (unless (and old (equal (get old 'sys::slots) names)
+                 (eq (symbol-value old) (symbol-value layout)))
       (sys::%mo-set class 11 layout)
       (sys::%mo-set class 6
                     (sys:%make-struct-type (class-name class)
@@ -436,5 +441,5 @@
 
 (defun sys::%allocate-standard-instance (class)
   (unless (sys::%class-stype class)
-    (error "~S is not a class whose instances can be allocated." class))
+    (error "~S is not a class whose instances can be allocated." (class-name class)))
   (sys:%allocate-instance (sys::%class-stype class)))

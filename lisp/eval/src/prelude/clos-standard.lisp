@@ -128,7 +128,7 @@
                                                   `(list 'eql ,(car (cdr s)))
                                                   `',s))
                                             specializers))
-                            ',(sys::%gf-lambda-list-of lambda-list)
+                            '(,@required ,@tail)
                             ,function ,doc))))))
 
 (defmacro defgeneric (name lambda-list &rest options)
@@ -328,12 +328,13 @@
         (do ((l initargs (cdr (cdr l))))
             ((null l))
           (unless (member (car l) valid)
-            (error "Invalid initialization argument ~S in call for class ~S." (car l) class)))))))
+            (error "Invalid initialization argument ~S in call for class ~S." (car l) (class-name class))))))))
 
 (defun make-instance (class &rest initargs)
   (let ((class (if (symbolp class) (find-class class) class)))
     (unless (eq (type-of class) 'standard-class)
-      (error "MAKE-INSTANCE: ~S is not a standard class (structures are made by their constructors)." class))
+      (error "MAKE-INSTANCE: ~S is not a standard class (structures are made by their constructors)."
+             (if (sys::%classp class) (class-name class) class)))
     (when (sys::%class-default-initargs class)
       (let ((extra nil))
         (dolist (d (sys::%class-default-initargs class))
@@ -362,9 +363,9 @@
 
 (defgeneric make-instances-obsolete (class))
 (defmethod make-instances-obsolete ((class t))
-  (let ((class (if (symbolp class) (find-class class) class)))
-    (sys::%mo-set class 11 nil)
-    (sys::%finalize-class class)
+  (let ((c (if (symbolp class) (find-class class) class)))
+    (sys::%mo-set c 11 nil)
+    (sys::%finalize-class c)
     class))
 
 ;;; The slot access protocol's error cases.

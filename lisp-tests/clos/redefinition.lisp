@@ -1,0 +1,78 @@
+;;; Redefining a class updates its instances; slot protocol errors; class
+;;; slots; types of slots under (safety 3).
+
+(declaim (optimize (safety 3)))
+
+(defclass account () ((balance :initarg :balance :accessor balance)))
+(defparameter *acc* (make-instance 'account :balance 100))
+(defclass account ()
+  ((balance :initarg :balance :accessor balance)
+   (owner :initarg :owner :initform "nobody" :accessor owner)))
+(print (list (balance *acc*) (owner *acc*)))
+
+(defmethod update-instance-for-redefined-class :after
+    ((a account) added discarded plist &rest initargs)
+  (declare (ignore initargs))
+  (print (list :added added :discarded discarded :plist plist)))
+(defclass account ()
+  ((owner :initarg :owner :initform "nobody" :accessor owner)
+   (currency :initform :eur :accessor currency)))
+(print (list (owner *acc*) (currency *acc*) (slot-exists-p *acc* 'balance)))
+
+(defclass base () ((id :initform 0 :accessor id)))
+(defclass derived (base) ())
+(defparameter *d* (make-instance 'derived))
+(defclass base () ((id :initform 0 :accessor id) (tag :initform :new :accessor tag)))
+(print (list (id *d*) (tag *d*)))
+
+(defclass counter () ((total :allocation :class :initform 0 :accessor total)
+                      (own :initform 0 :accessor own)))
+(let ((a (make-instance 'counter)) (b (make-instance 'counter)))
+  (incf (total a))
+  (incf (total b))
+  (incf (own a))
+  (print (list (total a) (total b) (own a) (own b))))
+
+(let ((o (make-instance 'counter)))
+  (print (handler-case (slot-value o 'missing) (error () :missing)))
+  (slot-makunbound o 'own)
+  (print (slot-boundp o 'own))
+  (print (handler-case (own o) (unbound-slot (e) (list :unbound (cell-error-name e)))))
+  (reinitialize-instance o)
+  (print (slot-boundp o 'own))
+  (print (handler-case (make-instance 'counter :no-such-initarg 1) (error () :bad-initarg))))
+
+(defmethod slot-missing ((class t) (o counter) name operation &optional value)
+  (declare (ignore value))
+  (list :no-slot name operation))
+(print (slot-value (make-instance 'counter) 'ghost))
+
+(defmethod slot-unbound ((class t) (o counter) name)
+  (list :default-for name))
+(let ((o (make-instance 'counter)))
+  (slot-makunbound o 'own)
+  (print (own o)))
+
+(defclass typed () ((n :initarg :n :type integer :accessor n)))
+(print (handler-case (make-instance 'typed :n "x") (type-error () :type-error)))
+(let ((o (make-instance 'typed :n 1)))
+  (print (handler-case (setf (n o) "bad") (type-error () :type-error-writer)))
+  (print (handler-case (setf (slot-value o 'n) "bad") (type-error () :type-error-slot-value)))
+  (setf (n o) 5)
+  (print (n o)))
+
+(defclass p1 () ((v :initarg :v :reader v)) (:default-initargs :v (+ 40 2)))
+(defclass p2 (p1) ())
+(print (list (v (make-instance 'p1)) (v (make-instance 'p2)) (v (make-instance 'p2 :v 1))))
+
+(defclass left () ())
+(defclass right () ())
+(defclass both (left right) ())
+(defgeneric side (x) (:method-combination list))
+(defmethod side list ((x left)) :left)
+(defmethod side list ((x right)) :right)
+(defmethod side list ((x both)) :both)
+(print (side (make-instance 'both)))
+(print (eq (find-class 'both) (class-of (make-instance 'both))))
+(print (find-class 'no-such-class nil))
+(print (typep (make-instance 'both) (find-class 'left)))
