@@ -31,7 +31,7 @@
 (defvar sys::*class-slots*
   '(sys::%metaobject name direct-superclasses direct-slots precedence-list slots
     sys::stype default-initargs direct-subclasses documentation
-    sys::direct-default-initargs sys::layout plist))
+    sys::direct-default-initargs sys::layout sys::initargs-cache sys::initialization-cache))
 
 (dolist (ty '((class) (built-in-class class) (standard-class class)
               (structure-class class) (sys::condition-class class)))
@@ -238,7 +238,12 @@
 ;;; Every generic function, so class changes can flush their caches.
 (defvar sys::*generic-functions* nil)
 
+(defvar sys::*initarg-generation* 0
+  "Bumped when a class or a method of the initialization functions changes:
+the classes' caches of valid initargs and plain initialization are stale.")
+
 (defun sys::%flush-all-caches ()
+  (setq sys::*initarg-generation* (+ sys::*initarg-generation* 1))
   (dolist (gf sys::*generic-functions*)
     (clrhash (sys::%mo-ref gf 3))))
 

@@ -15,9 +15,6 @@
              (format stream "The slot ~S is unbound in the object ~S."
                      (cell-error-name condition) (unbound-slot-instance condition)))))
 
-(defvar sys::*initarg-generation* 0
-  "Bumped when a method of the initialization functions is added: valid initargs change.")
-
 (defun sys::%print-object-dispatcher (object stream depth)
   (declare (ignore depth))
   (print-object object stream))
@@ -251,29 +248,40 @@
   (sys::%allocate-standard-instance class))
 
 (defun sys::%initarg-slot-value (sd initargs)
-  ;; -> a list of the value of SD's first initarg present in INITARGS, or NIL.
+  ;; -> (values value found-p): SD's first initarg present in INITARGS.
   (let ((l initargs))
     (loop while l
           do (when (member (car l) (sys::%sd-initargs sd))
-               (return (list (car (cdr l)))))
-             (setq l (cdr (cdr l))))))
+               (return-from sys::%initarg-slot-value (values (car (cdr l)) t)))
+             (setq l (cdr (cdr l))))
+    (values nil nil)))
+
+(defun sys::%initialize-slots (instance class slot-names initargs)
+  ;; The standard SHARED-INITIALIZE: initargs first, then the initforms of
+  ;; the unbound slots named by SLOT-NAMES (T: all). Allocates nothing.
+  (dolist (sd (sys::%class-slots class))
+    (let ((name (sys::%sd-name sd)) (loc (sys::%sd-location sd)))
+      (multiple-value-bind (value found) (sys::%initarg-slot-value sd initargs)
+        (when (and (not found)
+                   (sys::%sd-initfunction sd)
+                   (or (eq slot-names t) (member name slot-names))
+                   (if (integerp loc)
+                       (eq (sys:%instance-ref instance loc 'sys::%unbound) 'sys::%unbound)
+                       (not (slot-boundp instance name))))
+          (setq value (funcall (sys::%sd-initfunction sd)) found t))
+        (when found
+          (when (sys::%sd-type sd) (sys::%check-slot-type class name value))
+          (if (integerp loc)
+              (sys:%instance-set instance loc value)
+              (setf (slot-value instance name) value))))))
+  instance)
 
 (defgeneric shared-initialize (instance slot-names &rest initargs &key &allow-other-keys))
 (defmethod shared-initialize ((instance t) slot-names &rest initargs)
-  (let ((class (class-of instance)))
-    (dolist (sd (sys::%class-slots class))
-      (let* ((name (sys::%sd-name sd))
-             (given (sys::%initarg-slot-value sd initargs)))
-        (cond (given
-               (sys::%check-slot-type class name (car given))
-               (setf (slot-value instance name) (car given)))
-              ((and (sys::%sd-initfunction sd)
-                    (or (eq slot-names t) (member name slot-names))
-                    (not (slot-boundp instance name)))
-               (let ((v (funcall (sys::%sd-initfunction sd))))
-                 (sys::%check-slot-type class name v)
-                 (setf (slot-value instance name) v))))))
-    instance))
+  (if (eq (type-of (class-of instance)) 'standard-class)
+      (sys::%initialize-slots (progn (sys::%current-instance instance) instance)
+                              (class-of instance) slot-names initargs)
+      instance))
 
 (defgeneric initialize-instance (instance &rest initargs &key &allow-other-keys))
 (defmethod initialize-instance ((instance t) &rest initargs)
@@ -304,6 +312,8 @@
                            keys))))))))))
 
 (defun sys::%valid-initargs (class gf-names)
+  ;; -> T or the list of valid initargs; cached in the class's field 12 as
+  ;; (generation gf-names . keys).
   (let ((cached (sys::%mo-ref class 12)))
     (if (and (consp cached) (eql (car cached) sys::*initarg-generation*)
              (equal (car (cdr cached)) gf-names))
@@ -318,6 +328,29 @@
               (when (eq keys t) (return))))
           (sys::%mo-set class 12 (list* sys::*initarg-generation* gf-names keys))
           keys))))
+
+(defun sys::%plain-initialization-p (class)
+  ;; True when only the standard methods of ALLOCATE-INSTANCE,
+  ;; INITIALIZE-INSTANCE and SHARED-INITIALIZE apply to CLASS's instances:
+  ;; MAKE-INSTANCE then initializes the slots itself, without the generic
+  ;; calls and their argument lists. Cached like the valid initargs.
+  (let ((cached (sys::%mo-ref class 13)))
+    (if (and (consp cached) (eql (car cached) sys::*initarg-generation*))
+        (cdr cached)
+        (let ((plain (dolist (g '(allocate-instance initialize-instance shared-initialize) t)
+                       (unless (= 1 (length (sys::%gf-methods (sys::%find-gf g))))
+                         (let ((cpl (sys::%class-cpl class)) (tc (find-class t)))
+                           (dolist (m (sys::%gf-methods (sys::%find-gf g)))
+                             (let ((spec (car (sys::%method-specializers m))))
+                               (when (or (consp spec)
+                                         (and (member spec cpl) (not (eq spec tc)))
+                                         (and (eq spec tc) (method-qualifiers m))
+                                         (and (eq g 'allocate-instance) (not (eq spec tc))))
+                                 (return-from sys::%plain-initialization-p
+                                   (progn (sys::%mo-set class 13 (cons sys::*initarg-generation* nil))
+                                          nil))))))))))
+          (sys::%mo-set class 13 (cons sys::*initarg-generation* plain))
+          plain))))
 
 (defun sys::%check-initargs (class initargs gf-names)
   (unless (evenp (length initargs))
@@ -343,9 +376,12 @@
             (push (funcall (car (cdr (cdr d)))) extra)))
         (when extra (setq initargs (append initargs (reverse extra))))))
     (sys::%check-initargs class initargs '(initialize-instance shared-initialize allocate-instance))
-    (let ((instance (apply #'allocate-instance class initargs)))
-      (apply #'initialize-instance instance initargs)
-      instance)))
+    (if (sys::%plain-initialization-p class)
+        ;; The builtin allocates, so the profiler charges the instance to MAKE-INSTANCE.
+        (sys::%initialize-slots (sys:%allocate-instance (sys::%class-stype class)) class t initargs)
+        (let ((instance (apply #'allocate-instance class initargs)))
+          (apply #'initialize-instance instance initargs)
+          instance))))
 
 (defun sys::%plist-has (plist key)
   (loop while plist
