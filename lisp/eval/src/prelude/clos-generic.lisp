@@ -279,15 +279,29 @@
              (if arounds
                  (cons (car arounds) (append (cdr arounds) primaries))
                  primaries))
-            (t (sys::%chain
-                arounds
-                (sys::named-lambda sys::%effective-method (next &rest args)
-                  (declare (ignore next))
-                  (dolist (b befores) (apply b nil args))
-                  (if afters
-                      (multiple-value-prog1 (apply (car primaries) (cdr primaries) args)
-                        (dolist (a afters) (apply a nil args)))
-                      (apply (car primaries) (cdr primaries) args)))))))))
+            (t (sys::%chain arounds (sys::%before-after-method gf befores primaries afters)))))))
+
+(defun sys::%before-after-method (gf befores primaries afters)
+  ;; The :BEFORE methods, the primary chain, the :AFTER methods. Generic
+  ;; functions of one or two required arguments get a closure without an
+  ;; argument list (no allocation per call).
+  (let ((first (car primaries)) (next (cdr primaries)))
+    (case (if (sys::%mo-ref gf 12) nil (sys::%mo-ref gf 9))
+      (1 (sys::named-lambda sys::%effective-method (chain a)
+           (declare (ignore chain))
+           (dolist (b befores) (funcall b nil a))
+           (multiple-value-prog1 (funcall first next a)
+             (dolist (f afters) (funcall f nil a)))))
+      (2 (sys::named-lambda sys::%effective-method (chain a b)
+           (declare (ignore chain))
+           (dolist (f befores) (funcall f nil a b))
+           (multiple-value-prog1 (funcall first next a b)
+             (dolist (f afters) (funcall f nil a b)))))
+      (t (sys::named-lambda sys::%effective-method (chain &rest args)
+           (declare (ignore chain))
+           (dolist (b befores) (apply b nil args))
+           (multiple-value-prog1 (apply first next args)
+             (dolist (a afters) (apply a nil args))))))))
 
 (defvar sys::*short-combinations* '(progn list append nconc + and or max min))
 
