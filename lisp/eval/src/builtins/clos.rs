@@ -213,6 +213,20 @@ fn struct_type_report_of<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<
     Ok(instance_type(ctx, a[0])?.report.get())
 }
 
+/// (sys:%memq item list): the tail of `list` starting at `item` (EQ), or
+/// NIL; a dotted end stops the walk. CLOS's initialization tests initargs
+/// with it (the library's MEMBER takes keywords and is far slower).
+fn memq<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let mut l = a[1];
+    while let Value::Cons(c) = l {
+        if c.car.get().eq(a[0]) {
+            return Ok(l);
+        }
+        l = c.cdr.get();
+    }
+    Ok(Value::Nil)
+}
+
 pub const BUILTINS: &[BuiltinDef] = &[
     sys("%CLASS-KEY", 1, 1, class_key),
     sys("%BUILT-IN-CLASS-NAMES", 0, 0, built_in_class_names),
@@ -224,4 +238,5 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%INSTANCE-LENGTH", 1, 1, instance_length),
     sys("%INSTANCE-RESIZE", 2, 2, instance_resize),
     sys("%STRUCT-TYPE-REPORT-OF", 1, 1, struct_type_report_of),
+    sys("%MEMQ", 2, 2, memq),
 ];

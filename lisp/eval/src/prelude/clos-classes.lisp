@@ -31,7 +31,8 @@
 (defvar sys::*class-slots*
   '(sys::%metaobject name direct-superclasses direct-slots precedence-list slots
     sys::stype default-initargs direct-subclasses documentation
-    sys::direct-default-initargs sys::layout sys::initargs-cache sys::initialization-cache))
+    sys::direct-default-initargs sys::layout sys::initargs-cache sys::initialization-cache
+    sys::make-instance-cache))
 
 (dolist (ty '((class) (built-in-class class) (standard-class class)
               (structure-class class) (sys::condition-class class)))

@@ -251,7 +251,7 @@
   ;; -> (values value found-p): SD's first initarg present in INITARGS.
   (let ((l initargs))
     (loop while l
-          do (when (member (car l) (sys::%sd-initargs sd))
+          do (when (sys:%memq (car l) (sys::%sd-initargs sd))
                (return-from sys::%initarg-slot-value (values (car (cdr l)) t)))
              (setq l (cdr (cdr l))))
     (values nil nil)))
@@ -264,7 +264,7 @@
       (multiple-value-bind (value found) (sys::%initarg-slot-value sd initargs)
         (when (and (not found)
                    (sys::%sd-initfunction sd)
-                   (or (eq slot-names t) (member name slot-names))
+                   (or (eq slot-names t) (sys:%memq name slot-names))
                    (if (integerp loc)
                        (eq (sys:%instance-ref instance loc 'sys::%unbound) 'sys::%unbound)
                        (not (slot-boundp instance name))))
@@ -289,7 +289,8 @@
 
 (defgeneric reinitialize-instance (instance &rest initargs &key &allow-other-keys))
 (defmethod reinitialize-instance ((instance t) &rest initargs)
-  (sys::%check-initargs (class-of instance) initargs '(reinitialize-instance shared-initialize))
+  (sys::%check-initargs (class-of instance) initargs
+                        (sys::%valid-initargs (class-of instance) '(reinitialize-instance shared-initialize)))
   (apply #'shared-initialize instance nil initargs))
 
 ;;; Valid initialization arguments: the slots' initargs and the keywords
@@ -352,16 +353,15 @@
           (sys::%mo-set class 13 (cons sys::*initarg-generation* plain))
           plain))))
 
-(defun sys::%check-initargs (class initargs gf-names)
+(defun sys::%check-initargs (class initargs valid)
+  ;; VALID: T or the valid initargs (SYS::%VALID-INITARGS).
   (unless (evenp (length initargs))
     (error "Odd number of initialization arguments for ~S: ~S." (class-name class) initargs))
-  (unless (getf initargs :allow-other-keys)
-    (let ((valid (sys::%valid-initargs class gf-names)))
-      (unless (eq valid t)
-        (do ((l initargs (cdr (cdr l))))
-            ((null l))
-          (unless (member (car l) valid)
-            (error "Invalid initialization argument ~S in call for class ~S." (car l) (class-name class))))))))
+  (unless (or (eq valid t) (getf initargs :allow-other-keys))
+    (do ((l initargs (cdr (cdr l))))
+        ((null l))
+      (unless (sys:%memq (car l) valid)
+        (error "Invalid initialization argument ~S in call for class ~S." (car l) (class-name class))))))
 
 (defun make-instance (class &rest initargs)
   (let ((class (if (symbolp class) (find-class class) class)))
@@ -375,7 +375,14 @@
             (push (car d) extra)
             (push (funcall (car (cdr (cdr d)))) extra)))
         (when extra (setq initargs (append initargs (reverse extra))))))
-    (sys::%check-initargs class initargs '(initialize-instance shared-initialize allocate-instance))
+    (sys::%check-initargs class initargs
+                          (let ((cached (sys::%mo-ref class 14)))
+                            (if (and (consp cached) (eql (car cached) sys::*initarg-generation*))
+                                (cdr cached)
+                                (let ((valid (sys::%valid-initargs
+                                              class '(initialize-instance shared-initialize allocate-instance))))
+                                  (sys::%mo-set class 14 (cons sys::*initarg-generation* valid))
+                                  valid))))
     (if (sys::%plain-initialization-p class)
         ;; The builtin allocates, so the profiler charges the instance to MAKE-INSTANCE.
         (sys::%initialize-slots (sys:%allocate-instance (sys::%class-stype class)) class t initargs)
