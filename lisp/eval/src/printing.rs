@@ -14,7 +14,8 @@
 //! `report` field of a structure or condition type, a function, found along
 //! the type's precedence list. `defstruct` stores `:print-function` and
 //! `:print-object` there, `define-condition` its `:report` (used when not
-//! escaping); a CLOS `print-object` method will store its dispatcher there.
+//! escaping); CLOS stores its `print-object` dispatcher there (see
+//! `prelude/clos-standard.lisp`).
 
 use gc_arena::Collect;
 use mprof_heap::printer::{Case, Job, Outcome, PrintContext, Settings, Sink, Stop};
