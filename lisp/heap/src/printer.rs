@@ -519,6 +519,18 @@ impl<'gc> Job<'gc> {
                     self.buffer.push_str(&format!(" {{{:X}}}>", Gc::as_ptr(st) as usize));
                     return Ok(None);
                 }
+                // A CLOS instance whose PRINT-OBJECT cannot be called from here
+                // prints as the default method would: its slots are not for
+                // display (a layout token first; metaobjects are circular).
+                if st.stype.precedence.borrow().iter().any(|n| matches!(n, Value::Symbol(s) if &*s.name == "STANDARD-OBJECT")) {
+                    if s.readably {
+                        return Err(Stop::NotReadable(v));
+                    }
+                    self.buffer.push_str("#<");
+                    self.symbol_text(st.stype.name, ctx);
+                    self.buffer.push_str(&format!(" {{{:X}}}>", Gc::as_ptr(st) as usize));
+                    return Ok(None);
+                }
                 self.buffer.push_str("#S(");
                 self.symbol_text(st.stype.name, ctx);
                 self.work.push(Work::SlotsRest { object: v, index: 0, depth });
