@@ -143,8 +143,7 @@
       (remhash symbol sys::*class-table*))
   class)
 
-(defun class-name (class) (sys::%mo-ref class 1))
-(defun (setf class-name) (name class) (sys::%mo-set class 1 name))
+(defun sys::%class-name (class) (sys::%mo-ref class 1))
 
 ;;; Slot definitions: #(name initargs initform initfunction allocation
 ;;; type documentation location), location an instance index or, for a
@@ -184,7 +183,7 @@
                                   remaining)))
                  (unless candidates
                    (error "The class ~S has no consistent precedence list (its superclasses' orders conflict)."
-                          (class-name class)))
+                          (sys::%class-name class)))
                  (let ((next (or (dolist (r result nil)
                                    (let ((hit (dolist (c candidates nil)
                                                 (when (member c (sys::%class-direct-superclasses r) :test #'eq)
@@ -272,8 +271,8 @@ the classes' caches of valid initargs and plain initialization are stale.")
                  (eq (symbol-value old) (symbol-value layout)))
       (sys::%mo-set class 11 layout)
       (sys::%mo-set class 6
-                    (sys:%make-struct-type (class-name class)
-                                           (remove t (mapcar #'class-name (sys::%class-cpl class)))
+                    (sys:%make-struct-type (sys::%class-name class)
+                                           (remove t (mapcar #'sys::%class-name (sys::%class-cpl class)))
                                            (cons layout names) nil))
       (setf (gethash (sys::%class-stype class) sys::*stype-classes*) class))))
 
@@ -300,8 +299,8 @@ the classes' caches of valid initargs and plain initialization are stale.")
          (class (or existing (sys::%make-class-object 'standard-class name supers))))
     (dolist (s supers)
       (when (eq (type-of s) 'built-in-class)
-        (unless (eq (class-name s) 't)
-          (error "DEFCLASS ~S: the built-in class ~S cannot be a superclass." name (class-name s)))))
+        (unless (eq (sys::%class-name s) 't)
+          (error "DEFCLASS ~S: the built-in class ~S cannot be a superclass." name (sys::%class-name s)))))
     (when existing
       (dolist (old (sys::%class-direct-superclasses class))
         (sys::%mo-set old 8 (remove class (sys::%class-direct-subclasses old) :test #'eq))))
@@ -447,5 +446,5 @@ the classes' caches of valid initargs and plain initialization are stale.")
 
 (defun sys::%allocate-standard-instance (class)
   (unless (sys::%class-stype class)
-    (error "~S is not a class whose instances can be allocated." (class-name class)))
+    (error "~S is not a class whose instances can be allocated." (sys::%class-name class)))
   (sys:%allocate-instance (sys::%class-stype class)))

@@ -88,7 +88,8 @@
 (defun sys::%eql-key (object table)
   (or (gethash object table) (sys:%class-key object)))
 
-(defun ensure-generic-function (name &key lambda-list documentation method-combination)
+(defun ensure-generic-function (name &key lambda-list documentation method-combination
+                                     &allow-other-keys)
   (let ((gf (gethash name sys::*gf-by-name*)))
     (when (and (null gf) (fboundp name) (not (and (symbolp name) (macro-function name))))
       (unless (gethash (fdefinition name) sys::*gf-by-function*)

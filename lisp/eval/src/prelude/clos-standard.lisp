@@ -55,7 +55,10 @@
                                      reinitialize-instance))
     (setq sys::*initarg-generation* (+ sys::*initarg-generation* 1))))
 
-;;; The defining macros.
+;;; The defining macros. Malformed definitions signal PROGRAM-ERROR.
+
+(defun sys::%definition-error (control &rest arguments)
+  (error 'sys::simple-program-error :format-control control :format-arguments arguments))
 
 (defvar sys::*lambda-list-keywords* '(&optional &rest &key &aux &allow-other-keys &body))
 
@@ -96,7 +99,7 @@
     (loop while (and rest (car rest) (atom (car rest))) do (push (pop rest) qualifiers))
     (setq qualifiers (reverse qualifiers))
     (unless (and rest (listp (car rest)))
-      (error "DEFMETHOD ~S: a specialized lambda list is missing." name))
+      (sys::%definition-error "DEFMETHOD ~S: a specialized lambda list is missing." name))
     (let ((lambda-list (car rest)) (required nil) (specializers nil) (tail nil))
       (do ((l lambda-list (cdr l)))
           ((null l))
@@ -136,11 +139,11 @@
         (:method (push `(defmethod ,name ,@(cdr o)) methods))
         (:method-combination
          (unless (or (eq (car (cdr o)) 'standard) (member (car (cdr o)) sys::*short-combinations*))
-           (error "DEFGENERIC ~S: unknown method combination ~S (standard, ~{~(~A~)~^, ~} are built in)."
+           (sys::%definition-error "DEFGENERIC ~S: unknown method combination ~S (standard, ~{~(~A~)~^, ~} are built in)."
                   name (car (cdr o)) sys::*short-combinations*))
          (setq combination (cdr o)))
         ((declare :argument-precedence-order :generic-function-class :method-class) nil)
-        (t (error "DEFGENERIC ~S: unknown option ~S." name o))))
+        (t (sys::%definition-error "DEFGENERIC ~S: unknown option ~S." name o))))
     `(progn
        (ensure-generic-function ',name :lambda-list ',lambda-list
                                        :documentation ',doc :method-combination ',combination)
@@ -152,23 +155,29 @@
   (let* ((name (if (consp spec) (car spec) spec))
          (plist (if (consp spec) (cdr spec) nil))
          (initargs nil) (initform nil) (initform-p nil) (readers nil) (writers nil)
-         (allocation :instance) (type nil) (doc nil))
+         (allocation :instance) (seen-allocation nil) (type nil) (doc nil))
     (unless (and name (symbolp name))
-      (error "DEFCLASS ~S: the slot specification ~S does not start with a slot name." class-name spec))
+      (sys::%definition-error "DEFCLASS ~S: the slot specification ~S does not start with a slot name." class-name spec))
     (loop while plist
           do (let ((k (pop plist)) (v (pop plist)))
                (case k
                  (:initarg (push v initargs))
                  (:initform (when initform-p
-                              (error "DEFCLASS ~S: the slot ~S has two :INITFORMs." class-name name))
+                              (sys::%definition-error "DEFCLASS ~S: the slot ~S has two :INITFORMs." class-name name))
                   (setq initform v initform-p t))
                  (:reader (push v readers))
                  (:writer (push v writers))
                  (:accessor (push v readers) (push `(setf ,v) writers))
-                 (:allocation (setq allocation v))
-                 (:type (setq type v))
-                 (:documentation (setq doc v))
-                 (t (error "DEFCLASS ~S: unknown slot option ~S in ~S." class-name k spec)))))
+                 (:allocation (when seen-allocation
+                                (sys::%definition-error "DEFCLASS ~S: the slot ~S has two :ALLOCATIONs." class-name name))
+                  (setq allocation v seen-allocation t))
+                 (:type (when type
+                          (sys::%definition-error "DEFCLASS ~S: the slot ~S has two :TYPEs." class-name name))
+                  (setq type v))
+                 (:documentation (when doc
+                                   (sys::%definition-error "DEFCLASS ~S: the slot ~S has two :DOCUMENTATIONs." class-name name))
+                  (setq doc v))
+                 (t (sys::%definition-error "DEFCLASS ~S: unknown slot option ~S in ~S." class-name k spec)))))
     (values `(vector ',name ',(reverse initargs) ',initform
                      ,(if initform-p `(lambda () ,initform) nil)
                      ',allocation ',type ',doc nil)
@@ -176,7 +185,17 @@
             name)))
 
 (defmacro defclass (name superclasses slots &rest options)
-  (let ((slot-forms nil) (accessors nil) (defaults nil) (doc nil))
+  (let ((slot-forms nil) (accessors nil) (defaults nil) (doc nil) (seen nil))
+    (dolist (spec slots)
+      (let ((n (if (consp spec) (car spec) spec)))
+        (when (member n seen)
+          (sys::%definition-error "DEFCLASS ~S: the slot ~S is defined twice." name n))
+        (push n seen)))
+    (let ((options nil))
+      (dolist (o options)
+        (when (member (car o) options)
+          (sys::%definition-error "DEFCLASS ~S: the option ~S is given twice." name (car o)))
+        (push (car o) options)))
     (dolist (spec slots)
       (multiple-value-bind (form readers writers slot) (sys::%parse-slot-spec name spec)
         (push form slot-forms)
@@ -185,13 +204,16 @@
     (dolist (o options)
       (case (car o)
         (:default-initargs
-         (let ((l (cdr o)))
+         (let ((l (cdr o)) (keys nil))
            (loop while l
                  do (let ((k (pop l)) (v (pop l)))
+                      (when (member k keys)
+                        (sys::%definition-error "DEFCLASS ~S: the default initarg ~S is given twice." name k))
+                      (push k keys)
                       (push `(list ',k ',v (lambda () ,v)) defaults)))))
         (:documentation (setq doc (car (cdr o))))
         (:metaclass nil)
-        (t (error "DEFCLASS ~S: unknown class option ~S." name o))))
+        (t (sys::%definition-error "DEFCLASS ~S: unknown class option ~S." name o))))
     `(progn
        (sys::%ensure-class ',name ',superclasses (list ,@(reverse slot-forms))
                            (list ,@(reverse defaults)) ',doc)
@@ -239,6 +261,11 @@
     `(let ((,g ,instance))
        (symbol-macrolet ,(mapcar (lambda (e) `(,(car e) (,(car (cdr e)) ,g))) slot-entries)
          ,@body))))
+
+(defgeneric class-name (class))
+(defmethod class-name ((class class)) (sys::%mo-ref class 1))
+(defgeneric (setf class-name) (new-value class))
+(defmethod (setf class-name) (new-value (class class)) (sys::%mo-set class 1 new-value))
 
 ;;; Creation and initialization.
 
@@ -363,8 +390,16 @@
       (unless (sys:%memq (car l) valid)
         (error "Invalid initialization argument ~S in call for class ~S." (car l) (class-name class))))))
 
+;; A function, not a generic function: a generic MAKE-INSTANCE would copy
+;; its argument list twice per call (the discriminator's and the method's
+;; &REST). Its helper is transparent to the profiler, so an instance is
+;; charged to MAKE-INSTANCE.
 (defun make-instance (class &rest initargs)
-  (let ((class (if (symbolp class) (find-class class) class)))
+  (sys::%make-standard-instance (if (symbolp class) (find-class class) class) initargs))
+
+(sys:%set-fdefinition
+ 'sys::%make-standard-instance
+ (sys::named-lambda sys::%effective-method (class initargs)
     (unless (eq (type-of class) 'standard-class)
       (error "MAKE-INSTANCE: ~S is not a standard class (structures are made by their constructors)."
              (if (sys::%classp class) (class-name class) class)))
