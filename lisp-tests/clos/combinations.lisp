@@ -87,3 +87,9 @@
 (let ((o (make-instance 'tagged)))
   (setf (label o) "hello")
   (print (label o)))
+
+(defgeneric fnext (x))
+(defmethod fnext ((x number)) (list :number x))
+(defmethod fnext ((x integer))
+  (list (funcall #'next-method-p) (apply #'call-next-method (list (* 2 x)))))
+(print (fnext 3))

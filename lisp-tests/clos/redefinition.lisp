@@ -76,3 +76,5 @@
 (print (eq (find-class 'both) (class-of (make-instance 'both))))
 (print (find-class 'no-such-class nil))
 (print (typep (make-instance 'both) (find-class 'left)))
+(print (handler-case (defclass left (both) ()) (error () :circular)))
+(print (side (make-instance 'both)))

@@ -301,6 +301,10 @@ the classes' caches of valid initargs and plain initialization are stale.")
       (when (eq (type-of s) 'built-in-class)
         (unless (eq (sys::%class-name s) 't)
           (error "DEFCLASS ~S: the built-in class ~S cannot be a superclass." name (sys::%class-name s)))))
+    ;; Checked before anything changes: a failed redefinition leaves the class as it was.
+    (dolist (s supers)
+      (when (member class (sys::%class-cpl s) :test #'eq)
+        (error "DEFCLASS ~S: ~S cannot be its own superclass (through ~S)." name name (sys::%class-name s))))
     (when existing
       (dolist (old (sys::%class-direct-superclasses class))
         (sys::%mo-set old 8 (remove class (sys::%class-direct-subclasses old) :test #'eq))))

@@ -70,19 +70,40 @@
                 (t (return))))
     (values doc (reverse decls) body)))
 
+(defun sys::%mentions-function-p (form names)
+  ;; Whether FORM contains (FUNCTION name) for one of NAMES; an explicit
+  ;; stack, at most 100000 conses visited (then assume it does).
+  (let ((stack (list form)) (budget 100000))
+    (loop while stack
+          do (let ((x (pop stack)))
+               (when (consp x)
+                 (when (< (setq budget (- budget 1)) 0) (return t))
+                 (when (and (eq (car x) 'function) (consp (cdr x)) (member (car (cdr x)) names))
+                   (return t))
+                 (push (car x) stack)
+                 (push (cdr x) stack))))))
+
 (defun sys::%method-macrolet (gf-name required restp body)
-  ;; CALL-NEXT-METHOD and NEXT-METHOD-P as local macros over the chain in
-  ;; SYS::.NEXT.: no closure is made per call.
+  ;; CALL-NEXT-METHOD and NEXT-METHOD-P over the chain in SYS::.NEXT.: local
+  ;; macros, so no closure is made per call, unless the body takes them as
+  ;; functions with #'.
   (let ((again (if restp
                    `(apply (car sys::.next.) (cdr sys::.next.) ,@required sys::.more.)
                    `(funcall (car sys::.next.) (cdr sys::.next.) ,@required)))
         (args (if restp `(list* ,@required sys::.more.) `(list ,@required))))
+    (if (sys::%mentions-function-p body '(call-next-method next-method-p))
+        `(flet ((call-next-method (&rest arguments)
+                  (if arguments
+                      (sys::%call-next-method-with sys::.next. arguments ',gf-name)
+                      (if sys::.next. ,again (sys::%no-next-method ',gf-name ,args))))
+                (next-method-p () (if sys::.next. t nil)))
+           ,@body)
     `(macrolet ((call-next-method (&rest arguments)
                   (if arguments
                       (list 'sys::%call-next-method-with 'sys::.next. (cons 'list arguments) '',gf-name)
                       '(if sys::.next. ,again (sys::%no-next-method ',gf-name ,args))))
                 (next-method-p () '(if sys::.next. t nil)))
-       ,@body)))
+       ,@body))))
 
 (defun sys::%with-allow-other-keys (lambda-list)
   (if (and (member '&key lambda-list) (not (member '&allow-other-keys lambda-list)))
