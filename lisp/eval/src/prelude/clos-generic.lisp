@@ -234,7 +234,8 @@
 
 (defun compute-applicable-methods (generic-function arguments)
   (let ((gf (sys::%find-gf generic-function)) (out nil))
-    (dolist (m (sys::%gf-methods gf))
+    ;; Oldest first, so equally specific methods end newest first, as in SBCL.
+    (dolist (m (reverse (sys::%gf-methods gf)))
       (when (do ((s (sys::%method-specializers m) (cdr s))
                  (a arguments (cdr a)))
                 ((null s) t)
