@@ -645,7 +645,7 @@ impl Interpreter {
             let c = root.vm.result;
             let pctx = print_context(world, true);
             let type_name = match c {
-                Value::Struct(s) => mprof_heap::printer::print_to_string(s.stype.name, &pctx),
+                Value::Struct(s) => mprof_heap::printer::print_to_string(s.stype().name, &pctx),
                 other => mprof_heap::printer::print_to_string(crate::types::type_of(
                     &mut crate::ctx::Ctx { mc, world, host: &mut Host::detached(), values: &mut Vec::new(), multiple: false },
                     other,
@@ -666,7 +666,7 @@ impl Interpreter {
     /// condition's type has a Lisp report function.
     fn lisp_report(&mut self) -> Option<String> {
         let has_fn = self.arena.mutate(|_mc, root| match root.vm.result {
-            Value::Struct(s) => s.stype.precedence.borrow().iter().any(|n| {
+            Value::Struct(s) => s.stype().precedence.borrow().iter().any(|n| {
                 root.world.find_type(*n).map(|t| matches!(t.report.get(), Value::Function(_))).unwrap_or(false)
             }),
             _ => false,

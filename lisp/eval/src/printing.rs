@@ -108,15 +108,15 @@ fn case_of(v: Value<'_>) -> Case {
 /// doc), or a condition type's report string.
 pub fn method<'gc>(world: &World<'gc>, v: Value<'gc>, escape: bool) -> Option<Value<'gc>> {
     let Value::Struct(s) = v else { return None };
-    if s.stype.is_condition && escape {
+    if s.stype().is_condition && escape {
         return None;
     }
-    let own = s.stype.report.get();
+    let own = s.stype().report.get();
     if own.truthy() {
         return Some(own);
     }
     // Inherited, as CLOS would: the nearest supertype's method or report string.
-    s.stype.precedence.borrow().iter().skip(1).find_map(|name| world.find_type(*name).map(|t| t.report.get()).filter(|r| r.truthy()))
+    s.stype().precedence.borrow().iter().skip(1).find_map(|name| world.find_type(*name).map(|t| t.report.get()).filter(|r| r.truthy()))
 }
 
 /// A sink writing to a Lisp stream; a stream error is kept to be signalled.
@@ -286,7 +286,7 @@ pub fn step<'gc>(ctx: &mut Ctx<'_, 'gc>, task: &mut PrintTask<'gc>) -> Result<Re
                 task.stream = alloc::stream(ctx.mc, "string-output", StreamKind::StringOutput { buffer: text });
             }
             let mut args = vec![object, task.stream];
-            let condition = matches!(object, Value::Struct(s) if s.stype.is_condition);
+            let condition = matches!(object, Value::Struct(s) if s.stype().is_condition);
             if !condition {
                 args.push(Value::Fixnum(depth as i64));
             }

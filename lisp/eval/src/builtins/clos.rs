@@ -12,8 +12,8 @@
 //! caller's `miss` marker instead, so Lisp code never sees it.
 //!
 //! Invariant: every function here is O(number of slots) at worst and
-//! allocates only in `%allocate-instance` (one structure, charged to the
-//! class name in category s).
+//! allocates only in `%allocate-instance` and `%instance-change-type` (one
+//! structure each, charged to the class name in category s).
 
 use mprof_heap::value::{Ptr, Structure};
 use mprof_heap::{Value, alloc};
@@ -57,7 +57,7 @@ fn code<'gc>(name: &str) -> Value<'gc> {
 fn class_key<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     use Value::*;
     Ok(match a[0] {
-        Struct(s) => StructType(s.stype),
+        Struct(s) => StructType(s.stype()),
         Nil => code("NULL"),
         Cons(_) => code("CONS"),
         Symbol(_) => code("SYMBOL"),
@@ -117,7 +117,8 @@ fn allocate_instance<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc>
 /// instance, obsolete, or no such local slot).
 fn fast_index<'gc>(obj: Value<'gc>, name: Value<'gc>) -> Option<(Ptr<'gc, Structure<'gc>>, usize)> {
     let Value::Struct(s) = obj else { return None };
-    let names = s.stype.slot_names.borrow();
+    let stype = s.stype();
+    let names = stype.slot_names.borrow();
     let slots = s.slots.borrow();
     let layout = *names.first()?;
     if !matches!(layout, Value::Symbol(_)) || !slots.first()?.eq(layout) {
@@ -142,7 +143,7 @@ fn slot_ref<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// Whether the instance's class declares slot types: its layout token's
 /// value is true then, and stores take the Lisp path, which checks them.
 fn has_typed_slots(s: Ptr<'_, Structure<'_>>) -> bool {
-    matches!(s.stype.slot_names.borrow().first(), Some(Value::Symbol(token)) if token.value.get().truthy())
+    matches!(s.stype().slot_names.borrow().first(), Some(Value::Symbol(token)) if token.value.get().truthy())
 }
 
 /// (sys:%slot-set object slot-name value miss): stores and returns `value`,
@@ -207,6 +208,35 @@ fn instance_resize<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(a[0])
 }
 
+/// (sys:%instance-change-type object type): make `object` an instance of the
+/// class whose structure type is `type`, stamped with its current layout and
+/// every slot unbound (CHANGE-CLASS then fills in the kept values). Returns
+/// a copy of the object as it was, for UPDATE-INSTANCE-FOR-DIFFERENT-CLASS.
+fn instance_change_type<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let s = struct_of(ctx, a[0])?;
+    let t = instance_type(ctx, a[1])?;
+    let old_type = s.stype();
+    if old_type.slot_names.borrow().first().is_none_or(|n| !matches!(n, Value::Symbol(_)))
+        || !matches!(s.slots.borrow().first(), Some(Value::Symbol(_)))
+    {
+        return Err(Raise::error(format!("CHANGE-CLASS: {} is not a standard object", ctx.print(a[0], true))));
+    }
+    let mut fresh = t.slot_names.borrow().clone();
+    let Some(layout) = fresh.first().copied() else {
+        return Err(Raise::error("CHANGE-CLASS: the new class is not a standard class"));
+    };
+    fresh.iter_mut().for_each(|v| *v = Value::Unbound);
+    fresh[0] = layout;
+    let old_slots = std::mem::replace(&mut *alloc::struct_slots_mut(ctx.mc, s), fresh);
+    let name = match old_type.name {
+        Value::Symbol(n) => n.name.to_string(),
+        _ => "instance".to_string(),
+    };
+    let previous = alloc::structure(ctx.mc, old_type, &name, old_slots);
+    alloc::struct_set_type(ctx.mc, s, t);
+    Ok(previous)
+}
+
 /// (sys:%struct-type-report-of type): the type's own print method or
 /// report (not an inherited one), NIL when none.
 fn struct_type_report_of<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -239,4 +269,5 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%INSTANCE-RESIZE", 2, 2, instance_resize),
     sys("%STRUCT-TYPE-REPORT-OF", 1, 1, struct_type_report_of),
     sys("%MEMQ", 2, 2, memq),
+    sys("%INSTANCE-CHANGE-TYPE", 2, 2, instance_change_type),
 ];

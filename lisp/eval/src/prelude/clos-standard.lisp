@@ -460,6 +460,38 @@
   (declare (ignore discarded-slots property-list))
   (apply #'shared-initialize instance added-slots initargs))
 
+(defun sys::%slot-names (class)
+  (mapcar (lambda (sd) (sys::%sd-name sd)) (sys::%class-slots class)))
+
+(defgeneric update-instance-for-different-class
+    (previous current &rest initargs &key &allow-other-keys))
+(defmethod update-instance-for-different-class ((previous t) current &rest initargs)
+  ;; The added slots: local slots of the new class that the old one lacks.
+  (let ((old (sys::%slot-names (class-of previous))))
+    (apply #'shared-initialize current
+           (remove-if (lambda (n) (member n old)) (sys::%instance-slot-names (class-of current)))
+           initargs)))
+
+(defgeneric change-class (instance new-class &rest initargs &key &allow-other-keys))
+(defmethod change-class ((instance standard-object) (new-class symbol) &rest initargs)
+  (apply #'change-class instance (find-class new-class) initargs))
+(defmethod change-class ((instance standard-object) (new-class class) &rest initargs)
+  (unless (eq (type-of new-class) 'standard-class)
+    (error "CHANGE-CLASS: ~S is not a standard class." new-class))
+  (let* ((old-class (sys::%current-instance instance))
+         (kept (let ((out nil))
+                 (dolist (n (sys::%slot-names old-class) out)
+                   (when (slot-boundp instance n) (push (cons n (slot-value instance n)) out)))))
+         (previous (sys:%instance-change-type instance (sys::%class-stype new-class)))
+         (i 1))
+    ;; Values of the slots both classes have (local in the new one) are kept.
+    (dolist (n (sys::%instance-slot-names new-class))
+      (let ((v (assoc n kept)))
+        (when v (sys:%instance-set instance i (cdr v))))
+      (setq i (+ i 1)))
+    (apply #'update-instance-for-different-class previous instance initargs)
+    instance))
+
 (defgeneric make-instances-obsolete (class))
 (defmethod make-instances-obsolete ((class t))
   (let ((c (if (symbolp class) (find-class class) class)))
