@@ -91,6 +91,10 @@
 (defun ensure-generic-function (name &key lambda-list documentation method-combination
                                      &allow-other-keys)
   (let ((gf (gethash name sys::*gf-by-name*)))
+    ;; A DEFUN since made the name an ordinary function again.
+    (when (and gf (fboundp name) (not (eq (fdefinition name) (sys::%gf-function gf))))
+      (remhash name sys::*gf-by-name*)
+      (setq gf nil))
     (when (and (null gf) (fboundp name) (not (and (symbolp name) (macro-function name))))
       (unless (gethash (fdefinition name) sys::*gf-by-function*)
         (error "~S already names an ordinary function; it cannot also be a generic function." name)))
@@ -197,8 +201,10 @@
     (reverse out)))
 
 (defun sys::%defmethod (name qualifiers specializers lambda-list function documentation)
-  (let ((gf (or (gethash name sys::*gf-by-name*)
-                (ensure-generic-function name :lambda-list (sys::%gf-lambda-list-of lambda-list))))
+  (let ((gf (let ((known (gethash name sys::*gf-by-name*)))
+              (if (and known (fboundp name) (eq (fdefinition name) (sys::%gf-function known)))
+                  known
+                  (ensure-generic-function name :lambda-list (sys::%gf-lambda-list-of lambda-list)))))
         (method (sys:%make-instance (sys:%find-struct-type 'standard-method))))
     (sys::%mo-set method 2 qualifiers)
     (sys::%mo-set method 3 (mapcar (lambda (s)
