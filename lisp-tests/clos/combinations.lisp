@@ -93,3 +93,11 @@
 (defmethod fnext ((x integer))
   (list (funcall #'next-method-p) (apply #'call-next-method (list (* 2 x)))))
 (print (fnext 3))
+
+;; No applicable primary method is an error even when an :around method applies.
+(defgeneric p1 (x) (:method-combination +) (:method :around ((x t)) 1) (:method + ((x integer)) x))
+(print (handler-case (p1 'a) (error () :error)))
+(print (p1 5))
+(defgeneric p2 (x) (:method :around ((x t)) 1) (:method ((x integer)) x))
+(print (handler-case (p2 'a) (error () :error)))
+(print (p2 5))

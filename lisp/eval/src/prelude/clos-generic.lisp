@@ -282,7 +282,8 @@
           (befores (mapcar #'sys::%method-function (reverse befores)))
           (primaries (mapcar #'sys::%method-function (reverse primaries)))
           (afters (mapcar #'sys::%method-function afters)))
-      (cond ((null primaries) (sys::%chain arounds (sys::%no-primary-method gf)))
+      ;; No primary method: an error, whatever :AROUND methods apply.
+      (cond ((null primaries) (list (sys::%no-primary-method gf)))
             ((and (null befores) (null afters))
              (if arounds
                  (cons (car arounds) (append (cdr arounds) primaries))
@@ -327,10 +328,10 @@
                             (if (eq (car (cdr combination)) :most-specific-last)
                                 primaries
                                 (reverse primaries))))
-    (sys::%chain
-     arounds
-     (if (null primaries)
-         (sys::%no-primary-method gf)
+    (if (null primaries)
+     (list (sys::%no-primary-method gf))
+     (sys::%chain
+      arounds
          (sys::named-lambda sys::%effective-method (next &rest args)
            (declare (ignore next))
            (case op
