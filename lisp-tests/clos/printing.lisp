@@ -46,3 +46,16 @@
   (error (e) (format t "~a~%" e)))
 (handler-case (error 'game-over :score 5)
   (error (e) (format t "~a~%" e)))
+
+;; PRINT-OBJECT on a condition class is used when escaping too; :REPORT when not.
+(define-condition oops (error) ((n :initarg :n :reader n)) (:report (lambda (c s) (format s "oops ~a" (n c)))))
+(defmethod print-object ((c oops) stream)
+  (if *print-escape*
+      (format stream "#<OOPS n=~a>" (n c))
+      (call-next-method)))
+(let ((c (make-condition 'oops :n 3)))
+  (print c)
+  (format t "~%~a|~s~%" c c)
+  (print (prin1-to-string c))
+  (print (princ-to-string c)))
+(handler-case (error 'oops :n 4) (error (e) (format t "~a~%" e)))

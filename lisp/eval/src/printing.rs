@@ -108,15 +108,25 @@ fn case_of(v: Value<'_>) -> Case {
 /// doc), or a condition type's report string.
 pub fn method<'gc>(world: &World<'gc>, v: Value<'gc>, escape: bool) -> Option<Value<'gc>> {
     let Value::Struct(s) = v else { return None };
-    if s.stype().is_condition && escape {
-        return None;
-    }
     let own = s.stype().report.get();
-    if own.truthy() {
-        return Some(own);
-    }
     // Inherited, as CLOS would: the nearest supertype's method or report string.
-    s.stype().precedence.borrow().iter().skip(1).find_map(|name| world.find_type(*name).map(|t| t.report.get()).filter(|r| r.truthy()))
+    let found = if own.truthy() {
+        Some(own)
+    } else {
+        s.stype().precedence.borrow().iter().skip(1).find_map(|name| world.find_type(*name).map(|t| t.report.get()).filter(|r| r.truthy()))
+    };
+    // An escaped condition prints as #<TYPE {address}>: its :REPORT is for
+    // PRINC. Only a PRINT-OBJECT method (through CLOS's dispatcher) prints it.
+    if s.stype().is_condition && escape {
+        return found.filter(|f| is_print_object_dispatcher(*f));
+    }
+    found
+}
+
+/// Whether `f` is CLOS's PRINT-OBJECT dispatcher for conditions
+/// (`prelude/clos-standard.lisp`), which handles escaped printing itself.
+fn is_print_object_dispatcher(f: Value<'_>) -> bool {
+    matches!(f, Value::Function(f) if matches!(f.name(), Value::Symbol(n) if &*n.name == "%PRINT-OBJECT-CONDITION-DISPATCHER"))
 }
 
 /// A sink writing to a Lisp stream; a stream error is kept to be signalled.
