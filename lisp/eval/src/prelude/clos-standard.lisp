@@ -296,32 +296,32 @@
   (sys::%allocate-standard-instance class))
 
 (defun sys::%initarg-slot-value (sd initargs)
-  ;; -> (values value found-p): SD's first initarg present in INITARGS.
-  (let ((l initargs))
-    (loop while l
-          do (when (sys:%memq (car l) (sys::%sd-initargs sd))
-               (return-from sys::%initarg-slot-value (values (car (cdr l)) t)))
-             (setq l (cdr (cdr l))))
-    (values nil nil)))
+  ;; The value of SD's first initarg present in INITARGS, or SYS::%UNBOUND.
+  (let ((l initargs) (keys (sys::%sd-initargs sd)))
+    (if keys
+        (loop (when (null l) (return 'sys::%unbound))
+              (when (sys:%memq (car l) keys) (return (car (cdr l))))
+              (setq l (cdr (cdr l))))
+        'sys::%unbound)))
 
 (defun sys::%initialize-slots (instance class slot-names initargs)
   ;; The standard SHARED-INITIALIZE: initargs first, then the initforms of
   ;; the unbound slots named by SLOT-NAMES (T: all). Allocates nothing.
   (dolist (sd (sys::%class-slots class))
-    (let ((name (sys::%sd-name sd)) (loc (sys::%sd-location sd)))
-      (multiple-value-bind (value found) (sys::%initarg-slot-value sd initargs)
-        (when (and (not found)
-                   (sys::%sd-initfunction sd)
-                   (or (eq slot-names t) (sys:%memq name slot-names))
-                   (if (integerp loc)
-                       (eq (sys:%instance-ref instance loc 'sys::%unbound) 'sys::%unbound)
-                       (not (slot-boundp instance name))))
-          (setq value (funcall (sys::%sd-initfunction sd)) found t))
-        (when found
-          (when (sys::%sd-type sd) (sys::%check-slot-type class name value))
-          (if (integerp loc)
-              (sys:%instance-set instance loc value)
-              (setf (slot-value instance name) value))))))
+    (let ((loc (sys::%sd-location sd))
+          (value (sys::%initarg-slot-value sd initargs)))
+      (when (and (eq value 'sys::%unbound)
+                 (sys::%sd-initfunction sd)
+                 (or (eq slot-names t) (sys:%memq (sys::%sd-name sd) slot-names))
+                 (if (integerp loc)
+                     (eq (sys:%instance-ref instance loc 'sys::%unbound) 'sys::%unbound)
+                     (not (slot-boundp instance (sys::%sd-name sd)))))
+        (setq value (funcall (sys::%sd-initfunction sd))))
+      (unless (eq value 'sys::%unbound)
+        (when (sys::%sd-type sd) (sys::%check-slot-type class (sys::%sd-name sd) value))
+        (if (integerp loc)
+            (sys:%instance-set instance loc value)
+            (setf (slot-value instance (sys::%sd-name sd)) value)))))
   instance)
 
 (defgeneric shared-initialize (instance slot-names &rest initargs &key &allow-other-keys))
