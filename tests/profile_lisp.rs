@@ -265,3 +265,59 @@ fn the_systems_own_helpers_are_charged_to_their_users_unless_asked_for() {
     let shown = allocating_functions(true);
     assert!(shown.iter().any(|n| n.starts_with("%DS-") || n.starts_with("%DEFSTRUCT")), "{shown:?}");
 }
+
+const CLOS_SHAPES: &str = "
+(defclass shape () ((name :initarg :name :reader shape-name)))
+(defclass circle (shape) ((radius :initarg :radius :reader radius)))
+(defclass rect (shape) ((w :initarg :w :reader rect-w) (h :initarg :h :reader rect-h)))
+(defgeneric grow (shape))
+(defmethod grow ((c circle)) (make-instance 'circle :radius (+ (radius c) 1)))
+(defmethod grow ((r rect)) (make-instance 'rect :w (rect-w r) :h (+ (rect-h r) 1)))
+(defgeneric outline (shape))
+(defmethod outline ((c circle)) (list :circle (radius c)))
+(defmethod outline ((r rect)) (list :rect (rect-w r) (rect-h r)))
+(defmethod outline :around ((s shape)) (cons :shape (call-next-method)))
+(defun run-shapes (n)
+  (let ((kept nil))
+    (dotimes (i n)
+      (let ((c (grow (make-instance 'circle :radius i)))
+            (r (grow (make-instance 'rect :w i :h i))))
+        (push (outline c) kept)
+        (outline r)))
+    (length kept)))
+";
+
+#[test]
+fn clos_instances_are_binned_by_class_and_charged_to_methods() {
+    // Warm the dispatch caches in the setup: the profile shows steady-state calls.
+    let text = report(&format!("{CLOS_SHAPES} (run-shapes 2)"), "(run-shapes 100)", &ReportOptions::default());
+    for expected in ["CIRCLE", "RECT", "(METHOD GROW (CIRCLE))", "(METHOD OUTLINE (RECT))", "(METHOD OUTLINE :AROUND (SHAPE))"] {
+        assert!(text.contains(expected), "{expected} missing from\n{text}");
+    }
+    insta::assert_snapshot!("clos_shapes", text);
+}
+
+#[test]
+fn clos_make_instance_allocates_one_object_and_dispatch_allocates_nothing() {
+    let mut lisp = interpreter();
+    eval(&mut lisp, CLOS_SHAPES);
+    // Warm the dispatch caches, so only steady-state calls are counted.
+    eval(&mut lisp, "(run-shapes 2)");
+    lisp.profile_start(Some(MonitorOptions::default()), false);
+    eval(&mut lisp, "(run-shapes 50)");
+    lisp.profile_stop();
+    let _ = lisp.profile_report(&ReportOptions::default());
+    let profile = lisp.full_profile();
+    let allocs_of = |name: &str| {
+        let ty = profile.types.iter().position(|t| t == name).expect("a bin for the class");
+        profile
+            .bins
+            .iter()
+            .find(|b| matches!(b.key, mprof_engine::profile::BinKey::Type(t) if t.0 as usize == ty))
+            .map(|b| b.counters.allocs)
+            .unwrap_or(0)
+    };
+    // Two MAKE-INSTANCEs per class and iteration: one structure each.
+    assert_eq!(allocs_of("CIRCLE"), 100);
+    assert_eq!(allocs_of("RECT"), 100);
+}

@@ -15,14 +15,15 @@ use crate::world::World;
 
 /// The value of the slot named `name` of a condition, if it has one.
 pub fn slot<'gc>(s: Ptr<'gc, Structure<'gc>>, name: &str) -> Option<Value<'gc>> {
-    let names = s.stype.slot_names.borrow();
+    let stype = s.stype();
+    let names = stype.slot_names.borrow();
     let i = names.iter().position(|n| matches!(n, Value::Symbol(sym) if &*sym.name == name))?;
     s.slots.borrow().get(i).copied()
 }
 
 /// Whether a structure's type has `name` among its supertypes (or is it).
 pub fn is_of_type<'gc>(s: Ptr<'gc, Structure<'gc>>, name: &str) -> bool {
-    s.stype.precedence.borrow().iter().any(|n| matches!(n, Value::Symbol(sym) if &*sym.name == name))
+    s.stype().precedence.borrow().iter().any(|n| matches!(n, Value::Symbol(sym) if &*sym.name == name))
 }
 
 /// Make an instance of a condition type, filling named slots.
@@ -84,12 +85,12 @@ pub fn from_raise<'gc>(mc: &Mutation<'gc>, world: &World<'gc>, raise: Raise<'gc>
 /// The report of a condition whose type has no Lisp report function.
 pub fn static_report<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Option<String> {
     let Value::Struct(s) = v else { return None };
-    if !s.stype.is_condition {
+    if !s.stype().is_condition {
         return None;
     }
     let escaped = PrintContext { escape: true, ..*ctx };
     let p = |x: Value<'gc>| print_to_string(x, &escaped);
-    match s.stype.report.get() {
+    match s.stype().report.get() {
         Value::String(text) => return Some(text.borrow().to_rust_string()),
         Value::Nil => {}
         _ => return None,
@@ -112,7 +113,7 @@ pub fn static_report<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Option<
         return Some(format!("The function {} is undefined.", p(slot(s, "NAME").unwrap_or(Value::Nil))));
     }
     if is_of_type(s, "ARITHMETIC-ERROR") {
-        let name = p(s.stype.name);
+        let name = p(s.stype().name);
         let mut text = format!("arithmetic error {name} signalled");
         if let Some(op) = slot(s, "OPERATION")
             && op.truthy()
@@ -134,5 +135,5 @@ pub fn static_report<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Option<
     if is_of_type(s, "INTERACTIVE-INTERRUPT") {
         return Some("Interactive interrupt.".to_string());
     }
-    Some(format!("Condition {} was signalled.", p(s.stype.name)))
+    Some(format!("Condition {} was signalled.", p(s.stype().name)))
 }

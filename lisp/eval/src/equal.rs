@@ -136,7 +136,7 @@ fn equalp_nested<'gc>(a: Value<'gc>, b: Value<'gc>, key_nesting: usize) -> Optio
                 true
             }
             (Value::Struct(x), Value::Struct(y)) => {
-                if !gc_arena::Gc::ptr_eq(x.stype, y.stype) {
+                if !gc_arena::Gc::ptr_eq(x.stype(), y.stype()) {
                     return Some(false);
                 }
                 let (xs, ys) = (x.slots.borrow(), y.slots.borrow());

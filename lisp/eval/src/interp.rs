@@ -111,6 +111,9 @@ const PRELUDE: &[(&str, &str)] = &[
     ("prelude/io.lisp", include_str!("prelude/io.lisp")),
     ("prelude/defstruct.lisp", include_str!("prelude/defstruct.lisp")),
     ("prelude/loop.lisp", include_str!("prelude/loop.lisp")),
+    ("prelude/clos-classes.lisp", include_str!("prelude/clos-classes.lisp")),
+    ("prelude/clos-generic.lisp", include_str!("prelude/clos-generic.lisp")),
+    ("prelude/clos-standard.lisp", include_str!("prelude/clos-standard.lisp")),
     ("prelude/mprof.lisp", include_str!("prelude/mprof.lisp")),
     ("prelude/end.lisp", include_str!("prelude/end.lisp")),
 ];
@@ -655,7 +658,7 @@ impl Interpreter {
             let c = root.vm.result;
             let pctx = print_context(world, true);
             let type_name = match c {
-                Value::Struct(s) => mprof_heap::printer::print_to_string(s.stype.name, &pctx),
+                Value::Struct(s) => mprof_heap::printer::print_to_string(s.stype().name, &pctx),
                 other => mprof_heap::printer::print_to_string(crate::types::type_of(
                     &mut crate::ctx::Ctx { mc, world, host: &mut Host::detached(), values: &mut Vec::new(), multiple: false },
                     other,
@@ -676,7 +679,7 @@ impl Interpreter {
     /// condition's type has a Lisp report function.
     fn lisp_report(&mut self) -> Option<String> {
         let has_fn = self.arena.mutate(|_mc, root| match root.vm.result {
-            Value::Struct(s) => s.stype.precedence.borrow().iter().any(|n| {
+            Value::Struct(s) => s.stype().precedence.borrow().iter().any(|n| {
                 root.world.find_type(*n).map(|t| matches!(t.report.get(), Value::Function(_))).unwrap_or(false)
             }),
             _ => false,

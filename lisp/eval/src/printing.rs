@@ -14,7 +14,8 @@
 //! `report` field of a structure or condition type, a function, found along
 //! the type's precedence list. `defstruct` stores `:print-function` and
 //! `:print-object` there, `define-condition` its `:report` (used when not
-//! escaping); a CLOS `print-object` method will store its dispatcher there.
+//! escaping); CLOS stores its `print-object` dispatcher there (see
+//! `prelude/clos-standard.lisp`).
 
 use gc_arena::Collect;
 use mprof_heap::printer::{Case, Job, Outcome, PrintContext, Settings, Sink, Stop};
@@ -107,15 +108,25 @@ fn case_of(v: Value<'_>) -> Case {
 /// doc), or a condition type's report string.
 pub fn method<'gc>(world: &World<'gc>, v: Value<'gc>, escape: bool) -> Option<Value<'gc>> {
     let Value::Struct(s) = v else { return None };
-    if s.stype.is_condition && escape {
-        return None;
-    }
-    let own = s.stype.report.get();
-    if own.truthy() {
-        return Some(own);
-    }
+    let own = s.stype().report.get();
     // Inherited, as CLOS would: the nearest supertype's method or report string.
-    s.stype.precedence.borrow().iter().skip(1).find_map(|name| world.find_type(*name).map(|t| t.report.get()).filter(|r| r.truthy()))
+    let found = if own.truthy() {
+        Some(own)
+    } else {
+        s.stype().precedence.borrow().iter().skip(1).find_map(|name| world.find_type(*name).map(|t| t.report.get()).filter(|r| r.truthy()))
+    };
+    // An escaped condition prints as #<TYPE {address}>: its :REPORT is for
+    // PRINC. Only a PRINT-OBJECT method (through CLOS's dispatcher) prints it.
+    if s.stype().is_condition && escape {
+        return found.filter(|f| is_print_object_dispatcher(*f));
+    }
+    found
+}
+
+/// Whether `f` is CLOS's PRINT-OBJECT dispatcher for conditions
+/// (`prelude/clos-standard.lisp`), which handles escaped printing itself.
+fn is_print_object_dispatcher(f: Value<'_>) -> bool {
+    matches!(f, Value::Function(f) if matches!(f.name(), Value::Symbol(n) if &*n.name == "%PRINT-OBJECT-CONDITION-DISPATCHER"))
 }
 
 /// A sink writing to a Lisp stream; a stream error is kept to be signalled.
@@ -343,7 +354,7 @@ pub fn step<'gc>(ctx: &mut Ctx<'_, 'gc>, task: &mut PrintTask<'gc>) -> Result<Re
                 task.stream = alloc::stream(ctx.mc, "string-output", StreamKind::StringOutput { buffer: text });
             }
             let mut args = vec![object, task.stream];
-            let condition = matches!(object, Value::Struct(s) if s.stype.is_condition);
+            let condition = matches!(object, Value::Struct(s) if s.stype().is_condition);
             if !condition {
                 args.push(Value::Fixnum(depth as i64));
             }

@@ -24,7 +24,7 @@ pub const SBCL_MOST_POSITIVE_FIXNUM: i64 = 4611686018427387903;
 pub fn typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>) -> Result<bool, Raise<'gc>> {
     match spec {
         Value::Cons(_) => compound_typep(ctx, obj, spec),
-        Value::StructType(t) => Ok(matches!(obj, Value::Struct(s) if s.stype.precedence.borrow().iter().any(|n| n.eq(t.name)))),
+        Value::StructType(t) => Ok(matches!(obj, Value::Struct(s) if s.stype().precedence.borrow().iter().any(|n| n.eq(t.name)))),
         _ => {
             let Some(name) = name_of(spec) else {
                 return Err(Raise::error(format!("{} is not a type specifier", ctx.print(spec, true))));
@@ -77,11 +77,12 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
         "STREAM" => matches!(obj, Stream(_)),
         "STRING-STREAM" => matches!(obj, Stream(s) if !matches!(s.borrow().kind, mprof_heap::value::StreamKind::Host { .. })),
         "RANDOM-STATE" => matches!(obj, RandomState(_)),
-        "STRUCTURE-OBJECT" => matches!(obj, Struct(s) if !s.stype.is_condition),
-        "STANDARD-OBJECT" => false,
+        // CLOS instances are structures whose types descend from STANDARD-OBJECT.
+        "STRUCTURE-OBJECT" => matches!(obj, Struct(s) if !s.stype().is_condition && !s.stype().precedence.borrow().iter().any(|n| n.eq(spec_standard_object(ctx)))),
+        "STANDARD-OBJECT" => matches!(obj, Struct(s) if s.stype().precedence.borrow().iter().any(|n| n.eq(spec))),
         _ => {
             if let Struct(s) = obj
-                && s.stype.precedence.borrow().iter().any(|n| n.eq(spec))
+                && s.stype().precedence.borrow().iter().any(|n| n.eq(spec))
             {
                 return Ok(true);
             }
@@ -91,6 +92,10 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
             return Err(Raise::error(format!("unknown type specifier: {}", ctx.print(spec, true))));
         }
     })
+}
+
+fn spec_standard_object<'gc>(ctx: &Ctx<'_, 'gc>) -> Value<'gc> {
+    ctx.cl("STANDARD-OBJECT")
 }
 
 fn in_range<'gc>(obj: Value<'gc>, lo: Value<'gc>, hi: Value<'gc>) -> bool {
@@ -253,7 +258,7 @@ pub fn type_of<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>) -> Value<'gc> {
             alloc::list(ctx.mc, &[cl(ctx, "SIMPLE-ARRAY"), cl(ctx, "T"), d])
         }
         Function(_) => cl(ctx, "COMPILED-FUNCTION"),
-        Struct(s) => s.stype.name,
+        Struct(s) => s.stype().name,
         HashTable(_) => cl(ctx, "HASH-TABLE"),
         Package(_) => cl(ctx, "PACKAGE"),
         Stream(_) => cl(ctx, "STREAM"),

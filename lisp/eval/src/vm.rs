@@ -578,7 +578,16 @@ impl<'gc> Vm<'gc> {
         }
         let cached = p.prof_id.get();
         if cached >> 32 == self.prof_generation as u64 && cached & 0xffff_ffff != 0 {
+            if cached & 0xffff_ffff == TRANSPARENT_ID {
+                return None;
+            }
             return Some(FuncId((cached & 0xffff_ffff) as u32 - 1));
+        }
+        // CLOS's effective-method closures are transparent: what they
+        // allocate is charged to the generic function calling them.
+        if matches!(p.name, Value::Symbol(s) if &*s.name == "%EFFECTIVE-METHOD") {
+            p.prof_id.set(((self.prof_generation as u64) << 32) | TRANSPARENT_ID);
+            return None;
         }
         let (id, cache) = crate::profile::function_id(cached, || function_info(p, world));
         p.prof_id.set(cache);
@@ -2178,6 +2187,9 @@ fn feature_names(world: &World<'_>) -> Vec<String> {
 /// What the profile shows of a compiled function: its name (as the printer
 /// writes it, without a package prefix for COMMON-LISP and CL-USER symbols),
 /// file and line.
+/// The low half of a proto's `prof_id` marking it transparent to the profiler.
+const TRANSPARENT_ID: u64 = 0xffff_ffff;
+
 fn function_info<'gc>(p: &Proto<'gc>, world: &World<'gc>) -> mprof_engine::monitor::FunctionInfo {
     let name = if p.info.toplevel {
         "(top level)".to_string()

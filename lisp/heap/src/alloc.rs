@@ -157,7 +157,7 @@ pub fn structure<'gc>(
         Category::StructureVector,
         type_name,
         extra,
-        Structure { stype, slots: RefLock::new(slots) },
+        Structure { stype: Lock::new(stype), slots: RefLock::new(slots) },
     ))
 }
 
@@ -251,6 +251,13 @@ pub fn struct_slots_mut<'gc>(
     let w = Gc::write(mc, s);
     let inner = field!(w, Obj, val);
     unlock!(inner, Structure, slots).borrow_mut()
+}
+
+/// Give a structure another type (CLOS's CHANGE-CLASS; the caller sets the slots).
+pub fn struct_set_type<'gc>(mc: &Mutation<'gc>, s: Ptr<'gc, Structure<'gc>>, t: Ptr<'gc, StructType<'gc>>) {
+    let w = Gc::write(mc, s);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, Structure, stype).set(t);
 }
 
 pub fn struct_type_set_report<'gc>(mc: &Mutation<'gc>, t: Ptr<'gc, StructType<'gc>>, v: Value<'gc>) {

@@ -507,7 +507,7 @@ impl<'gc> Job<'gc> {
                         }
                     }
                 }
-                if st.stype.is_condition {
+                if st.stype().is_condition {
                     if !escape
                         && let Some(report) = ctx.condition_report
                         && let Some(text) = report(v, ctx)
@@ -519,12 +519,24 @@ impl<'gc> Job<'gc> {
                         return Err(Stop::NotReadable(v));
                     }
                     self.buffer.push_str("#<");
-                    self.symbol_text(st.stype.name, ctx);
+                    self.symbol_text(st.stype().name, ctx);
+                    self.buffer.push_str(&format!(" {{{:X}}}>", Gc::as_ptr(st) as usize));
+                    return Ok(None);
+                }
+                // A CLOS instance whose PRINT-OBJECT cannot be called from here
+                // prints as the default method would: its slots are not for
+                // display (a layout token first; metaobjects are circular).
+                if st.stype().precedence.borrow().iter().any(|n| matches!(n, Value::Symbol(s) if &*s.name == "STANDARD-OBJECT")) {
+                    if s.readably {
+                        return Err(Stop::NotReadable(v));
+                    }
+                    self.buffer.push_str("#<");
+                    self.symbol_text(st.stype().name, ctx);
                     self.buffer.push_str(&format!(" {{{:X}}}>", Gc::as_ptr(st) as usize));
                     return Ok(None);
                 }
                 self.buffer.push_str("#S(");
-                self.symbol_text(st.stype.name, ctx);
+                self.symbol_text(st.stype().name, ctx);
                 self.work.push(Work::SlotsRest { object: v, index: 0, depth });
             }
             Value::HashTable(h) => {
@@ -677,7 +689,8 @@ impl<'gc> Job<'gc> {
 
     fn slots_rest(&mut self, object: Value<'gc>, index: usize, depth: u32, ctx: &PrintContext<'_, 'gc>) {
         let Value::Struct(s) = object else { return };
-        let names = s.stype.slot_names.borrow();
+        let stype = s.stype();
+        let names = stype.slot_names.borrow();
         let slots = s.slots.borrow();
         if index >= slots.len().min(names.len()) {
             self.buffer.push(')');

@@ -282,8 +282,16 @@ pub struct Builtin<'gc> {
 #[derive(Collect)]
 #[collect(no_drop)]
 pub struct Structure<'gc> {
-    pub stype: Ptr<'gc, StructType<'gc>>,
+    /// The type; CLOS's CHANGE-CLASS replaces it (`alloc::struct_set_type`).
+    pub stype: Lock<Ptr<'gc, StructType<'gc>>>,
     pub slots: RefLock<Vec<Value<'gc>>>,
+}
+
+impl<'gc> Structure<'gc> {
+    /// The structure's type.
+    pub fn stype(&self) -> Ptr<'gc, StructType<'gc>> {
+        self.stype.get()
+    }
 }
 
 /// A structure or condition type: its name, its supertypes and its slots.

@@ -409,7 +409,7 @@ fn struct_type_report<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc
     match a[0] {
         Value::Struct(s) => {
             // The nearest type in the precedence list with a report.
-            for name in s.stype.precedence.borrow().iter() {
+            for name in s.stype().precedence.borrow().iter() {
                 if let Some(t) = ctx.world.find_type(*name) {
                     let r = t.report.get();
                     if r.truthy() {
@@ -455,7 +455,7 @@ fn struct_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<mprof_heap::valu
 /// (sys:%struct-ref object index type-name): type-name checks the object's type.
 fn struct_ref<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let s = match a[0] {
-        Value::Struct(s) if a[2].is_nil() || s.stype.precedence.borrow().iter().any(|n| n.eq(a[2])) => s,
+        Value::Struct(s) if a[2].is_nil() || s.stype().precedence.borrow().iter().any(|n| n.eq(a[2])) => s,
         other => {
             return Err(Raise::TypeError { datum: other, expected: if a[2].is_nil() { ctx.cl("STRUCTURE-OBJECT") } else { a[2] } });
         }
@@ -467,7 +467,7 @@ fn struct_ref<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// (sys:%struct-set object index value type-name)
 fn struct_set<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let s = match a[0] {
-        Value::Struct(s) if a[3].is_nil() || s.stype.precedence.borrow().iter().any(|n| n.eq(a[3])) => s,
+        Value::Struct(s) if a[3].is_nil() || s.stype().precedence.borrow().iter().any(|n| n.eq(a[3])) => s,
         other => {
             return Err(Raise::TypeError { datum: other, expected: if a[3].is_nil() { ctx.cl("STRUCTURE-OBJECT") } else { a[3] } });
         }
@@ -494,19 +494,19 @@ fn slot_by_name<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 
 fn struct_type_name<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(match a[0] {
-        Value::Struct(s) => s.stype.name,
+        Value::Struct(s) => s.stype().name,
         _ => Value::Nil,
     })
 }
 
 fn copy_struct<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let s = struct_arg(ctx, a[0])?;
-    let name = match s.stype.name {
+    let name = match s.stype().name {
         Value::Symbol(n) => n.name.to_string(),
         _ => "structure".into(),
     };
     let slots = s.slots.borrow().clone();
-    Ok(alloc::structure(ctx.mc, s.stype, &name, slots))
+    Ok(alloc::structure(ctx.mc, s.stype(), &name, slots))
 }
 
 /// (sys:%condition-report-string condition): the report of a standard condition, or NIL.

@@ -94,7 +94,7 @@ pub fn shared_objects<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Labels
                 let rank = a.dims.len().max(1);
                 stack.extend(a.items.iter().map(|&i| (i, depth + rank)));
             }
-            Value::Struct(s) if ctx.lisp_method(x).is_none() && !s.stype.is_condition => {
+            Value::Struct(s) if ctx.lisp_method(x).is_none() && !s.stype().is_condition => {
                 let slots = s.slots.borrow();
                 let n = length.map_or(slots.len(), |n| n.min(slots.len()));
                 stack.extend(slots[..n].iter().map(|&i| (i, depth + 1)));

@@ -1,0 +1,40 @@
+;;; CLOS: instance creation, accessors, single and double dispatch,
+;;; :before/:after/:around methods and call-next-method.
+(defclass shape () ((hits :initform 0 :accessor hits)))
+(defclass circle (shape) ((r :initarg :r :accessor r)))
+(defclass rect (shape) ((w :initarg :w :accessor w) (h :initarg :h :accessor h)))
+(defclass square (rect) ())
+
+(defgeneric area (s))
+(defmethod area ((c circle)) (* 3 (r c) (r c)))
+(defmethod area ((x rect)) (* (w x) (h x)))
+(defmethod area :before ((s shape)) (incf (hits s)))
+
+(defgeneric describe-kind (s))
+(defmethod describe-kind ((s shape)) 1)
+(defmethod describe-kind ((x rect)) (+ 10 (call-next-method)))
+(defmethod describe-kind ((x square)) (+ 100 (call-next-method)))
+(defmethod describe-kind :around ((c circle)) (* 2 (call-next-method)))
+
+(defgeneric overlap (a b))
+(defmethod overlap ((a circle) (b circle)) 1)
+(defmethod overlap ((a circle) (b rect)) 2)
+(defmethod overlap ((a rect) (b circle)) 3)
+(defmethod overlap ((a rect) (b rect)) 4)
+
+(defun make-shape (i)
+  (case (mod i 3)
+    (0 (make-instance 'circle :r (mod i 7)))
+    (1 (make-instance 'rect :w (mod i 5) :h 2))
+    (t (make-instance 'square :w 3 :h 3))))
+
+(let ((shapes (make-array 300)) (total 0))
+  (dotimes (round 200)
+    (dotimes (i 300)
+      (setf (aref shapes i) (make-shape (+ i round))))
+    (dotimes (i 300)
+      (let ((s (aref shapes i)) (u (aref shapes (- 299 i))))
+        (setq total (+ total (area s) (describe-kind s) (overlap s u)))
+        (when (typep s 'rect) (setf (w s) (+ (w s) 1)))
+        (setq total (+ total (hits s))))))
+  (print total))
