@@ -368,3 +368,47 @@ fn builtins_walking_a_circular_list_signal_a_type_error_instead_of_hanging() {
     assert_eq!(lisp.eval("(length (append '(1 2) '(3)))").unwrap(), HostValue::Integer(3));
     assert_eq!(lisp.eval("(last (list 1 2 3 4 5 6 7 8 9 10) 3)").unwrap(), HostValue::List(vec![HostValue::Integer(8), HostValue::Integer(9), HostValue::Integer(10)]));
 }
+
+/// An interpreter whose standard input holds `commands` (what a user types at the debugger).
+fn lisp_reading(commands: &str) -> (Interpreter, Capture) {
+    let out = Capture::default();
+    let input = std::io::Cursor::new(commands.as_bytes().to_vec());
+    let mut lisp = Interpreter::with_io(Box::new(out.clone()), Box::new(std::io::sink()), Box::new(input), Options::default())
+        .expect("interpreter starts");
+    lisp.set_interactive_debugger(true).expect("the debugger can be turned on");
+    (lisp, out)
+}
+
+const DEBUGGEE: &str = "(defun pick (x) (restart-case (error \"no pick for ~a\" x)
+                           (use-value (v) :report \"Use another value.\" v)
+                           (twice () (* 2 x))))
+                        (defun outer (n) (+ 1 (pick n)))";
+
+#[test]
+fn the_debugger_lists_restarts_and_frames_and_invokes_the_chosen_restart() {
+    // Restart 0 (USE-VALUE) asks for a value: 41. Then restart 1 (TWICE).
+    let (mut lisp, out) = lisp_reading("0\n41\nbt\n1\n");
+    lisp.eval_source(DEBUGGEE, None).expect("definitions");
+    assert_eq!(lisp.eval("(outer 5)").expect("restarted"), HostValue::Integer(42));
+    let text = out.text();
+    assert!(text.contains("debugger invoked on a SIMPLE-ERROR:\n  no pick for 5"), "{text}");
+    assert!(text.contains("  0: [USE-VALUE] Use another value.\n  1: [TWICE] TWICE\n  2: [ABORT]"), "{text}");
+    // Frames show their arguments, innermost first, without the debugger's own.
+    let pick = text.find("0: (PICK 5)").expect("PICK's frame with its argument");
+    let outer = text.find("1: (OUTER 5)").expect("OUTER's frame with its argument");
+    assert!(pick < outer, "{text}");
+    assert_eq!(lisp.eval("(outer 7)").expect("restarted"), HostValue::Integer(15));
+}
+
+#[test]
+fn the_debuggers_abort_returns_to_the_top_level_and_the_interpreter_goes_on() {
+    let (mut lisp, out) = lisp_reading("(* 6 7)\n2\n");
+    lisp.eval_source(DEBUGGEE, None).expect("definitions");
+    let e = lisp.eval("(outer 5)").expect_err("aborted");
+    assert_eq!(e.condition_type, mprof_lisp::DEBUGGER_ABORT);
+    assert!(out.text().contains("0] 42\n"), "a form typed at the debugger is evaluated there: {}", out.text());
+    // Input ends: the debugger returns to the top level too.
+    let e = lisp.eval("(outer 1)").expect_err("aborted at end of input");
+    assert_eq!(e.condition_type, mprof_lisp::DEBUGGER_ABORT);
+    assert_eq!(lisp.eval("(+ 1 2)").expect("goes on"), HostValue::Integer(3));
+}

@@ -106,6 +106,10 @@ fn eval_text(lisp: &mut Interpreter, text: &str, session: &mut Session) -> Outco
                 if let Some(code) = e.exit_code {
                     return Outcome::Exit(code);
                 }
+                if e.condition_type == mprof_lisp::DEBUGGER_ABORT {
+                    // Reported by the debugger already.
+                    return Outcome::Continue;
+                }
                 print_error(&e, session);
                 return Outcome::Continue;
             }
@@ -262,6 +266,9 @@ fn interactive(lisp: &mut Interpreter, session: &mut Session) -> i32 {
             return batch(lisp, session);
         }
     };
+    if let Err(e) = lisp.set_interactive_debugger(true) {
+        write_stderr(&format!(";; the debugger is unavailable: {e}\n"));
+    }
     let names = Rc::new(RefCell::new(lisp.symbol_names()));
     editor.set_helper(Some(LispHelper { names: names.clone() }));
     let history = history_path();

@@ -85,6 +85,10 @@ impl std::fmt::Display for LispError {
 
 impl std::error::Error for LispError {}
 
+/// The condition type of a return to the top level from the interactive
+/// debugger: the error was reported there already.
+pub const DEBUGGER_ABORT: &str = "MPROF-SYSTEM::DEBUGGER-ABORT";
+
 /// The embedded interpreter.
 pub struct Interpreter {
     arena: LispArena,
@@ -114,6 +118,7 @@ const PRELUDE: &[(&str, &str)] = &[
     ("prelude/clos-classes.lisp", include_str!("prelude/clos-classes.lisp")),
     ("prelude/clos-generic.lisp", include_str!("prelude/clos-generic.lisp")),
     ("prelude/clos-standard.lisp", include_str!("prelude/clos-standard.lisp")),
+    ("prelude/debugger.lisp", include_str!("prelude/debugger.lisp")),
     ("prelude/mprof.lisp", include_str!("prelude/mprof.lisp")),
     ("prelude/end.lisp", include_str!("prelude/end.lisp")),
 ];
@@ -451,6 +456,15 @@ impl Interpreter {
     /// builtins are charged to their caller, before anything is recorded.
     pub fn profile_configure(&mut self, options: MonitorOptions, primitives_to_caller: bool) {
         self.arena.lend(|| crate::profile::configure(options, primitives_to_caller));
+    }
+
+    /// Enter the debugger on an unhandled error (an interactive REPL): it lists the
+    /// restarts, chosen by number, and a backtrace with arguments, reading its
+    /// commands from the standard input. An error then ends in [`LispError`] only
+    /// when the user returns to the top level (condition type
+    /// [`DEBUGGER_ABORT`], already reported) or picks no restart.
+    pub fn set_interactive_debugger(&mut self, on: bool) -> Result<(), LispError> {
+        self.eval(if on { "(setq sys::*interactive-debugger* t)" } else { "(setq sys::*interactive-debugger* nil)" }).map(|_| ())
     }
 
     /// Show the interpreter's own helpers in profiles (SYS::%... functions and the

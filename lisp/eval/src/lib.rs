@@ -53,5 +53,5 @@ pub(crate) mod vm;
 pub(crate) mod world;
 
 pub use host::{Host, IoStats, Options, STDERR, STDIN, STDOUT};
-pub use interp::{HostValue, Interpreter, LispError, exec_tables};
+pub use interp::{DEBUGGER_ABORT, HostValue, Interpreter, LispError, exec_tables};
 pub use raise::ProfileKinds;

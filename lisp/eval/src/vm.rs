@@ -1535,6 +1535,13 @@ impl<'gc> Vm<'gc> {
                 self.abort(env, condition);
                 Ok(true)
             }
+            Special::Backtrace => {
+                let frames = self.backtrace_frames(env);
+                self.stack.truncate(ret);
+                self.stack.push(frames);
+                self.values_single = true;
+                Ok(false)
+            }
             Special::Compile => Err(Raise::error("internal error: COMPILE is defined in the prelude")),
             Special::Print(kind) => {
                 let task = {
@@ -2072,6 +2079,31 @@ impl<'gc> Vm<'gc> {
             let _ = condition;
             self.abort(env, c2);
         }
+    }
+
+    /// The running Lisp frames for the debugger, innermost first, each a list of
+    /// the function's name and its parameters' current values (at most 100).
+    fn backtrace_frames(&self, env: &mut Env<'_, 'gc>) -> Value<'gc> {
+        let mut out = Vec::new();
+        for f in self.frames.iter().rev().filter(|f| matches!(f.cont, Cont::Lisp)).take(100) {
+            let Value::Function(fp) = f.func else { continue };
+            let name = match fp.name() {
+                Value::Nil => alloc::list(env.mc, &[Value::Symbol(env.world.syms.lambda)]),
+                n => n,
+            };
+            let params = f.proto.map(|p| {
+                let ps = &Gc::as_ref(p).val.info.params;
+                ps.required as usize + ps.optional as usize + usize::from(ps.rest) + ps.keys.len()
+            });
+            let base = f.base as usize;
+            let args: Vec<Value<'gc>> = match params {
+                Some(n) => self.stack.get(base..(base + n).min(self.stack.len())).unwrap_or(&[]).to_vec(),
+                None => Vec::new(),
+            };
+            let frame = alloc::list_with_tail(env.mc, &[name], alloc::list(env.mc, &args));
+            out.push(frame);
+        }
+        alloc::list(env.mc, &out)
     }
 
     /// No handler took `condition`: record the backtrace, run every pending

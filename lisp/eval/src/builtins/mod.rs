@@ -51,6 +51,8 @@ pub enum Special {
     LoadSource,
     /// (sys:%unhandled-condition condition): no handler took it; abort to the driver.
     Unhandled,
+    /// (sys:%backtrace): the running Lisp frames, innermost first, as (name . arguments).
+    Backtrace,
     /// (compile name &optional definition)
     Compile,
     /// (sys:%macroexpand-1 form): expand once; two values.
@@ -107,6 +109,7 @@ const SPECIALS: &[BuiltinDef] = &[
         max: 1,
         kind: Kind::Special(Special::Unhandled),
     },
+    BuiltinDef { name: "%BACKTRACE", package: Pkg::Sys, min: 0, max: 0, kind: Kind::Special(Special::Backtrace) },
     BuiltinDef { name: "COMPILE", package: Pkg::Cl, min: 1, max: 2, kind: Kind::Special(Special::Compile) },
     BuiltinDef { name: "%MACROEXPAND-1", package: Pkg::Sys, min: 1, max: 2, kind: Kind::Special(Special::Macroexpand1) },
     print_fn("PRIN1", Pkg::Cl, 1, 2, PrintFn::Prin1),

@@ -69,9 +69,13 @@
   (sys::%signal (sys::%coerce-to-condition datum arguments 'simple-condition))
   nil)
 
+(defvar sys::*interactive-debugger* nil
+  "True at an interactive REPL: an unhandled error enters the debugger (debugger.lisp).")
+
 (defun error (datum &rest arguments)
   (let ((condition (sys::%coerce-to-condition datum arguments 'simple-error)))
     (sys::%signal condition)
+    (when sys::*interactive-debugger* (sys::%interactive-debugger condition))
     (sys:%unhandled-condition condition)))
 
 (defmacro handler-bind (bindings &body body)
