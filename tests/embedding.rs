@@ -412,3 +412,15 @@ fn the_debuggers_abort_returns_to_the_top_level_and_the_interpreter_goes_on() {
     assert_eq!(e.condition_type, mprof_lisp::DEBUGGER_ABORT);
     assert_eq!(lisp.eval("(+ 1 2)").expect("goes on"), HostValue::Integer(3));
 }
+
+#[test]
+fn completion_names_offer_exported_symbols_before_internal_ones() {
+    let (mut lisp, _) = lisp();
+    lisp.eval("(defun cab-of-mine () 1)").expect("defined");
+    let names = lisp.symbol_names();
+    let at = |n: &str| names.iter().position(|x| x == n).unwrap_or_else(|| panic!("{n} missing"));
+    // CAR is COMMON-LISP's, exported; CAB-OF-MINE is CL-USER's own: alphabetically first, offered after.
+    assert!(at("car") < at("cab-of-mine"));
+    assert!(at("cab-of-mine") < at("mprof:report"), "qualified names come last");
+    assert_eq!(names.iter().filter(|n| *n == "car").count(), 1, "each name once");
+}

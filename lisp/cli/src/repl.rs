@@ -257,7 +257,9 @@ fn history_path() -> Option<PathBuf> {
 }
 
 fn interactive(lisp: &mut Interpreter, session: &mut Session) -> i32 {
-    let config = Config::builder().auto_add_history(true).build();
+    // Tab lists every candidate when there are several (as a shell does), rather than
+    // cycling through them.
+    let config = Config::builder().auto_add_history(true).completion_type(rustyline::CompletionType::List).build();
     let mut editor: Editor<LispHelper, DefaultHistory> = match Editor::with_config(config) {
         Ok(e) => e,
         Err(e) => {

@@ -725,28 +725,34 @@ impl Interpreter {
     }
 
     /// The names of all symbols accessible in the current package (for completion).
+    /// Exported symbols come before internal ones, each group in alphabetical order.
     pub fn symbol_names(&mut self) -> Vec<String> {
         self.arena.mutate(|_mc, root| {
             let pkg = match root.world.syms.package.value.get() {
                 Value::Package(p) => p,
                 _ => root.world.packages.user,
             };
-            let mut names: Vec<String> = pkg.symbols.borrow().keys().map(|k| k.to_lowercase()).collect();
+            // (rank, name): exported symbols first, then the current package's own
+            // internal ones, then package-qualified names.
+            let mut names: Vec<(u8, String)> = Vec::new();
+            for (k, (_, ext)) in pkg.symbols.borrow().iter() {
+                names.push((if *ext { 0 } else { 1 }, k.to_lowercase()));
+            }
             for used in pkg.uses.borrow().iter() {
-                names.extend(used.symbols.borrow().iter().filter(|(_, (_, ext))| *ext).map(|(k, _)| k.to_lowercase()));
+                names.extend(used.symbols.borrow().iter().filter(|(_, (_, ext))| *ext).map(|(k, _)| (0, k.to_lowercase())));
             }
             for (name, p) in root.world.packages.by_name.borrow().iter() {
                 if &*p.name == name.as_str() {
                     for (k, (_, ext)) in p.symbols.borrow().iter() {
                         if *ext {
-                            names.push(format!("{}:{}", name.to_lowercase(), k.to_lowercase()));
+                            names.push((2, format!("{}:{}", name.to_lowercase(), k.to_lowercase())));
                         }
                     }
                 }
             }
             names.sort();
-            names.dedup();
-            names
+            let mut seen = std::collections::HashSet::new();
+            names.into_iter().filter(|(_, n)| seen.insert(n.clone())).map(|(_, n)| n).collect()
         })
     }
 
