@@ -305,8 +305,13 @@ fn save(path: &Path, bytes: &[u8]) -> Result<(), String> {
     mprof_engine::save_file(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// `-o -` names standard output, as in most command-line tools.
+fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
 fn emit(output: Option<&Path>, bytes: &[u8]) -> Result<(), String> {
-    match output {
+    match output.filter(|p| !is_stdout(p)) {
         Some(path) => save(path, bytes),
         None => {
             let mut stdout = std::io::stdout().lock();
@@ -318,7 +323,7 @@ fn emit(output: Option<&Path>, bytes: &[u8]) -> Result<(), String> {
 /// Writes `output` (or standard output) with `write`, as the bytes are produced; a file
 /// is complete or absent (temporary file and rename).
 fn stream(output: Option<&Path>, write: impl FnOnce(&mut dyn Write) -> Result<(), String>) -> Result<(), String> {
-    match output {
+    match output.filter(|p| !is_stdout(p)) {
         Some(path) => mprof_engine::save_streaming(path, |w| write(w).map_err(std::io::Error::other))
             .map_err(|e| format!("cannot write {}: {e}", path.display())),
         None => {
@@ -439,7 +444,7 @@ fn run(cli: Cli) -> Result<(), String> {
             let merged = load_all(&files)?;
             let mut bytes = Vec::new();
             merged.write(&mut bytes).map_err(|e| format!("cannot encode: {e}"))?;
-            save(&output, &bytes)
+            emit(Some(&output), &bytes)
         }
         Command::Flamegraph { file, output, kind, value } => {
             let (p, value) = select(load(&file)?, &file, kind, value)?;
@@ -449,7 +454,7 @@ fn run(cli: Cli) -> Result<(), String> {
             };
             let title = format!("mprof: {what} by call path");
             let svg = export::flamegraph(&p, value, &title).map_err(|e| format!("{}: {e}", file.display()))?;
-            save(&output, &svg)
+            emit(Some(&output), &svg)
         }
         Command::Html { file, output, merge_cycles, path_depth } => {
             if path_depth == 0 {

@@ -41,3 +41,25 @@ fn showing_a_kind_the_file_lacks_is_an_error() {
     assert_eq!(code, 1);
     assert!(err.contains("holds no memory"), "{err}");
 }
+
+#[test]
+fn dash_as_the_output_writes_to_standard_output_and_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.mprof");
+    let mut bytes = Vec::new();
+    common::widgets().write(&mut bytes).unwrap();
+    std::fs::write(&path, &bytes).unwrap();
+    let file = path.to_string_lossy().into_owned();
+    let cwd = std::env::current_dir().unwrap();
+    for args in [
+        vec!["export", "--format", "json", "-o", "-", &file],
+        vec!["export", "--format", "folded", "-o", "-", &file],
+        vec!["flamegraph", &file, "-o", "-"],
+        vec!["merge", &file, &file, "-o", "-"],
+    ] {
+        let (code, out, err) = common::mprof(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(!out.is_empty(), "{args:?} wrote nothing to standard output");
+        assert!(!cwd.join("-").exists(), "{args:?} wrote a file named -");
+    }
+}
