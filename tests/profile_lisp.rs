@@ -51,6 +51,18 @@ fn widgets_source() -> String {
 }
 
 #[test]
+fn memory_samples_follow_allocation_so_a_short_run_has_a_shape() {
+    let mut lisp = interpreter();
+    eval(&mut lisp, &widgets_source());
+    lisp.profile_start(Some(MonitorOptions::default()), false);
+    eval(&mut lisp, "(run 10000)");
+    let p = lisp.full_profile();
+    // 3.6 MB allocated at a 64 KiB step: over fifty points (after-collection ones aside).
+    assert!(p.samples.len() >= 50, "{} samples", p.samples.len());
+    assert!(p.samples.windows(2).all(|w| w[0].allocated_bytes <= w[1].allocated_bytes));
+}
+
+#[test]
 fn widgets_tables() {
     let text = report(&widgets_source(), "(run 10000)", &ReportOptions::default());
     // 4917 of 10000 widgets are red with this generator (checked below by the program itself).

@@ -45,6 +45,8 @@ use mprof_engine::Profile;
 /// Sites of an epoch before its first profiled one: one per category, for counting mode.
 const COUNTING_SITES: u32 = 4;
 const UNRESOLVED: u32 = u32::MAX;
+/// The smallest allocation step between two memory samples.
+const SAMPLE_STEP_MIN: i64 = 64 << 10;
 
 /// How allocations are being recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +105,10 @@ pub struct ProfState {
     deep_allocs: u64,
     site_index: HashMap<(u32, u8, u16), u32>,
     pub counts: Counts,
+    /// Bytes still to allocate before the next point of the memory-over-time series:
+    /// samples follow allocation (a 64 KiB step growing with the bytes allocated),
+    /// so a short run has a shape too, not only the points taken after collections.
+    until_sample: i64,
     /// Attribute builtins and prelude functions to their Lisp caller.
     pub primitives_to_caller: bool,
     /// Show the system's own helpers and prelude macro expansions (see the VM).
@@ -150,6 +156,7 @@ impl ProfState {
             deep_allocs: 0,
             site_index: HashMap::new(),
             counts: Counts::default(),
+            until_sample: SAMPLE_STEP_MIN,
             primitives_to_caller: false,
             show_internals: false,
             generation: NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
@@ -339,6 +346,10 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
         if st.mode != Mode::Profiling {
             return st.site_base + (cat as u32 & 3);
         }
+        st.until_sample -= e.bytes as i64;
+        if st.until_sample <= 0 {
+            st.take_sample();
+        }
         let cap = (st.monitor.options().max_depth as usize).max(2);
         let (node, top) = resolve(st, cap);
         if top != usize::MAX && top >= cap {
@@ -393,18 +404,25 @@ fn on_free(site: u32, bytes: u64) {
     });
 }
 
+impl ProfState {
+    /// A point of the memory-over-time series now; the next one after another
+    /// step of allocation (a thousandth of all allocated so far, at least 64 KiB,
+    /// so a long run gets on the order of a thousand points per tenfold growth).
+    fn take_sample(&mut self) {
+        let allocated = self.counts.total_allocated_bytes();
+        let s = Sample { time_ns: self.started.elapsed().as_nanos() as u64, live_bytes: self.counts.live_bytes(), allocated_bytes: allocated };
+        self.monitor.record_sample(s);
+        self.until_sample = ((allocated / 1024) as i64).max(SAMPLE_STEP_MIN);
+    }
+}
+
 /// Record a point of the memory-over-time series (called after collections).
 pub fn sample() {
     PROF.with(|p| {
         if let Some(st) = p.borrow_mut().as_mut()
             && st.mode == Mode::Profiling
         {
-            let s = Sample {
-                time_ns: st.started.elapsed().as_nanos() as u64,
-                live_bytes: st.counts.live_bytes(),
-                allocated_bytes: st.counts.total_allocated_bytes(),
-            };
-            st.monitor.record_sample(s);
+            st.take_sample();
         }
     });
 }

@@ -126,6 +126,9 @@ struct NodeData {
     recursion: u64,
 }
 
+/// The most points a monitor keeps of the memory-over-time series.
+pub const MAX_SAMPLES: usize = 4096;
+
 /// The recorder. Single-threaded (it is `Send`): a multi-threaded host records per
 /// thread and merges the resulting `Profile`s, or guards one monitor with a lock.
 pub struct Monitor {
@@ -337,9 +340,27 @@ impl Monitor {
         self.errors.push(HeapError { kind, node, address, count: 1 });
     }
 
-    /// Appends a point of the memory-over-time series.
+    /// Appends a point of the memory-over-time series. The series stays under
+    /// [`MAX_SAMPLES`] points: when full, each pair of neighbours becomes the one
+    /// of them with more live bytes, so the shape of a long run and its peak survive.
     pub fn record_sample(&mut self, sample: Sample) {
         self.samples.push(sample);
+        if self.samples.len() >= MAX_SAMPLES {
+            let old = std::mem::take(&mut self.samples);
+            self.samples = old
+                .chunks(2)
+                .map(|pair| match pair {
+                    [a, b] if b.live_bytes > a.live_bytes => *b,
+                    [a, ..] => *a,
+                    [] => sample,
+                })
+                .collect();
+        }
+    }
+
+    /// How many points the memory-over-time series holds.
+    pub fn sample_count(&self) -> usize {
+        self.samples.len()
     }
 
     /// Zeroes every counter and forgets errors and samples. The tree itself is kept, so
@@ -506,5 +527,20 @@ mod tests {
         m.reset();
         assert_eq!(m.totals().overall, Counters::default());
         assert_eq!(m.child(NodeId::ROOT, f, 0), n, "ids survive reset");
+    }
+
+    #[test]
+    fn a_long_series_is_thinned_keeping_its_peak() {
+        let mut m = monitor(MonitorOptions::default());
+        let n = 3 * MAX_SAMPLES as u64;
+        for t in 0..n {
+            // One spike in the middle of a flat series.
+            let live = if t == n / 2 + 1 { 1_000_000 } else { t % 7 };
+            m.record_sample(Sample { time_ns: t, live_bytes: live, allocated_bytes: t });
+        }
+        assert!(m.sample_count() < MAX_SAMPLES && m.sample_count() >= MAX_SAMPLES / 4, "{}", m.sample_count());
+        let p = m.to_profile();
+        assert_eq!(p.samples.iter().map(|s| s.live_bytes).max(), Some(1_000_000), "the peak survives thinning");
+        assert!(p.samples.windows(2).all(|w| w[0].time_ns < w[1].time_ns), "still in time order");
     }
 }
