@@ -22,8 +22,13 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 pub const ROOT: u32 = 0;
 /// Categories: the C size classes s (0-32), m (33-256), l (257-2048), x (>2048).
 pub const CATEGORIES: usize = 4;
-/// Size bins 0..=1024 and one bin for everything larger, as in the paper.
-pub const BINS: usize = 1026;
+/// Size bins 0..=1024, as in the paper, then two for larger blocks: 1025..=2048 and
+/// above, so that the live bytes of each size class (category) can be told apart
+/// from the bins alone (the memory-over-time samples do). The bin table shows both
+/// larger bins as the paper's one (`BinKey::Larger`).
+pub const BINS: usize = 1027;
+/// The bin of blocks of 1025..=2048 bytes; the next holds everything larger.
+pub const BIN_UP_TO_2048: usize = 1025;
 /// A safety cap on node count; deeper novelty is charged to the parent.
 const MAX_NODES: u32 = 1 << 24;
 
@@ -39,7 +44,21 @@ pub fn category_of_size(size: u64) -> usize {
 
 #[inline]
 pub fn bin_of_size(size: u64) -> usize {
-    if size > 1024 { 1025 } else { size as usize }
+    match size {
+        0..=1024 => size as usize,
+        1025..=2048 => BIN_UP_TO_2048,
+        _ => BIN_UP_TO_2048 + 1,
+    }
+}
+
+/// The category (size class) of the blocks of a bin.
+pub fn category_of_bin(bin: usize) -> usize {
+    match bin {
+        0..=32 => 0,
+        33..=256 => 1,
+        257..=BIN_UP_TO_2048 => 2,
+        _ => 3,
+    }
 }
 
 /// One CCT node. All-zero is a valid (unpublished) value.
@@ -486,6 +505,15 @@ mod tests {
         }
         assert_eq!(bin_of_size(1024), 1024);
         assert_eq!(bin_of_size(1025), 1025);
-        assert_eq!(BINS as u64, mprof_engine::LARGEST_SIZE_BIN + 2);
+        assert_eq!(bin_of_size(2048), 1025);
+        assert_eq!(bin_of_size(2049), 1026);
+        assert_eq!(BINS as u64, mprof_engine::LARGEST_SIZE_BIN + 3);
+        for size in [0u64, 32, 33, 256, 257, 2048, 2049, 1 << 20] {
+            assert_eq!(
+                category_of_bin(bin_of_size(size)) as u8,
+                mprof_engine::scheme::CategoryScheme::c_category_of_size(size),
+                "size {size}"
+            );
+        }
     }
 }

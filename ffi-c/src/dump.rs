@@ -100,19 +100,26 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
         }
     }
     let types = crate::symbolize::type_names_by_size();
+    // The bins above 1024 bytes are one row of the paper's table.
+    let mut larger = [0u64; 4];
     for (size, c) in totals.bins.iter().enumerate().take(BINS) {
+        if size >= cct::BIN_UP_TO_2048 {
+            for (x, v) in larger.iter_mut().zip(c) {
+                *x += v;
+            }
+            continue;
+        }
         if c.iter().any(|&x| x != 0) {
             let key = BinKey::of_size(size as u64);
             let labels = match key {
                 BinKey::Size(s) => types.get(&s).cloned().unwrap_or_default(),
                 _ => Vec::new(),
             };
-            profile.bins.push(BinRow {
-                key,
-                counters: counters(*c),
-                labels,
-            });
+            profile.bins.push(BinRow { key, counters: counters(*c), labels });
         }
+    }
+    if larger.iter().any(|&x| x != 0) {
+        profile.bins.push(BinRow { key: BinKey::Larger, counters: counters(larger), labels: Vec::new() });
     }
     for e in errors {
         let kind = match e.kind {
@@ -136,7 +143,7 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
         }
     }
     let overall = totals.overall();
-    profile.samples = crate::samples::for_profile(overall);
+    profile.samples = crate::samples::for_profile(&totals.bins);
     // The peak's contexts: those of the sample that set it, unless the sample
     // taken now (the series' last) is as high. A peak sampled while snapshots
     // were spaced out keeps an earlier snapshot: say which.

@@ -93,22 +93,31 @@ pub fn elapsed_s() -> f64 {
     SERIES.with(|s| s.started.map_or(0.0, |t| t.elapsed().as_secs_f64()))
 }
 
-/// The sample for `totals` (already net of the baseline) now.
-fn sample_of(elapsed_ns: u64, overall: [u64; 4]) -> Sample {
-    Sample {
-        time_ns: elapsed_ns,
-        live_bytes: overall[1].saturating_sub(overall[3]),
-        allocated_bytes: overall[1],
+/// The sample for size bins `bins` (already net of the baseline) now.
+fn sample_of(elapsed_ns: u64, bins: &[[u64; 4]]) -> Sample {
+    let mut s = Sample { time_ns: elapsed_ns, ..Sample::default() };
+    for (bin, c) in bins.iter().enumerate() {
+        let live = c[1].saturating_sub(c[3]);
+        s.allocated_bytes += c[1];
+        s.live_bytes += live;
+        s.live_by_category[cct::category_of_bin(bin)] += live;
     }
+    s
 }
 
-fn net_overall() -> [u64; 4] {
-    let now = cct::snapshot_overall().overall();
-    let base = crate::runtime::BASELINE.with(|b| b.as_ref().map(cct::Totals::overall));
-    match base {
-        Some(b) => core::array::from_fn(|i| now[i].saturating_sub(b[i])),
-        None => now,
-    }
+/// The size bins of all threads, net of the reset's baseline.
+fn net_bins() -> Vec<[u64; 4]> {
+    let mut now = cct::snapshot_overall().bins;
+    crate::runtime::BASELINE.with(|b| {
+        if let Some(base) = b.as_ref() {
+            for (n, b) in now.iter_mut().zip(&base.bins) {
+                for (x, y) in n.iter_mut().zip(b) {
+                    *x = x.saturating_sub(*y);
+                }
+            }
+        }
+    });
+    now
 }
 
 /// Take a sample if the current period has passed (the helper's tick).
@@ -121,9 +130,9 @@ pub fn tick() {
         None => None,
     });
     let Some(started) = due else { return };
-    let overall = net_overall();
+    let bins = net_bins();
     let ns = started.elapsed().as_nanos() as u64;
-    let sample = sample_of(ns, overall);
+    let sample = sample_of(ns, &bins);
     let new_peak = SERIES.with(|s| {
         push(s, sample);
         sample.live_bytes > s.peak_live && ns >= s.next_snapshot_ns
@@ -188,12 +197,13 @@ fn push(s: &mut Series, sample: Sample) {
     }
 }
 
-/// The series for a profile being written, ending with a sample of `overall` (net) now.
-pub fn for_profile(overall: [u64; 4]) -> Vec<Sample> {
+/// The series for a profile being written, ending with a sample of the size bins
+/// `bins` (net) now.
+pub fn for_profile(bins: &[[u64; 4]]) -> Vec<Sample> {
     SERIES.with(|s| {
         let ns = s.started.map_or(0, |t| t.elapsed().as_nanos() as u64);
         let mut out = s.samples.clone();
-        out.push(sample_of(ns, overall));
+        out.push(sample_of(ns, bins));
         out
     })
 }
@@ -206,7 +216,10 @@ mod tests {
     fn a_full_series_halves_and_the_period_doubles() {
         let mut s = Series::new();
         for i in 0..MAX_SAMPLES as u64 {
-            push(&mut s, sample_of(i * 10_000_000, [i, 100 * i, 0, 50 * i]));
+            // One bin of 100-byte blocks (size class m): i allocated, none freed... as bytes.
+            let mut bins = vec![[0u64; 4]; cct::BINS];
+            bins[100] = [i, 100 * i, 0, 50 * i];
+            push(&mut s, sample_of(i * 10_000_000, &bins));
         }
         assert_eq!(s.samples.len(), MAX_SAMPLES / 2);
         assert_eq!(s.period_ms, 2 * PERIOD_MS);
@@ -215,5 +228,6 @@ mod tests {
         assert_eq!(s.samples[1].time_ns, 20_000_000);
         assert_eq!(s.samples[1].live_bytes, 100);
         assert_eq!(s.samples[1].allocated_bytes, 200);
+        assert_eq!(s.samples[1].live_by_category, [0, 100, 0, 0], "all live bytes in size class m");
     }
 }

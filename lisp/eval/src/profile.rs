@@ -410,7 +410,13 @@ impl ProfState {
     /// so a long run gets on the order of a thousand points per tenfold growth).
     fn take_sample(&mut self) {
         let allocated = self.counts.total_allocated_bytes();
-        let s = Sample { time_ns: self.started.elapsed().as_nanos() as u64, live_bytes: self.counts.live_bytes(), allocated_bytes: allocated };
+        let c = &self.counts;
+        let s = Sample {
+            time_ns: self.started.elapsed().as_nanos() as u64,
+            live_bytes: c.live_bytes(),
+            allocated_bytes: allocated,
+            live_by_category: std::array::from_fn(|i| c.allocated_bytes[i].saturating_sub(c.freed_bytes[i])),
+        };
         self.monitor.record_sample(s);
         self.until_sample = ((allocated / 1024) as i64).max(SAMPLE_STEP_MIN);
     }

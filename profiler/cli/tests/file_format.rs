@@ -14,7 +14,8 @@ fn bytes_of(p: &Profile) -> Vec<u8> {
 #[test]
 fn write_read_round_trip_keeps_everything() {
     let mut p = common::widgets();
-    p.samples.push(Sample { time_ns: 5, live_bytes: 204, allocated_bytes: 204 });
+    p.samples.push(Sample { time_ns: 5, live_bytes: 204, allocated_bytes: 204, ..Sample::default() });
+    p.samples.push(Sample { time_ns: 9, live_bytes: 300, allocated_bytes: 500, live_by_category: [100, 0, 200, 0] });
     p.functions[0].file = Some("widgets.c".into());
     p.functions[0].line = Some(61);
     p.functions[0].module = Some("a.out".into());

@@ -43,6 +43,8 @@ struct Expect<'a> {
     first_by_name: &'a str,
     /// The first kind of the heap-errors table, when the profile has errors.
     error: Option<&'a str>,
+    /// Whether the samples split live bytes by category (the chart then stacks them).
+    by_category: bool,
 }
 
 fn eval_f64(b: &mut Browser, js: &str) -> f64 {
@@ -65,6 +67,12 @@ fn check_page(b: &mut Browser, page: &Path, e: &Expect) {
     // The memory chart: an SVG with a size, its area and the peak marked.
     let chart = b.eval("(() => { const r = document.querySelector('#chart svg').getBoundingClientRect(); return [r.width, r.height]; })()").unwrap();
     assert!(chart[0].as_f64().unwrap() > 100.0 && chart[1].as_f64().unwrap() > 100.0, "chart size {chart}");
+    if e.by_category {
+        // One stacked layer per category, drawn first; the total is a choice away.
+        assert_eq!(eval_f64(b, "document.querySelectorAll('#chart path.layer').length"), 4.0);
+        assert_eq!(eval_string(b, "document.getElementById('chart-series').value"), "cats");
+        b.eval("(() => { const s = document.getElementById('chart-series'); s.value = 'live'; s.dispatchEvent(new Event('change')); return 0; })()").unwrap();
+    }
     assert_eq!(eval_f64(b, "document.querySelectorAll('#chart path.area').length"), 1.0);
     assert_eq!(eval_string(b, "document.querySelector('#chart .peak text').textContent"), e.peak);
 
@@ -151,6 +159,7 @@ fn the_report_works_in_headless_chromium_for_a_lisp_and_a_c_profile() {
             smallest: "tiny",
             first_by_name: "build-tree",
             error: None,
+            by_category: false,
         },
     );
     // The time profile is a choice of the flame graph, drawn from its own tree.
@@ -176,6 +185,7 @@ fn the_report_works_in_headless_chromium_for_a_lisp_and_a_c_profile() {
             smallest: "make_label",
             first_by_name: "free_twice",
             error: Some("double free"),
+            by_category: true,
         },
     );
 }

@@ -110,6 +110,7 @@ fn a_long_series_of_samples_is_thinned_keeping_its_shape_and_peak() {
             time_ns: i * 10_000_000,
             live_bytes: if i == 33_333 { 10_000_000 } else { (i % 1000) * 1000 },
             allocated_bytes: i * 1000,
+            ..Sample::default()
         })
         .collect();
     let d = data_of(&html(&p, &HtmlOptions::default()).unwrap());

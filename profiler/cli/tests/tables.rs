@@ -136,7 +136,7 @@ fn a_hand_built_invalid_profile_is_reported_not_panicked_on() {
 fn the_header_summarizes_the_time_series() {
     let mut p = common::widgets();
     for (t, live) in [(0u64, 0u64), (1_000_000, 204_000), (2_500_000, 1_023_876), (3_000_000, 1_023_876)] {
-        p.samples.push(Sample { time_ns: t, live_bytes: live, allocated_bytes: live });
+        p.samples.push(Sample { time_ns: t, live_bytes: live, allocated_bytes: live, ..Sample::default() });
     }
     let text = report(&p, "leak");
     assert!(text.contains("memory over time: 4 samples, peak 1023876 live bytes at 0.003 s"), "{text}");

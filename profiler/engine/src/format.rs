@@ -44,12 +44,14 @@
 //! tag 14 FIGURES  n:varint (name:str nrows:varint (node count bytes : varint)*nrows)*n
 //!                 named per-node figures; names distinct, nodes below the NODES count,
 //!                 each node at most once per figure
+//! tag 15 SAMPLE_CATEGORIES  n:varint (live:varint * 4)*n   live bytes per category of
+//!                 each sample of SAMPLES (same n, same order); absent when not split
 //! ```
 //!
 //! HEADER, SCHEME, FUNCTIONS and NODES are required, and a section may only refer to
 //! sections before it (SCHEME and FUNCTIONS before NODES, TYPES before BINS, NODES before
-//! ERRORS, FUNCTIONS before TIME, SOURCES before COUNTS, NODES before FIGURES). Sections
-//! 10-14 were added in version 1 without a bump: older readers skip them. Sections with unknown tags are skipped, so a later version may add sections
+//! ERRORS, FUNCTIONS before TIME, SOURCES before COUNTS, NODES before FIGURES, SAMPLES
+//! before SAMPLE_CATEGORIES). Sections 10-15 were added in version 1 without a bump: older readers skip them. Sections with unknown tags are skipped, so a later version may add sections
 //! without breaking older readers; changing the layout of a known section bumps
 //! `FORMAT_VERSION`, and readers refuse versions newer than theirs, naming both.
 //! A known section must be consumed exactly by its payload; anything else is corruption,
@@ -85,7 +87,8 @@ const TAG_SOURCES: u64 = 11;
 const TAG_COUNTS: u64 = 12;
 const TAG_IO: u64 = 13;
 const TAG_FIGURES: u64 = 14;
-const LAST_KNOWN_TAG: u64 = TAG_FIGURES;
+const TAG_SAMPLE_CATEGORIES: u64 = 15;
+const LAST_KNOWN_TAG: u64 = TAG_SAMPLE_CATEGORIES;
 
 fn section_name(tag: u64) -> &'static str {
     match tag {
@@ -103,6 +106,7 @@ fn section_name(tag: u64) -> &'static str {
         TAG_COUNTS => "COUNTS",
         TAG_IO => "IO",
         TAG_FIGURES => "FIGURES",
+        TAG_SAMPLE_CATEGORIES => "SAMPLE_CATEGORIES",
         _ => "unknown",
     }
 }
@@ -317,6 +321,16 @@ pub fn encode(p: &Profile) -> Vec<u8> {
             put_varint(&mut s, x.allocated_bytes);
         }
         put_section(&mut out, TAG_SAMPLES, &s);
+        if p.samples.iter().any(|x| x.live_by_category.iter().any(|&b| b != 0)) {
+            s.clear();
+            put_varint(&mut s, p.samples.len() as u64);
+            for x in &p.samples {
+                for &b in &x.live_by_category {
+                    put_varint(&mut s, b);
+                }
+            }
+            put_section(&mut out, TAG_SAMPLE_CATEGORIES, &s);
+        }
     }
 
     encode_exec(&mut out, &p.exec);
@@ -800,7 +814,24 @@ impl Decoded {
                         time_ns: s.varint(|| format!("the time of sample {k}"))?,
                         live_bytes: s.varint(|| format!("the live bytes of sample {k}"))?,
                         allocated_bytes: s.varint(|| format!("the allocated bytes of sample {k}"))?,
+                        ..Sample::default()
                     });
+                }
+            }
+            TAG_SAMPLE_CATEGORIES => {
+                let n = s.count("the number of samples split by category")?;
+                if n != self.samples.len() {
+                    return Err(s.invalid(
+                        tag_at,
+                        &format!("as many samples as SAMPLES holds ({})", self.samples.len()),
+                        n.to_string(),
+                    ));
+                }
+                for k in 0..n as usize {
+                    for c in 0..crate::monitor::SAMPLE_CATEGORIES {
+                        self.samples[k].live_by_category[c] =
+                            s.varint(|| format!("the live bytes of category {c} in sample {k}"))?;
+                    }
                 }
             }
             TAG_TIME => {

@@ -108,7 +108,13 @@ pub struct Sample {
     pub time_ns: u64,
     pub live_bytes: u64,
     pub allocated_bytes: u64,
+    /// Live bytes per category of the profile's scheme (Lisp types, C size classes);
+    /// all zero when the recorder did not split them.
+    pub live_by_category: [u64; SAMPLE_CATEGORIES],
 }
+
+/// How many categories a sample splits its live bytes into: both schemes have four.
+pub const SAMPLE_CATEGORIES: usize = 4;
 
 /// Sums over the whole profile.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
@@ -536,7 +542,7 @@ mod tests {
         for t in 0..n {
             // One spike in the middle of a flat series.
             let live = if t == n / 2 + 1 { 1_000_000 } else { t % 7 };
-            m.record_sample(Sample { time_ns: t, live_bytes: live, allocated_bytes: t });
+            m.record_sample(Sample { time_ns: t, live_bytes: live, allocated_bytes: t, ..Sample::default() });
         }
         assert!(m.sample_count() < MAX_SAMPLES && m.sample_count() >= MAX_SAMPLES / 4, "{}", m.sample_count());
         let p = m.to_profile();

@@ -134,7 +134,7 @@ pub fn lisp_rich() -> Profile {
     let tiny_node = m.path(&[main, tiny]);
     m.record_alloc(tiny_node, 3, 40, Bin::Type(closure));
     for (i, live) in [(1u64, 10_000u64), (2, 30_000), (3, 20_000), (4, 25_000)] {
-        m.record_sample(Sample { time_ns: i * 1_000_000, live_bytes: live, allocated_bytes: live * 2 });
+        m.record_sample(Sample { time_ns: i * 1_000_000, live_bytes: live, allocated_bytes: live * 2, ..Sample::default() });
     }
     let mut p = m.to_profile();
     let clock = ClockInfo { source: "test".into(), resolution_ps: 1000, read_cost_ps: 0, compensation_ps: 0, elapsed_ns: 5_000_000 };

@@ -83,7 +83,8 @@ pub fn summary(out: &mut String, p: &Profile, r: Option<&Reduction>) {
 /// wide, and libmprof samples every 10 ms however long the run (ten hours: 3.6 million).
 pub const MAX_SAMPLES: usize = 10_000;
 
-/// `{"t":[...],"live":[...],"alloc":[...]}`: the memory samples in time order. Past
+/// `{"t":[...],"live":[...],"alloc":[...],"cats":[[...],...]}`: the memory samples in
+/// time order (`cats`, live bytes per category, only when the recorder split them). Past
 /// `MAX_SAMPLES`, time is cut into `MAX_SAMPLES / 2` equal spans and each keeps its
 /// lowest and highest live sample, so the chart's shape and its peak stay exact.
 pub fn samples(out: &mut String, p: &Profile) {
@@ -124,6 +125,18 @@ pub fn samples(out: &mut String, p: &Profile) {
     json::numbers(out, order.iter().map(|&i| p.samples[i].live_bytes));
     json::key(out, "alloc", false);
     json::numbers(out, order.iter().map(|&i| p.samples[i].allocated_bytes));
+    // Live bytes per category, one array per category of the scheme, when split.
+    if p.samples.iter().any(|s| s.live_by_category.iter().any(|&b| b != 0)) {
+        json::key(out, "cats", false);
+        out.push('[');
+        for c in 0..mprof_engine::monitor::SAMPLE_CATEGORIES {
+            if c > 0 {
+                out.push(',');
+            }
+            json::numbers(out, order.iter().map(|&i| p.samples[i].live_by_category[c]));
+        }
+        out.push(']');
+    }
     out.push('}');
 }
 

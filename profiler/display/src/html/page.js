@@ -103,9 +103,37 @@
       return null;
     }
     const W = 1000, H = 260, L = 78, R = 14, TOP = 16, B = 28;
+    const CATS = D.samples.cats;
+    if (CATS) {
+      // Live bytes by category (Lisp types, C size classes), as stacked areas.
+      const o = document.createElement('option');
+      o.value = 'cats';
+      o.textContent = 'live bytes by category';
+      select.insertBefore(o, select.firstChild);
+      select.value = 'cats';
+    }
+    // The tops of the stacked layers: layer k is categories 0..k summed.
+    function stacked() {
+      const tops = [];
+      let below = null;
+      for (const c of CATS) {
+        const top = c.map((v, i) => v + (below ? below[i] : 0));
+        tops.push(top);
+        below = top;
+      }
+      return tops;
+    }
+    function layerPath(xs, ys, lower, px, py) {
+      let d = 'M' + px(xs[0]).toFixed(1) + ',' + py(ys[0]).toFixed(1);
+      for (let i = 1; i < xs.length; i++) d += 'L' + px(xs[i]).toFixed(1) + ',' + py(ys[i]).toFixed(1);
+      for (let i = xs.length - 1; i >= 0; i--) d += 'L' + px(xs[i]).toFixed(1) + ',' + py(lower ? lower[i] : 0).toFixed(1);
+      return d + 'Z';
+    }
     function draw() {
       host.textContent = '';
-      const ys = D.samples[select.value];
+      const byCat = select.value === 'cats';
+      const tops = byCat ? stacked() : null;
+      const ys = byCat ? tops[tops.length - 1] : D.samples[select.value];
       const t1 = Math.max(T[T.length - 1], 1);
       let ymax = 1;
       for (const y of ys) if (y > ymax) ymax = y;
@@ -140,7 +168,17 @@
         s.textContent = seconds(t1 * f);
         root.append(s);
       }
-      root.append(svg('path', { class: 'area', d: d }));
+      if (byCat) {
+        for (let k = tops.length - 1; k >= 0; k--) {
+          const layer = svg('path', { class: 'layer cat' + k, d: layerPath(T, tops[k], k > 0 ? tops[k - 1] : null, px, py) });
+          const title = svg('title', {});
+          title.textContent = S.categories[k] ? S.categories[k][0] + ': ' + S.categories[k][1] : 'category ' + k;
+          layer.append(title);
+          root.append(layer);
+        }
+      } else {
+        root.append(svg('path', { class: 'area', d: d }));
+      }
       // The peak: the highest sample, the earliest of equal ones (as the text report).
       let peak = 0;
       for (let i = 1; i < ys.length; i++) if (ys[i] > ys[peak]) peak = i;
@@ -163,7 +201,9 @@
         cursor.setAttribute('x1', px(T[a]));
         cursor.setAttribute('x2', px(T[a]));
         cursor.setAttribute('visibility', 'visible');
-        showTip(seconds(T[a]) + '\nlive: ' + int(D.samples.live[a]) + ' bytes\nallocated so far: ' + int(D.samples.alloc[a]) + ' bytes', ev);
+        let tip = seconds(T[a]) + '\nlive: ' + int(D.samples.live[a]) + ' bytes\nallocated so far: ' + int(D.samples.alloc[a]) + ' bytes';
+        if (CATS) CATS.forEach((c, k) => { tip += '\n  ' + (S.categories[k] ? S.categories[k][1] : k) + ': ' + int(c[a]) + ' bytes live'; });
+        showTip(tip, ev);
       });
       overlay.addEventListener('mouseleave', () => { cursor.setAttribute('visibility', 'hidden'); hideTip(); });
       root.append(overlay);
