@@ -7,7 +7,10 @@
 use gc_arena::Mutation;
 use mprof_reader::{Datum, DatumKind, PackagePrefix, Span};
 
+use num_traits::ToPrimitive;
+
 use crate::alloc;
+use crate::spec::Bits;
 use crate::packages::{PackageError, Packages};
 use crate::value::*;
 
@@ -138,6 +141,30 @@ fn atom_to_value<'gc>(
             };
             r.map_err(|error| DatumError { error, span: d.span })?
         }
+        DatumKind::BitVector(bits) => alloc::bit_vector(mc, Bits::from_bools(bits.iter().copied())),
+        DatumKind::Complex(re, im) => {
+            let float = |d: &Datum| match &d.kind {
+                DatumKind::Float(x) => Some(*x),
+                _ => None,
+            };
+            let part = |d: &Datum| atom_to_value(mc, packages, package, d);
+            match (float(re), float(im)) {
+                (None, None) => alloc::complex(mc, Complex::Rational(part(re)?, part(im)?)),
+                _ => alloc::complex(mc, Complex::Double(real_to_f64(re), real_to_f64(im))),
+            }
+        }
         DatumKind::List(..) | DatumKind::Vector(..) => Value::Nil,
     })
+}
+
+/// A real number datum as a double (a complex literal with a float part has
+/// both parts converted, as by `complex`).
+fn real_to_f64(d: &Datum) -> f64 {
+    match &d.kind {
+        DatumKind::Integer(i) => *i as f64,
+        DatumKind::BigInteger(b) => b.to_f64().unwrap_or(f64::NAN),
+        DatumKind::Ratio(n, den) => n.to_f64().unwrap_or(f64::NAN) / den.to_f64().unwrap_or(f64::NAN),
+        DatumKind::Float(x) => *x,
+        _ => 0.0,
+    }
 }

@@ -14,6 +14,7 @@ pub mod datum;
 pub mod object;
 pub mod packages;
 pub mod printer;
+pub mod spec;
 pub mod value;
 
 pub use object::{AllocEvent, AllocHooks, Category, Obj, SiteTag, alloc_object, live_bytes, note_external_bytes, set_alloc_hooks};

@@ -50,6 +50,10 @@ pub enum DatumKind {
     List(Vec<Datum>, Option<Box<Datum>>),
     /// `#( ... )`
     Vector(Vec<Datum>),
+    /// `#*0101`: the bits, first element first.
+    BitVector(Vec<bool>),
+    /// `#C(re im)`: two real numbers (integers, ratios or floats), never lists.
+    Complex(Box<Datum>, Box<Datum>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -182,6 +186,17 @@ fn write_atom(f: &mut fmt::Formatter<'_>, kind: &DatumKind) -> fmt::Result {
             f.write_char('"')
         }
         DatumKind::Symbol(sym) => write_symbol(f, sym),
+        DatumKind::BitVector(bits) => {
+            f.write_str("#*")?;
+            bits.iter().try_for_each(|&b| f.write_char(if b { '1' } else { '0' }))
+        }
+        DatumKind::Complex(re, im) => {
+            f.write_str("#C(")?;
+            write_atom(f, &re.kind)?;
+            f.write_char(' ')?;
+            write_atom(f, &im.kind)?;
+            f.write_char(')')
+        }
         DatumKind::List(..) | DatumKind::Vector(..) => Ok(()),
     }
 }

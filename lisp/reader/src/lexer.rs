@@ -86,6 +86,12 @@ pub(crate) enum Token {
     HashPlus,
     #[token("#-")]
     HashMinus,
+    /// `#*` or `#n*` and the token after it (its bits, checked by the parser).
+    #[regex(r"#[0-9]*\*", bit_vector)]
+    BitVector,
+    /// `#C` / `#c`: the next datum is a list of a complex number's two parts.
+    #[regex("#[cC]")]
+    HashC,
     #[token("#|", block_comment)]
     BlockComment,
     /// `#` followed by anything not covered above: always an error from the callback.
@@ -264,6 +270,16 @@ fn character(lex: &mut Lexer<Token>) -> Result<(), LexError> {
     }
     lex.bump(i);
     Ok(())
+}
+
+/// Covers the bits after `#*` up to the next delimiter (the parser checks them).
+fn bit_vector(lex: &mut Lexer<Token>) {
+    let bytes = lex.remainder().as_bytes();
+    let mut i = 0;
+    while i < bytes.len() && !is_delimiter(bytes[i]) {
+        i += 1;
+    }
+    lex.bump(i);
 }
 
 fn block_comment(lex: &mut Lexer<Token>) -> Result<Skip, LexError> {

@@ -73,6 +73,8 @@ enum Prefix {
     CommaDot,
     /// `#n=`: the next datum, labelled n (read as `(MPROF-SYSTEM:%LABEL n datum)`).
     Label(u64),
+    /// `#C`: the next datum is `(re im)`, read as a `DatumKind::Complex`.
+    Complex,
 }
 
 impl Prefix {
@@ -85,6 +87,7 @@ impl Prefix {
             Prefix::CommaAt => ",@",
             Prefix::CommaDot => ",.",
             Prefix::Label(_) => "#n=",
+            Prefix::Complex => "#C",
         }
     }
 
@@ -100,6 +103,8 @@ impl Prefix {
                 SymbolName::external(SYSTEM_PACKAGE, "UNQUOTE-SPLICING")
             }
             Prefix::Label(_) => SymbolName::external(SYSTEM_PACKAGE, LABEL_SYMBOL),
+            // Never a list head: `deliver` builds the complex datum itself.
+            Prefix::Complex => SymbolName::external(COMMON_LISP_PACKAGE, "COMPLEX"),
         }
     }
 
@@ -367,6 +372,23 @@ impl<'a> Reader<'a> {
                     });
                     continue;
                 }
+                Token::HashC => {
+                    self.enter_prefix(stack, Prefix::Complex, range.start, range.end)?;
+                    continue;
+                }
+                Token::BitVector => {
+                    let span = self.span(range.start, range.end);
+                    if self.suppress > 0 {
+                        Datum::new(nil(), span)
+                    } else {
+                        match parse_bit_vector(&self.src[range.clone()]) {
+                            Ok(bits) => Datum::new(DatumKind::BitVector(bits), span),
+                            Err(message) => {
+                                return Err(self.error(ReadErrorKind::Malformed, range.start, message));
+                            }
+                        }
+                    }
+                }
                 // The callback skips block comments; logos never emits this variant.
                 Token::BlockComment | Token::HashUnknown => continue,
                 Token::Atom(text) => {
@@ -502,7 +524,11 @@ impl<'a> Reader<'a> {
                             self.backquote_depth += 1;
                         }
                     }
-                    if !suppressed {
+                    if !suppressed && prefix == Prefix::Complex {
+                        value = complex_datum(value, open).map_err(|message| {
+                            self.error(ReadErrorKind::Malformed, open.start, message)
+                        })?;
+                    } else if !suppressed {
                         let head_span = match prefix {
                             Prefix::Label(_) => open,
                             _ => Span {
@@ -892,8 +918,6 @@ impl<'a> Reader<'a> {
                     Some(rest) => match rest.last().map(|b| b.to_ascii_uppercase()) {
                         Some(b'.') => "read-time evaluation #. is not supported".to_string(),
                         Some(b'S') => "structure literals #S(...) are not supported".to_string(),
-                        Some(b'C') => "complex numbers #C(...) are not supported".to_string(),
-                        Some(b'*') => "bit vectors #* are not supported".to_string(),
                         Some(b'P') => "pathnames #P\"...\" are not supported".to_string(),
                         Some(b'A') => "array literals #A / #nA are not supported".to_string(),
                         Some(b'=' | b'#') => format!("{text}: the labels #n= and #n# are not supported"),
@@ -1042,6 +1066,75 @@ fn describe_char(c: char) -> String {
     }
 }
 
+/// The bits of `#*0101` or `#n*01` (`n` bits, the last one repeated).
+fn parse_bit_vector(text: &str) -> Result<Vec<bool>, String> {
+    let star = text.find('*').unwrap_or(text.len());
+    let count = &text[1..star];
+    let body = &text[star + 1..];
+    if let Some(bad) = body.chars().find(|c| *c != '0' && *c != '1') {
+        return Err(format!(
+            "{text}: a bit vector may hold only the digits 0 and 1, not {}",
+            describe_char(bad)
+        ));
+    }
+    let mut bits: Vec<bool> = body.bytes().map(|b| b == b'1').collect();
+    if count.is_empty() {
+        return Ok(bits);
+    }
+    let n: usize = match count.parse() {
+        Ok(n) if n <= 1 << 27 => n,
+        _ => return Err(format!("{text}: the length {count} of a bit vector is too large")),
+    };
+    match bits.last().copied() {
+        _ if bits.len() > n => Err(format!(
+            "{text}: {} bits given for a bit vector of length {n}",
+            bits.len()
+        )),
+        None if n > 0 => Err(format!(
+            "{text}: a bit vector of length {n} needs at least one bit"
+        )),
+        last => {
+            bits.resize(n, last.unwrap_or(false));
+            Ok(bits)
+        }
+    }
+}
+
+/// The datum of `#C(re im)` from the list read after `#C`.
+fn complex_datum(list: Datum, open: Span) -> Result<Datum, String> {
+    let span = Span { end: list.span.end, ..open };
+    let is_real = |d: &Datum| {
+        matches!(
+            d.kind,
+            DatumKind::Integer(_) | DatumKind::BigInteger(_) | DatumKind::Ratio(..) | DatumKind::Float(_)
+        )
+    };
+    match list.kind {
+        DatumKind::List(mut items, None) if items.len() == 2 && items.iter().all(is_real) => {
+            let im = items.pop().map(Box::new);
+            let re = items.pop().map(Box::new);
+            match (re, im) {
+                (Some(re), Some(im)) => Ok(Datum::new(DatumKind::Complex(re, im), span)),
+                _ => Err("#C: expected a list of two real numbers, as in #C(1 2)".to_string()),
+            }
+        }
+        other => {
+            let datum = Datum::new(other, list.span);
+            let mut shown = datum.to_string();
+            // Deep data is taken apart without recursion.
+            crate::dismantle(datum);
+            if shown.len() > 60 {
+                let cut = (0..=60).rev().find(|&i| shown.is_char_boundary(i)).unwrap_or(0);
+                shown.truncate(cut);
+                shown.push_str("...");
+            }
+            Err(format!(
+                "#C{shown}: expected a list of two real numbers, as in #C(1 2)"
+            ))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1107,6 +1200,30 @@ mod tests {
 
     fn read_all_default(src: &str) -> Result<Vec<Datum>, ReadError> {
         Reader::new(src, &ReadOptions::default()).collect()
+    }
+
+    #[test]
+    fn bit_vectors_and_complex_numbers() {
+        check("#*0110 #* #3*1 #4*01", "#*0110 #* #*111 #*0111");
+        check("(a #*1)", "(A #*1)");
+        check("#C(1 2) #c(1/2 -3.5) #C(0 0)", "#C(1 2) #C(1/2 -3.5) #C(0 0)");
+        check("'#C(1 2)", "(COMMON-LISP:QUOTE #C(1 2))");
+        check_features("#+nope #C(1 2) #+nope #*12 x", &[], "X");
+        check(
+            "#*012",
+            "Malformed 1:1: #*012: a bit vector may hold only the digits 0 and 1, not '2'",
+        );
+        check("#2*101", "Malformed 1:1: #2*101: 3 bits given for a bit vector of length 2");
+        check("#2*", "Malformed 1:1: #2*: a bit vector of length 2 needs at least one bit");
+        check(
+            "#C(1 a)",
+            "Malformed 1:1: #C(1 A): expected a list of two real numbers, as in #C(1 2)",
+        );
+        check(
+            "#C(1 2 3)",
+            "Malformed 1:1: #C(1 2 3): expected a list of two real numbers, as in #C(1 2)",
+        );
+        check("#C", "Incomplete 1:3: end of input: expected a form after #C at 1:1");
     }
 
     #[test]

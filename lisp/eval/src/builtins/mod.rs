@@ -16,6 +16,7 @@ use crate::printing::PrintFn;
 use crate::raise::LResult;
 
 pub mod arrays;
+pub mod bit_vectors;
 pub mod chars;
 pub mod core;
 pub mod hash;
@@ -137,6 +138,7 @@ pub fn table() -> &'static [BuiltinDef] {
         t.extend_from_slice(symbols::BUILTINS);
         t.extend_from_slice(hash::BUILTINS);
         t.extend_from_slice(arrays::BUILTINS);
+        t.extend_from_slice(bit_vectors::BUILTINS);
         t.extend_from_slice(streams::BUILTINS);
         t.extend_from_slice(system::BUILTINS);
         t.extend_from_slice(profiling::BUILTINS);

@@ -305,29 +305,32 @@ replace (not descended into), else NIL. Unchanged conses are shared."
 ;;; Sequences: result types
 
 (defun sys::%result-kind (type)
-  "0 for a list type, 1 for a general vector type, 2 for a string type."
+  "0 for a list type, 1 for a general vector type, 2 for a string type, 3 for a bit vector type."
   (let ((head (if (consp type) (car type) type)))
     (case head
       ((list cons null) 0)
       ((string simple-string base-string simple-base-string) 2)
       ((vector simple-vector array simple-array)
-       (if (and (consp type) (consp (cdr type))
-                (member (car (cdr type)) '(character base-char standard-char)))
-           2
-           1))
-      ((bit-vector simple-bit-vector) 1)
+       (cond ((and (consp type) (consp (cdr type))
+                   (member (car (cdr type)) '(character base-char standard-char)))
+              2)
+             ((and (consp type) (consp (cdr type)) (eq (car (cdr type)) 'bit)) 3)
+             (t 1)))
+      ((bit-vector simple-bit-vector) 3)
       (t (error 'type-error :datum type :expected-type '(member list vector string))))))
 
 (defun sys::%make-kind (kind n)
   (case kind
     (0 (make-list n))
     (1 (sys::%seq-make-vector n nil))
+    (3 (make-array n :element-type 'bit))
     (t (sys::%seq-make-string n nil))))
 
 (defun make-sequence (type size &key (initial-element nil init-p))
   (case (sys::%result-kind type)
     (0 (make-list size :initial-element initial-element))
     (1 (sys::%seq-make-vector size initial-element))
+    (3 (make-array size :element-type 'bit :initial-element (if init-p initial-element 0)))
     (t (sys::%seq-make-string size (if init-p initial-element #\Space)))))
 
 (defun concatenate (result-type &rest sequences)
