@@ -455,6 +455,15 @@ impl Hasher {
                     self.equal(x, depth + 1, fold);
                 }
             }
+            Value::Complex(_) if fold => {
+                // equalp: = across rational and double parts.
+                if let Some((re, im)) = crate::builtins::complex::parts(v) {
+                    self.mix(14);
+                    for x in [re.to_f64(), im.to_f64()] {
+                        self.mix(if x == 0.0 { 0 } else { x.to_bits() });
+                    }
+                }
+            }
             Value::Fixnum(_) | Value::Float(_) | Value::BigInt(_) | Value::Ratio(_) if fold => {
                 // equalp compares numbers with =: hash their value as a double.
                 let x = crate::builtins::numbers::to_f64(v).unwrap_or(0.0);

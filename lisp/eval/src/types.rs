@@ -344,12 +344,22 @@ pub fn type_of<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>) -> Value<'gc> {
                 }
             }
         }
-        Complex(_) => {
-            let part = if matches!(obj, Complex(c) if matches!(**c, mprof_heap::value::Complex::Double(..))) {
-                cl(ctx, "DOUBLE-FLOAT")
-            } else {
-                cl(ctx, "RATIONAL")
+        Complex(c) => {
+            // SBCL's (COMPLEX (INTEGER lo hi)): the parts' type and range.
+            let (re, im) = match c.val {
+                mprof_heap::value::Complex::Double(re, im) => (alloc::float(ctx.mc, re), alloc::float(ctx.mc, im)),
+                mprof_heap::value::Complex::Rational(re, im) => (re, im),
             };
+            let kind = match (re, im) {
+                (Float(_), _) => "DOUBLE-FLOAT",
+                (Fixnum(_) | BigInt(_), Fixnum(_) | BigInt(_)) => "INTEGER",
+                _ => "RATIONAL",
+            };
+            let (lo, hi) = match (Num::from_value(re), Num::from_value(im)) {
+                (Some(x), Some(y)) if compare(&x, &y).is_gt() => (im, re),
+                _ => (re, im),
+            };
+            let part = alloc::list(ctx.mc, &[cl(ctx, kind), lo, hi]);
             alloc::list(ctx.mc, &[cl(ctx, "COMPLEX"), part])
         }
         Function(_) => cl(ctx, "COMPILED-FUNCTION"),

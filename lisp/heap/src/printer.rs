@@ -771,8 +771,8 @@ fn array_type_text(v: Value<'_>) -> String {
             };
             let dims: Vec<String> = a.dims.iter().map(|d| d.to_string()).collect();
             match (a.element_type, a.dims.len(), a.is_simple()) {
-                (ElementType::Bit, 1, true) => format!("SIMPLE-BIT-VECTOR {}", a.dims[0]),
-                (ElementType::Bit, 1, false) => format!("BIT-VECTOR {}", a.dims[0]),
+                (ElementType::Bit, 1, true) => format!("(SIMPLE-BIT-VECTOR {})", a.dims[0]),
+                (ElementType::Bit, 1, false) => format!("(BIT-VECTOR {})", a.dims[0]),
                 (_, 1, false) => format!("(VECTOR {elt} {})", a.dims[0]),
                 (_, _, true) => format!("(SIMPLE-ARRAY {elt} ({}))", dims.join(" ")),
                 (_, _, false) => format!("(ARRAY {elt} ({}))", dims.join(" ")),

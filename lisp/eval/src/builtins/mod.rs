@@ -18,6 +18,7 @@ use crate::raise::LResult;
 pub mod arrays;
 pub mod bit_vectors;
 pub mod chars;
+pub mod complex;
 pub mod core;
 pub mod hash;
 pub mod lists;
@@ -131,6 +132,7 @@ pub fn table() -> &'static [BuiltinDef] {
         t.extend_from_slice(SPECIALS);
         t.extend_from_slice(core::BUILTINS);
         t.extend_from_slice(numbers::BUILTINS);
+        t.extend_from_slice(complex::BUILTINS);
         t.extend_from_slice(lists::BUILTINS);
         t.extend_from_slice(sequences::BUILTINS);
         t.extend_from_slice(strings::BUILTINS);

@@ -181,6 +181,16 @@ fn case_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>, case: Case) -> LResult<'g
 }
 
 fn ncase_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>, case: Case) -> LResult<'gc> {
+    if let Some(mut chars) = mprof_heap::spec::displaced_string(a[0]) {
+        // A displaced string: convert a copy, then store it through the displacement.
+        let k = keyword_args(ctx, &a[1..], &["START", "END"])?;
+        let (s, e) = bounds(ctx, k[0], k[1], chars.len())?;
+        convert_case(&mut chars, s, e, case);
+        for (i, c) in chars.into_iter().enumerate().take(e).skip(s) {
+            mprof_heap::spec::set(ctx.mc, a[0], i, mprof_heap::spec::Elem::Value(Value::Char(c)));
+        }
+        return Ok(a[0]);
+    }
     let Value::String(st) = a[0] else {
         return Err(ctx.type_error(a[0], "STRING"));
     };
