@@ -81,7 +81,9 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
         }
         "ARRAY" => matches!(obj, Vector(_) | String(_) | Array(_) | SpecArray(_)),
         "SIMPLE-ARRAY" => {
-            matches!(obj, Vector(_) | String(_) | Array(_)) || matches!(obj, SpecArray(a) if a.borrow().is_simple())
+            matches!(obj, Vector(_) | String(_))
+                || matches!(obj, Array(a) if !a.borrow().adjustable)
+                || matches!(obj, SpecArray(a) if a.borrow().is_simple())
         }
         "SEQUENCE" => obj.is_list() || matches!(obj, Vector(_) | String(_)) || spec_vector_of(obj, |_| true),
         "FUNCTION" | "COMPILED-FUNCTION" => matches!(obj, Function(_)),
@@ -326,7 +328,8 @@ pub fn type_of<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>) -> Value<'gc> {
         Array(a) => {
             let dims: Vec<Value<'gc>> = a.borrow().dims.iter().map(|&d| Fixnum(d as i64)).collect();
             let d = alloc::list(ctx.mc, &dims);
-            alloc::list(ctx.mc, &[cl(ctx, "SIMPLE-ARRAY"), cl(ctx, "T"), d])
+            let head = if a.borrow().adjustable { "ARRAY" } else { "SIMPLE-ARRAY" };
+            alloc::list(ctx.mc, &[cl(ctx, head), cl(ctx, "T"), d])
         }
         SpecArray(a) => {
             let b = a.borrow();

@@ -72,7 +72,7 @@ pub fn array<'gc>(
         Category::StructureVector,
         "array",
         extra,
-        RefLock::new(LArray { dims, items, element_type }),
+        RefLock::new(LArray { dims, items, element_type, adjustable: false }),
     ))
 }
 

@@ -65,6 +65,7 @@ fn convert<'gc>(
         Convert(&'d Datum),
         List { items: &'d [Datum], dotted: bool, span: Span },
         Vector(usize),
+        Array(&'d [usize]),
     }
     let mut work = vec![Work::Convert(datum)];
     let mut done: Vec<Value<'gc>> = Vec::new();
@@ -90,6 +91,12 @@ fn convert<'gc>(
                         work.push(Work::Convert(item));
                     }
                 }
+                DatumKind::Array(dims, items) => {
+                    work.push(Work::Array(dims));
+                    for item in items.iter().rev() {
+                        work.push(Work::Convert(item));
+                    }
+                }
                 _ => done.push(atom_to_value(mc, packages, package, d)?),
             },
             Work::List { items, dotted, span } => {
@@ -107,6 +114,16 @@ fn convert<'gc>(
                 }
                 done.truncate(start);
                 done.push(v);
+            }
+            Work::Array(dims) => {
+                let n: usize = dims.iter().product();
+                let start = done.len().saturating_sub(n);
+                let items = done.split_off(start);
+                done.push(if dims.len() == 1 {
+                    alloc::vector_from(mc, items, None, false, Value::Symbol(packages.t))
+                } else {
+                    alloc::array(mc, dims.to_vec(), items, Value::Nil)
+                });
             }
             Work::Vector(n) => {
                 let start = done.len().saturating_sub(n);
@@ -153,7 +170,7 @@ fn atom_to_value<'gc>(
                 _ => alloc::complex(mc, Complex::Double(real_to_f64(re), real_to_f64(im))),
             }
         }
-        DatumKind::List(..) | DatumKind::Vector(..) => Value::Nil,
+        DatumKind::List(..) | DatumKind::Vector(..) | DatumKind::Array(..) => Value::Nil,
     })
 }
 

@@ -471,7 +471,6 @@ impl<'gc> Job<'gc> {
                 self.buffer.push_str(&rank.to_string());
                 self.buffer.push('A');
                 if rank == 0 {
-                    self.buffer.push(' ');
                     self.array_item(v, 0, depth + 1);
                 } else {
                     self.work.push(Work::ArrayLevel { array: v, axis: 0, offset: 0, index: 0, depth });

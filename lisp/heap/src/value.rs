@@ -235,6 +235,9 @@ pub struct LArray<'gc> {
     pub dims: Vec<usize>,
     pub items: Vec<Value<'gc>>,
     pub element_type: Value<'gc>,
+    /// Made with `:adjustable t` (`adjust-array` then changes it in place).
+    #[collect(require_static)]
+    pub adjustable: bool,
 }
 
 /// A bignum: an integer outside the fixnum range.

@@ -89,6 +89,9 @@ pub(crate) enum Token {
     /// `#*` or `#n*` and the token after it (its bits, checked by the parser).
     #[regex(r"#[0-9]*\*", bit_vector)]
     BitVector,
+    /// `#nA`: the next datum is the contents of an array of rank n.
+    #[regex("#[0-9]+[aA]")]
+    HashArray,
     /// `#C` / `#c`: the next datum is a list of a complex number's two parts.
     #[regex("#[cC]")]
     HashC,
@@ -411,7 +414,7 @@ mod tests {
         check("#", "ERR HashAtEnd[#]");
         check("#\\", "ERR CharAtEnd[#\\]");
         check("#S(a)", "ERR UnknownDispatch[#S]");
-        check("#2A", "ERR UnknownDispatch[#2A]");
+        check("#2Q", "ERR UnknownDispatch[#2Q]");
         check("#)", "ERR UnknownDispatch[#]");
     }
 }

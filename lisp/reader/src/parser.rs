@@ -75,6 +75,8 @@ enum Prefix {
     Label(u64),
     /// `#C`: the next datum is `(re im)`, read as a `DatumKind::Complex`.
     Complex,
+    /// `#nA`: the next datum is an array's contents, read as a `DatumKind::Array`.
+    Array(u32),
 }
 
 impl Prefix {
@@ -88,6 +90,7 @@ impl Prefix {
             Prefix::CommaDot => ",.",
             Prefix::Label(_) => "#n=",
             Prefix::Complex => "#C",
+            Prefix::Array(_) => "#nA",
         }
     }
 
@@ -105,6 +108,7 @@ impl Prefix {
             Prefix::Label(_) => SymbolName::external(SYSTEM_PACKAGE, LABEL_SYMBOL),
             // Never a list head: `deliver` builds the complex datum itself.
             Prefix::Complex => SymbolName::external(COMMON_LISP_PACKAGE, "COMPLEX"),
+            Prefix::Array(_) => SymbolName::external(COMMON_LISP_PACKAGE, "ARRAY"),
         }
     }
 
@@ -372,6 +376,25 @@ impl<'a> Reader<'a> {
                     });
                     continue;
                 }
+                Token::HashArray => {
+                    let text = &self.src[range.start + 1..range.end - 1];
+                    match text.parse::<u32>() {
+                        Ok(rank) if rank <= MAX_ARRAY_RANK => {
+                            self.enter_prefix(stack, Prefix::Array(rank), range.start, range.end)?;
+                        }
+                        _ if self.suppress > 0 => {
+                            self.enter_prefix(stack, Prefix::Array(0), range.start, range.end)?;
+                        }
+                        _ => {
+                            return Err(self.error(
+                                ReadErrorKind::Malformed,
+                                range.start,
+                                format!("#{text}A: an array's rank may be at most {MAX_ARRAY_RANK}"),
+                            ));
+                        }
+                    }
+                    continue;
+                }
                 Token::HashC => {
                     self.enter_prefix(stack, Prefix::Complex, range.start, range.end)?;
                     continue;
@@ -526,6 +549,10 @@ impl<'a> Reader<'a> {
                     }
                     if !suppressed && prefix == Prefix::Complex {
                         value = complex_datum(value, open).map_err(|message| {
+                            self.error(ReadErrorKind::Malformed, open.start, message)
+                        })?;
+                    } else if let (false, Prefix::Array(rank)) = (suppressed, prefix) {
+                        value = array_datum(rank as usize, value, open).map_err(|message| {
                             self.error(ReadErrorKind::Malformed, open.start, message)
                         })?;
                     } else if !suppressed {
@@ -919,7 +946,7 @@ impl<'a> Reader<'a> {
                         Some(b'.') => "read-time evaluation #. is not supported".to_string(),
                         Some(b'S') => "structure literals #S(...) are not supported".to_string(),
                         Some(b'P') => "pathnames #P\"...\" are not supported".to_string(),
-                        Some(b'A') => "array literals #A / #nA are not supported".to_string(),
+                        Some(b'A') => "#A needs the array's rank, as in #2A((1 2) (3 4))".to_string(),
                         Some(b'=' | b'#') => format!("{text}: the labels #n= and #n# are not supported"),
                         Some(b'<') => "#< starts an unreadable object (printed as #<...>): it cannot be read back".to_string(),
                         _ => format!("unknown dispatch macro {text}"),
@@ -1063,6 +1090,100 @@ fn describe_char(c: char) -> String {
         Some(name) => format!("#\\{name}"),
         None if c.is_control() => format!("the character U+{:04X}", c as u32),
         None => format!("'{c}'"),
+    }
+}
+
+/// The largest rank `#nA` reads (SBCL's `array-rank-limit` is 129).
+const MAX_ARRAY_RANK: u32 = 129;
+
+/// The elements of a sequence datum at one level of `#nA` contents, or None
+/// for a datum that is not a sequence.
+fn sequence_elements(d: Datum) -> Result<Vec<Datum>, Datum> {
+    let span = d.span;
+    match d.kind {
+        DatumKind::List(items, None) => Ok(items),
+        DatumKind::Vector(items) => Ok(items),
+        DatumKind::String(s) => Ok(s.chars().map(|c| Datum::new(DatumKind::Char(c), span)).collect()),
+        DatumKind::BitVector(bits) => {
+            Ok(bits.into_iter().map(|b| Datum::new(DatumKind::Integer(b as i64), span)).collect())
+        }
+        kind => Err(Datum::new(kind, span)),
+    }
+}
+
+fn sequence_len(d: &Datum) -> Option<usize> {
+    match &d.kind {
+        DatumKind::List(items, None) | DatumKind::Vector(items) => Some(items.len()),
+        DatumKind::String(s) => Some(s.chars().count()),
+        DatumKind::BitVector(bits) => Some(bits.len()),
+        _ => None,
+    }
+}
+
+/// The datum of `#nA contents`: the dimensions come from the first element
+/// at each level, and every level must have them (flattened with a stack).
+fn array_datum(rank: usize, contents: Datum, open: Span) -> Result<Datum, String> {
+    let span = Span { end: contents.span.end, ..open };
+    let mut dims = Vec::with_capacity(rank);
+    let mut probe = Some(&contents);
+    for _ in 0..rank {
+        let d = probe.ok_or("")?;
+        let Some(n) = sequence_len(d) else {
+            crate::dismantle(contents);
+            return Err(format!("#{rank}A: the contents must be nested sequences {rank} deep"));
+        };
+        dims.push(n);
+        probe = match &d.kind {
+            DatumKind::List(items, None) | DatumKind::Vector(items) => items.first(),
+            // A string's or bit vector's elements are atoms: a deeper level fails above.
+            _ => None,
+        };
+        if n == 0 {
+            // Nothing below an empty level: the remaining dimensions are 0.
+            dims.resize(rank, 0);
+            break;
+        }
+        if probe.is_none() && dims.len() < rank {
+            crate::dismantle(contents);
+            return Err(format!("#{rank}A: the contents must be nested sequences {rank} deep"));
+        }
+    }
+    let mut items = Vec::with_capacity(dims.iter().product());
+    let mut stack = vec![(contents, 0usize)];
+    let mut error = None;
+    while let Some((d, level)) = stack.pop() {
+        if level == rank || error.is_some() {
+            if error.is_some() {
+                crate::dismantle(d);
+            } else {
+                items.push(d);
+            }
+            continue;
+        }
+        match sequence_elements(d) {
+            Ok(elements) if elements.len() == dims[level] => {
+                stack.extend(elements.into_iter().rev().map(|e| (e, level + 1)));
+            }
+            Ok(elements) => {
+                error = Some(format!(
+                    "#{rank}A: a sequence of {} elements where dimension {level} is {}",
+                    elements.len(),
+                    dims[level]
+                ));
+                elements.into_iter().for_each(crate::dismantle);
+            }
+            Err(d) => {
+                error = Some(format!("#{rank}A: the contents must be nested sequences {rank} deep"));
+                crate::dismantle(d);
+            }
+        }
+    }
+    match error {
+        Some(message) => {
+            items.into_iter().for_each(crate::dismantle);
+            Err(message)
+        }
+        None => Ok(Datum::new(DatumKind::Array(dims, items), span)),
     }
 }
 
@@ -1224,6 +1345,18 @@ mod tests {
             "Malformed 1:1: #C(1 2 3): expected a list of two real numbers, as in #C(1 2)",
         );
         check("#C", "Incomplete 1:3: end of input: expected a form after #C at 1:1");
+    }
+
+    #[test]
+    fn array_literals() {
+        check("#2A((1 2) (3 4))", "#2A((1 2) (3 4))");
+        check("#1A(a b) #0A x #2a(\"ab\" \"cd\")", "#1A(A B) #0AX #2A((#\\a #\\b) (#\\c #\\d))");
+        check("#3A(((1) (2)) ((3) (4)))", "#3A(((1) (2)) ((3) (4)))");
+        check("#2A(() ())", "#2A()");
+        check("#2A((1 2) (3))", "Malformed 1:1: #2A: a sequence of 1 elements where dimension 1 is 2");
+        check("#2A(1 2)", "Malformed 1:1: #2A: the contents must be nested sequences 2 deep");
+        check("#999A()", "Malformed 1:1: #999A: an array's rank may be at most 129");
+        check_features("#+nope #2A((1) (2)) y", &[], "Y");
     }
 
     #[test]

@@ -1,17 +1,20 @@
-//! Arrays: `make-array` of any rank, element access (`aref`, `svref`,
-//! `row-major-aref` and their setters), dimensions, fill pointers,
-//! `vector-push[-extend]`, `vector-pop` and `adjust-array`.
+//! Arrays: `make-array` of any rank (specialized and displaced ones too),
+//! element access (`aref`, `svref`, `row-major-aref` and their setters),
+//! dimensions, fill pointers, `vector-push[-extend]`, `vector-pop`,
+//! `adjust-array`, `array-displacement` and `upgraded-array-element-type`.
 //!
-//! Representation (see `mprof_heap::value`): rank-1 arrays of characters are
-//! strings (`LString`), other rank-1 arrays general vectors (`LVector`), and
-//! arrays of any other rank `LArray`s stored in row-major order.
+//! Representation (see `mprof_heap::value` and `mprof_heap::spec`): rank-1
+//! arrays of characters are strings (`LString`), other rank-1 arrays of
+//! element type T general vectors (`LVector`), other arrays of element type T
+//! `LArray`s stored in row-major order; arrays of BIT, (UNSIGNED-BYTE 8),
+//! FIXNUM and DOUBLE-FLOAT elements, and every displaced array, `SpecArray`s.
 //!
 //! Invariants:
-//! - An array's total size is the length of its item vector; a fill pointer,
-//!   when present, is never above it.
-//! - `element_type` holds the upgraded element type as a symbol (NIL stands
-//!   for T); stores into BIT, FIXNUM and float arrays are type-checked, as
-//!   SBCL's specialised arrays are.
+//! - An array's total size is the number of elements it stores (or, displaced,
+//!   reaches in its target); a fill pointer, when present, is never above it.
+//! - Every store is type-checked against the upgraded element type (`Elt`),
+//!   as SBCL's specialised arrays are; `SINGLE-FLOAT` arrays are general
+//!   vectors that check their elements are floats.
 //! - Element access never allocates: `aref`/`(setf aref)` are hot in
 //!   array-heavy programs.
 
@@ -257,7 +260,7 @@ impl<'gc> Arr<'gc> {
         match self {
             Arr::Str(s) => s.borrow().adjustable || s.borrow().fill_pointer.is_some(),
             Arr::Vec(v) => v.borrow().adjustable || v.borrow().fill_pointer.is_some(),
-            Arr::Multi(_) => false,
+            Arr::Multi(a) => a.borrow().adjustable,
             Arr::Spec(a) => !a.borrow().is_simple(),
         }
     }
@@ -421,6 +424,7 @@ fn sequence_items<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Vec<Value<'g
         Value::Nil | Value::Cons(_) => alloc::list_to_vec(v).ok_or_else(|| ctx.type_error(v, "LIST")),
         Value::Vector(x) => Ok(x.borrow().active().to_vec()),
         Value::String(s) => Ok(s.borrow().active().iter().map(|&c| Value::Char(c)).collect()),
+        Value::SpecArray(_) => super::sequences::seq_items(ctx, v),
         other => Err(ctx.type_error(other, "SEQUENCE")),
     }
 }
@@ -469,6 +473,11 @@ fn parse_keys<'gc>(ctx: &Ctx<'_, 'gc>, who: &str, a: A<'_, 'gc>) -> Result<Array
     }
     let mut keys = ArrayKeys::default();
     let mut seen_adjustable = false;
+    // :allow-other-keys t anywhere (its leftmost occurrence) admits unknown keywords.
+    let allow_other = a
+        .chunks(2)
+        .find(|p| matches!(p[0], Value::Symbol(s) if &*s.name == "ALLOW-OTHER-KEYS"))
+        .is_some_and(|p| p[1].truthy());
     for pair in a.chunks(2) {
         let (k, v) = (pair[0], pair[1]);
         let Value::Symbol(s) = k else {
@@ -487,6 +496,8 @@ fn parse_keys<'gc>(ctx: &Ctx<'_, 'gc>, who: &str, a: A<'_, 'gc>) -> Result<Array
             "ADJUSTABLE" => {}
             "DISPLACED-TO" => _ = keys.displaced_to.get_or_insert(v),
             "DISPLACED-INDEX-OFFSET" => _ = keys.displaced_index_offset.get_or_insert(v),
+            "ALLOW-OTHER-KEYS" => {}
+            _ if allow_other => {}
             _ => {
                 return Err(Raise::program(format!("{} is not a keyword argument of {who}", ctx.print(k, true))));
             }
@@ -562,7 +573,11 @@ fn build_array<'gc>(
         return alloc::spec_array(ctx.mc, dims, unboxed_store(et, &items), fill_pointer, adjustable, et);
     }
     if dims.len() != 1 {
-        return alloc::array(ctx.mc, dims, items, elt.stored(ctx));
+        let array = alloc::array(ctx.mc, dims, items, elt.stored(ctx));
+        if let Value::Array(a) = array {
+            alloc::borrow_mut(ctx.mc, a).adjustable = adjustable;
+        }
+        return array;
     }
     if elt == Elt::Char {
         let chars = items.iter().map(|v| if let Value::Char(c) = v { *c } else { '\0' }).collect();

@@ -5,9 +5,11 @@
 //! count remove delete remove-duplicates` for the standard tests without
 //! `:key`.
 //!
-//! A sequence is a proper list, a `Value::Vector` or a `Value::String`;
-//! vectors and strings are operated on up to their fill pointer (their
-//! "active" part). Invariants: every index a caller passes is checked
+//! A sequence is a proper list, a `Value::Vector`, a `Value::String` or a
+//! rank-one `Value::SpecArray` (bit vectors, unboxed and displaced vectors,
+//! whose elements are read and written through `mprof_heap::spec`, checked
+//! against their element type); vectors are operated on up to their fill
+//! pointer (their "active" part). Invariants: every index a caller passes is checked
 //! against the active length before use (bad bounds are `type-error`s, as
 //! in SBCL); vectors and strings are mutated only through
 //! `alloc::borrow_mut`; a string never receives a non-character.
