@@ -153,7 +153,8 @@ fn csqrt((a, b): (f64, f64)) -> (f64, f64) {
         return (0.0, b);
     }
     let m = cabs((a, b));
-    let re = ((m + a.abs()) / 2.0).sqrt();
+    // Halved before adding, so that parts near the double limit do not overflow.
+    let re = (m / 2.0 + a.abs() / 2.0).sqrt();
     if a >= 0.0 { (re, b / (2.0 * re)) } else { (b.abs() / (2.0 * re), re.copysign(b)) }
 }
 const I: (f64, f64) = (0.0, 1.0);
@@ -270,6 +271,10 @@ pub fn expt<'gc>(ctx: &mut Ctx<'_, 'gc>, base: Value<'gc>, power: Value<'gc>) ->
                 result = arith2(Op2::Div, &(Num::I(1), Num::I(0)), &result)
                     .map_err(|e| arith_raise(ctx, e, "EXPT", &[base, power]))?;
             }
+            if matches!(b.0, Num::F(_)) || matches!(b.1, Num::F(_)) {
+                // A float complex to the power 0 is #C(1.0 0.0), not 1.
+                return Ok(c64(ctx, to_c64(&result)));
+            }
             return Ok(make(ctx, result.0, result.1));
         }
     }
@@ -299,6 +304,10 @@ pub fn abs<'gc>(ctx: &mut Ctx<'_, 'gc>, v: Value<'gc>) -> LResult<'gc> {
 pub fn signum<'gc>(ctx: &mut Ctx<'_, 'gc>, v: Value<'gc>) -> LResult<'gc> {
     let z = to_c64(&parts_arg(ctx, v)?);
     let m = cabs(z);
+    if m == 0.0 {
+        // A zero is its own signum.
+        return Ok(v);
+    }
     Ok(c64(ctx, (z.0 / m, z.1 / m)))
 }
 

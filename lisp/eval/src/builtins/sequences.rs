@@ -141,6 +141,16 @@ fn make_vector<'gc>(ctx: &Ctx<'_, 'gc>, items: Vec<Value<'gc>>) -> Value<'gc> {
     alloc::vector_from(ctx.mc, items, None, false, ctx.t())
 }
 
+/// A simple vector of `items` with `like`'s element type (a copy of a
+/// SINGLE-FLOAT vector is one too).
+fn vector_like<'gc>(ctx: &Ctx<'_, 'gc>, like: Ptr<'gc, gc_arena::RefLock<mprof_heap::value::LVector<'gc>>>, items: Vec<Value<'gc>>) -> Value<'gc> {
+    let element_type = match like.borrow().element_type {
+        Value::Nil => ctx.t(),
+        other => other,
+    };
+    alloc::vector_from(ctx.mc, items, None, false, element_type)
+}
+
 fn char_of<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<char, Raise<'gc>> {
     match v {
         Value::Char(c) => Ok(c),
@@ -271,7 +281,7 @@ fn subseq<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                 let (s, e) = bounds(ctx, v.active().len(), a[1], end)?;
                 v.active()[s..e].to_vec()
             };
-            Ok(make_vector(ctx, items))
+            Ok(vector_like(ctx, v, items))
         }
         Value::String(st) => {
             let chars = {
@@ -300,7 +310,7 @@ fn copy_seq<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     match a[0] {
         Value::Vector(v) => {
             let items = v.borrow().active().to_vec();
-            Ok(make_vector(ctx, items))
+            Ok(vector_like(ctx, v, items))
         }
         Value::String(s) => {
             let chars = s.borrow().active().to_vec();

@@ -327,6 +327,13 @@ replace (not descended into), else NIL. Unchanged conses are shared."
     (t (sys::%seq-make-string n nil))))
 
 (defun make-sequence (type size &key (initial-element nil init-p))
+  ;; (vector elt) and (simple-array elt (*)) of a specialized element type.
+  (when (and (consp type) (member (car type) '(vector simple-array array)) (consp (cdr type))
+             (not (member (cadr type) '(* t character base-char standard-char bit))))
+    (return-from make-sequence
+      (if init-p
+          (make-array size :element-type (cadr type) :initial-element initial-element)
+          (make-array size :element-type (cadr type)))))
   (case (sys::%result-kind type)
     (0 (make-list size :initial-element initial-element))
     (1 (sys::%seq-make-vector size initial-element))
@@ -346,6 +353,14 @@ replace (not descended into), else NIL. Unchanged conses are shared."
                ((and (stringp object) (= (length object) 1)) (elt object 0))
                ((and (symbolp object) (= (length (symbol-name object)) 1)) (elt (symbol-name object) 0))
                (t (error 'type-error :datum object :expected-type 'character))))
+        ((and (or (eq result-type 'complex) (and (consp result-type) (eq (car result-type) 'complex)))
+              (typep object 'number))
+         ;; A real becomes a complex of the part type asked for (a rational
+         ;; stays rational, as COMPLEX makes it).
+         (let ((part (if (consp result-type) (cadr result-type) '*)))
+           (if (and (realp object) (member part '(float double-float single-float short-float long-float)))
+               (complex (float object 1d0) 0d0)
+               (if (realp object) (complex object) object))))
         ((member result-type '(float double-float single-float short-float long-float))
          (if (typep object 'real)
              (float object 1d0)
