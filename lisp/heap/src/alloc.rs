@@ -92,6 +92,7 @@ pub fn spec_array<'gc>(
         (Store::Bytes(_), _) => "(unsigned-byte 8) array",
         (Store::Fixnums(_), _) => "fixnum array",
         (Store::Doubles(_), _) => "double-float array",
+        (Store::Values(_), _) => "array",
         (Store::Displaced { .. }, _) => "displaced array",
     };
     let extra = store.heap_bytes() + dims.capacity() * 8;

@@ -118,6 +118,10 @@ pub enum Store<'gc> {
     Bytes(#[collect(require_static)] Vec<u8>),
     Fixnums(#[collect(require_static)] Vec<i64>),
     Doubles(#[collect(require_static)] Vec<f64>),
+    /// Boxed elements of a general array or string that was displaced and
+    /// has storage of its own again (`adjust-array`, `vector-push-extend`),
+    /// keeping its identity; characters are `Value::Char`s.
+    Values(Vec<Value<'gc>>),
     /// The elements are `target`'s, from row-major index `offset`.
     Displaced {
         target: Value<'gc>,
@@ -134,6 +138,7 @@ impl Store<'_> {
             Store::Bytes(v) => v.capacity(),
             Store::Fixnums(v) => v.capacity() * 8,
             Store::Doubles(v) => v.capacity() * 8,
+            Store::Values(v) => v.capacity() * std::mem::size_of::<Value>(),
             Store::Displaced { .. } => 0,
         }
     }
@@ -238,6 +243,7 @@ pub fn get<'gc>(array: Value<'gc>, i: usize) -> Option<Elem<'gc>> {
                     Store::Bytes(b) => Elem::Value(Value::Fixnum(b[i] as i64)),
                     Store::Fixnums(b) => Elem::Value(Value::Fixnum(b[i])),
                     Store::Doubles(b) => Elem::Double(b[i]),
+                    Store::Values(b) => Elem::Value(b[i]),
                     Store::Displaced { target, offset } => {
                         (v, i) = (*target, offset + i);
                         continue;
@@ -288,6 +294,13 @@ pub fn set<'gc>(mc: &Mutation<'gc>, array: Value<'gc>, i: usize, e: Elem<'gc>) -
                 }
                 if i >= a.borrow().total_size() {
                     return false;
+                }
+                if matches!(a.borrow().store, Store::Values(_)) {
+                    let val = boxed(mc, e);
+                    if let Store::Values(b) = &mut alloc::borrow_mut(mc, a).store {
+                        b[i] = val;
+                    }
+                    return true;
                 }
                 let mut a = alloc::borrow_mut(mc, a);
                 let fix = match e {

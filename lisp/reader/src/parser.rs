@@ -1203,7 +1203,8 @@ fn parse_bit_vector(text: &str) -> Result<Vec<bool>, String> {
         return Ok(bits);
     }
     let n: usize = match count.parse() {
-        Ok(n) if n <= 1 << 27 => n,
+        // 16M bits: a bound on what one token can make the reader allocate.
+        Ok(n) if n <= 1 << 24 => n,
         _ => return Err(format!("{text}: the length {count} of a bit vector is too large")),
     };
     match bits.last().copied() {

@@ -954,41 +954,44 @@ fn vector_pop<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 fn grow_spec<'gc>(ctx: &Ctx<'_, 'gc>, x: Ptr<'gc, RefLock<SpecArray<'gc>>>, new_size: usize) -> Result<(), Raise<'gc>> {
     let et = x.borrow().element_type;
     if x.borrow().is_displaced() {
-        let Some(mut store) = Store::zeros(et, new_size) else {
-            return Err(Raise::error(format!(
-                "{} is displaced to an array of element type {}: it cannot be extended in place.",
-                ctx.print(Value::SpecArray(x), true),
-                Elt::of_heap(et).name()
-            )));
-        };
         let n = x.borrow().total_size();
         let items: Vec<Value<'gc>> = (0..n)
             .map(|i| spec::get(Value::SpecArray(x), i).map(|e| spec::boxed(ctx.mc, e)))
             .collect::<Option<_>>()
             .ok_or_else(|| displaced_too_small(ctx, Value::SpecArray(x)))?;
-        let mut own = unboxed_store(et, &items);
-        std::mem::swap(&mut store, &mut own);
-        // `store` now holds the current elements; pad it to the new size.
-        pad_store(&mut store, new_size);
+        let elt = Elt::of_heap(et);
+        let mut store = own_store(elt, items);
+        pad_store(&mut store, new_size, elt.default_value(ctx));
         let mut b = alloc::borrow_mut(ctx.mc, x);
         b.store = store;
         b.dims = vec![new_size];
         return Ok(());
     }
+    let fill = Elt::of_heap(et).default_value(ctx);
     let mut b = alloc::borrow_mut(ctx.mc, x);
-    pad_store(&mut b.store, new_size);
+    pad_store(&mut b.store, new_size, fill);
     b.dims = vec![new_size];
     Ok(())
 }
 
-/// Grow an unboxed store with zeros (or shrink it) to `n` elements.
-fn pad_store(store: &mut Store<'_>, n: usize) {
+/// Grow a store with zeros (`fill` for boxed elements; a displaced store
+/// stays as it is) or shrink it to `n` elements.
+fn pad_store<'gc>(store: &mut Store<'gc>, n: usize, fill: Value<'gc>) {
     match store {
         Store::Bits(b) => b.resize(n, false),
         Store::Bytes(v) => v.resize(n, 0),
         Store::Fixnums(v) => v.resize(n, 0),
         Store::Doubles(v) => v.resize(n, 0.0),
+        Store::Values(v) => v.resize(n, fill),
         Store::Displaced { .. } => {}
+    }
+}
+
+/// Storage of its own holding `items` (type-checked) for an array of element type `elt`.
+fn own_store<'gc>(elt: Elt, items: Vec<Value<'gc>>) -> Store<'gc> {
+    match elt.unboxed() {
+        Some(et) => unboxed_store(et, &items),
+        None => Store::Values(items),
     }
 }
 
@@ -1086,17 +1089,12 @@ fn adjust_array<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             b.items = items;
             b.dims = dims;
         }
-        Arr::Spec(x) => match elt.unboxed() {
-            Some(et) => {
-                let mut b = alloc::borrow_mut(ctx.mc, x);
-                b.store = unboxed_store(et, &items);
-                b.dims = dims;
-                b.fill_pointer = fill_pointer;
-            }
-            // A displaced string or general array no longer displaced: its
-            // elements are boxed, which only a new string or vector can hold.
-            None => return Ok(build_array(ctx, dims, items, elt, fill_pointer, true)),
-        },
+        Arr::Spec(x) => {
+            let mut b = alloc::borrow_mut(ctx.mc, x);
+            b.store = own_store(elt, items);
+            b.dims = dims;
+            b.fill_pointer = fill_pointer;
+        }
     }
     Ok(a[0])
 }
