@@ -1,7 +1,9 @@
 //! Arrays whose elements are not boxed values in a buffer of their own:
 //! specialized arrays (bits packed one per element, unsigned bytes, fixnums
 //! and doubles stored unboxed) and displaced arrays (whose elements are
-//! another array's), plus element access on every kind of array.
+//! another array's), plus element access on every kind of array. (A
+//! displaced general array or string that gets storage of its own again
+//! keeps its identity with a `Store::Values` of boxed elements.)
 //!
 //! Representation: a `SpecArray` has its dimensions (any rank), a `Store`,
 //! an optional fill pointer (rank one only), whether it is adjustable, and
