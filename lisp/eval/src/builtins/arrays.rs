@@ -1014,9 +1014,10 @@ fn adjust_array<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let elt = arr.elt();
     let size = total_size(ctx, dims.as_slice())?;
     if let Some(d) = displacement_of(ctx, "ADJUST-ARRAY", &keys, elt, size)? {
+        // `:fill-pointer nil` leaves the fill pointer as it is.
         let fill_pointer = match keys.fill_pointer {
-            Some(_) => fill_pointer_of(ctx, keys.fill_pointer, size, dims.len())?,
-            None => arr.fill_pointer().map(|fp| fp.min(size)),
+            Some(v) if v.truthy() => fill_pointer_of(ctx, keys.fill_pointer, size, dims.len())?,
+            _ => arr.fill_pointer().map(|fp| fp.min(size)),
         };
         if spec::would_cycle(arr.value(), d.0) {
             return Err(Raise::error(format!(
@@ -1059,9 +1060,10 @@ fn adjust_array<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         }
         items
     };
+    // `:fill-pointer nil` leaves the fill pointer as it is.
     let fill_pointer = match keys.fill_pointer {
-        Some(_) => fill_pointer_of(ctx, keys.fill_pointer, size, dims.len())?,
-        None => match arr.fill_pointer() {
+        Some(v) if v.truthy() => fill_pointer_of(ctx, keys.fill_pointer, size, dims.len())?,
+        _ => match arr.fill_pointer() {
             Some(fp) if fp > size => {
                 return Err(Raise::error(format!(
                     "ADJUST-ARRAY: the fill pointer {fp} is beyond the new size {size}; give :FILL-POINTER."

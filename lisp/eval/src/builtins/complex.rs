@@ -149,8 +149,16 @@ fn clog(z: (f64, f64)) -> (f64, f64) {
     (cabs(z).ln(), z.1.atan2(z.0))
 }
 fn csqrt((a, b): (f64, f64)) -> (f64, f64) {
-    if a == 0.0 && b == 0.0 {
-        return (0.0, b);
+    if b == 0.0 {
+        // A real: exact roots, and no underflow for denormals.
+        return if a >= 0.0 { (a.sqrt(), b) } else { (0.0, (-a).sqrt().copysign(b)) };
+    }
+    let m = cabs((a, b));
+    if m < 1e-300 {
+        // Tiny parts: scale by 2^200 so the halving below cannot underflow to 0.
+        let s = 2f64.powi(200);
+        let (re, im) = csqrt((a * s, b * s));
+        return (re / 2f64.powi(100), im / 2f64.powi(100));
     }
     let m = cabs((a, b));
     // Halved before adding, so that parts near the double limit do not overflow.
