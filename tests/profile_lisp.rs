@@ -333,3 +333,36 @@ fn clos_make_instance_allocates_one_object_and_dispatch_allocates_nothing() {
     assert_eq!(allocs_of("CIRCLE"), 100);
     assert_eq!(allocs_of("RECT"), 100);
 }
+
+/// The totals per category (c, f, s, o) of running `profiled` under a fresh profile.
+fn category_totals(setup: &str, profiled: &str) -> (Vec<mprof_engine::profile::Counters>, String) {
+    let mut lisp = interpreter();
+    eval(&mut lisp, setup);
+    lisp.profile_start(Some(MonitorOptions::default()), false);
+    lisp.profile_stop();
+    eval(&mut lisp, &format!("(mprof:reset) (mprof:with-profiling () {profiled})"));
+    let text = lisp.profile_report(&ReportOptions::default());
+    (lisp.memory_totals().per_category, text)
+}
+
+#[test]
+fn specialized_arrays_store_elements_unboxed_under_their_own_types() {
+    // A million doubles: one object of category s holding an 8 MB buffer, no boxed floats.
+    let (totals, text) = category_totals(
+        "(defvar *d* nil)",
+        "(setq *d* (make-array 1000000 :element-type 'double-float :initial-element 1.5d0))",
+    );
+    assert_eq!(totals[1].allocs, 0, "no boxed floats:\n{text}");
+    assert_eq!(totals[2].allocs, 1, "one array:\n{text}");
+    assert!((8_000_000..8_001_000).contains(&totals[2].bytes), "{} bytes:\n{text}", totals[2].bytes);
+    assert!(text.contains("double-float array"), "{text}");
+    // 6400 bits take 800 bytes, packed.
+    let (totals, text) = category_totals("(defvar *b* nil)", "(setq *b* (make-array 6400 :element-type 'bit))");
+    assert_eq!(totals[2].allocs, 1, "{text}");
+    assert!((800..1000).contains(&totals[2].bytes), "{} bytes:\n{text}", totals[2].bytes);
+    assert!(text.contains("bit-vector"), "{text}");
+    // A complex is one object of category o; its double parts are not boxed floats.
+    let (totals, text) = category_totals("(defvar *c* nil)", "(setq *c* (complex 1.5d0 2.5d0))");
+    assert_eq!((totals[1].allocs, totals[3].allocs), (0, 1), "{text}");
+    assert!(text.contains("complex"), "{text}");
+}

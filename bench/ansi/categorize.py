@@ -34,7 +34,7 @@ import re
 CACHE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".cache")
 
 CHAPTERS = ["cons", "sequences", "strings", "characters", "hash-tables",
-            "iteration", "data-and-control-flow", "numbers"]
+            "iteration", "data-and-control-flow", "numbers", "arrays"]
 
 
 def cl_symbols():

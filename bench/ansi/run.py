@@ -40,7 +40,7 @@ import paths  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHAPTERS = ["cons", "sequences", "strings", "characters", "hash-tables",
-            "iteration", "data-and-control-flow", "numbers", "objects"]
+            "iteration", "data-and-control-flow", "numbers", "objects", "arrays"]
 SUITE_URL = "https://github.com/pfdietz/ansi-test"
 
 # Loaded before every chapter, in the order the suite's gclload1.lsp uses.

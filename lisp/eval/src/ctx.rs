@@ -189,7 +189,10 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
     pub fn string_arg(&self, v: Value<'gc>) -> Result<String, Raise<'gc>> {
         match v {
             Value::String(s) => Ok(s.borrow().to_rust_string()),
-            other => Err(self.type_error(other, "STRING")),
+            other => match mprof_heap::spec::displaced_string(other) {
+                Some(chars) => Ok(chars.into_iter().collect()),
+                None => Err(self.type_error(other, "STRING")),
+            },
         }
     }
 

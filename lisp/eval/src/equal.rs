@@ -12,7 +12,8 @@
 //! [`MAX_KEY_NESTING`].
 
 use mprof_heap::Value;
-use mprof_heap::value::HashTest;
+use mprof_heap::spec::{self, Elem, ElementType};
+use mprof_heap::value::{Complex, HashTest};
 
 /// Most pairs waiting to be compared at once (32 bytes each): 4,000,000
 /// levels of nesting, four times the depth the tests build.
@@ -29,7 +30,41 @@ pub fn eql<'gc>(a: Value<'gc>, b: Value<'gc>) -> bool {
         (Value::Float(x), Value::Float(y)) => x.val.to_bits() == y.val.to_bits(),
         (Value::BigInt(x), Value::BigInt(y)) => x.0 == y.0,
         (Value::Ratio(x), Value::Ratio(y)) => x.num == y.num && x.den == y.den,
+        (Value::Complex(x), Value::Complex(y)) => match (x.val, y.val) {
+            (Complex::Double(a, b), Complex::Double(c, d)) => a.to_bits() == c.to_bits() && b.to_bits() == d.to_bits(),
+            (Complex::Rational(a, b), Complex::Rational(c, d)) => eql(a, c) && eql(b, d),
+            _ => false,
+        },
         _ => false,
+    }
+}
+
+/// The active elements of a rank-one array of any representation, or None
+/// (not a vector, or displaced to an array that shrank).
+fn vector_elems<'gc>(v: Value<'gc>) -> Option<Vec<Elem<'gc>>> {
+    let n = match v {
+        Value::String(s) => s.borrow().active().len(),
+        Value::Vector(x) => x.borrow().active().len(),
+        Value::SpecArray(a) if a.borrow().dims.len() == 1 => a.borrow().active_len(),
+        _ => return None,
+    };
+    (0..n).map(|i| spec::get(v, i)).collect()
+}
+
+/// Two elements under equalp: characters ignoring case, numbers with `=`,
+/// anything else queued for the walk.
+fn elems_equalp<'gc>(x: Elem<'gc>, y: Elem<'gc>, pending: &mut Pending<'gc>) -> bool {
+    match (x, y) {
+        (Elem::Double(p), Elem::Double(q)) => p == q,
+        (Elem::Double(p), Elem::Value(v)) | (Elem::Value(v), Elem::Double(p)) => {
+            // Only integers and doubles are stored in arrays with doubles: exact.
+            crate::builtins::numbers::to_f64(v).is_some_and(|q| q == p)
+        }
+        (Elem::Value(Value::Char(c)), Elem::Value(Value::Char(d))) => chars_equal_ignoring_case(c, d),
+        (Elem::Value(a), Elem::Value(b)) => {
+            pending.push((a, b));
+            true
+        }
     }
 }
 
@@ -43,9 +78,36 @@ pub fn equal_checked<'gc>(a: Value<'gc>, b: Value<'gc>) -> Option<bool> {
     compare_pairs(a, b, |a, b, _| {
         Some(match (a, b) {
             (Value::String(x), Value::String(y)) => x.borrow().active() == y.borrow().active(),
+            // Bit vectors and strings of any representation compare by content.
+            (Value::String(_) | Value::SpecArray(_), Value::String(_) | Value::SpecArray(_))
+                if text_or_bits(a) && text_or_bits(b) =>
+            {
+                match (vector_elems(a), vector_elems(b)) {
+                    (Some(x), Some(y)) => {
+                        x.len() == y.len()
+                            && x.iter().zip(&y).all(|(p, q)| match (p, q) {
+                                (Elem::Value(p), Elem::Value(q)) => eql(*p, *q),
+                                _ => false,
+                            })
+                    }
+                    _ => false,
+                }
+            }
             _ => false,
         })
     })
+}
+
+/// Strings and bit vectors, the arrays `equal` compares by content.
+fn text_or_bits(v: Value<'_>) -> bool {
+    match v {
+        Value::String(_) => true,
+        Value::SpecArray(a) => {
+            let a = a.borrow();
+            a.dims.len() == 1 && matches!(a.element_type, ElementType::Bit | ElementType::Character)
+        }
+        _ => false,
+    }
 }
 
 /// Pending pairs of one comparison.
@@ -135,6 +197,24 @@ fn equalp_nested<'gc>(a: Value<'gc>, b: Value<'gc>, key_nesting: usize) -> Optio
                 pending.extend(x.items.iter().copied().zip(y.items.iter().copied()));
                 true
             }
+            // A specialized or displaced array against any array of the same shape.
+            (Value::SpecArray(_), Value::String(_) | Value::Vector(_) | Value::Array(_) | Value::SpecArray(_))
+            | (Value::String(_) | Value::Vector(_) | Value::Array(_), Value::SpecArray(_)) => {
+                let (dx, dy) = (shape(a), shape(b));
+                if dx != dy {
+                    return Some(false);
+                }
+                let n: usize = if dx.len() == 1 { vector_elems(a)?.len() } else { dx.iter().product() };
+                if dx.len() == 1 && vector_elems(b)?.len() != n {
+                    return Some(false);
+                }
+                for i in 0..n {
+                    if !elems_equalp(spec::get(a, i)?, spec::get(b, i)?, pending) {
+                        return Some(false);
+                    }
+                }
+                true
+            }
             (Value::Struct(x), Value::Struct(y)) => {
                 if !gc_arena::Gc::ptr_eq(x.stype(), y.stype()) {
                     return Some(false);
@@ -169,6 +249,15 @@ fn equalp_nested<'gc>(a: Value<'gc>, b: Value<'gc>, key_nesting: usize) -> Optio
             _ => crate::builtins::numbers::numbers_equal(a, b).unwrap_or(false),
         })
     })
+}
+
+/// An array's dimensions, rank one taken as its active length.
+fn shape(v: Value<'_>) -> Vec<usize> {
+    match v {
+        Value::Array(a) => a.borrow().dims.clone(),
+        Value::SpecArray(a) if a.borrow().dims.len() != 1 => a.borrow().dims.clone(),
+        other => vec![vector_elems(other).map_or(usize::MAX, |e| e.len())],
+    }
 }
 
 fn chars_equal_ignoring_case(a: char, b: char) -> bool {
@@ -259,6 +348,19 @@ impl Hasher {
                     self.mix(d)
                 }
             }
+            Value::Complex(c) => {
+                self.mix(14);
+                match c.val {
+                    Complex::Double(re, im) => {
+                        self.mix(re.to_bits());
+                        self.mix(im.to_bits());
+                    }
+                    Complex::Rational(re, im) => {
+                        self.eql(re);
+                        self.eql(im);
+                    }
+                }
+            }
             other => self.identity(other),
         }
     }
@@ -292,6 +394,30 @@ impl Hasher {
                 self.mix(4);
                 self.mix(c.to_lowercase().next().unwrap_or(c) as u64);
             }
+            // Strings, bit vectors and (for equalp) every vector hash by content.
+            Value::SpecArray(a) if a.borrow().dims.len() == 1 && (fold || text_or_bits(v)) => {
+                self.mix(9);
+                // As many elements as a string's (64) or a general vector's (16) hash takes.
+                let n = if a.borrow().element_type == ElementType::Character { 64 } else { 16 };
+                for e in vector_elems(v).unwrap_or_default().into_iter().take(n) {
+                    match e {
+                        Elem::Value(Value::Char(c)) if fold => self.mix(c.to_lowercase().next().unwrap_or(c) as u64),
+                        Elem::Value(Value::Char(c)) => self.mix(c as u64),
+                        Elem::Value(Value::Fixnum(i)) if !fold => self.mix(i as u64),
+                        Elem::Value(other) => self.equal(other, depth + 1, fold),
+                        Elem::Double(x) => {
+                            self.mix(11);
+                            self.mix(if x == 0.0 { 0 } else { x.to_bits() });
+                        }
+                    }
+                }
+            }
+            Value::SpecArray(a) if fold => {
+                self.mix(12);
+                for &d in a.borrow().dims.iter() {
+                    self.mix(d as u64);
+                }
+            }
             Value::Vector(vec) if fold => {
                 self.mix(9);
                 for &x in vec.borrow().active().iter().take(16) {
@@ -317,6 +443,15 @@ impl Hasher {
                 self.mix(10);
                 for &x in s.slots.borrow().iter().take(8) {
                     self.equal(x, depth + 1, fold);
+                }
+            }
+            Value::Complex(_) if fold => {
+                // equalp: = across rational and double parts.
+                if let Some((re, im)) = crate::builtins::complex::parts(v) {
+                    self.mix(14);
+                    for x in [re.to_f64(), im.to_f64()] {
+                        self.mix(if x == 0.0 { 0 } else { x.to_bits() });
+                    }
                 }
             }
             Value::Fixnum(_) | Value::Float(_) | Value::BigInt(_) | Value::Ratio(_) if fold => {

@@ -31,7 +31,7 @@ pub fn datum_has_labels(d: &Datum) -> bool {
                 stack.extend(items.iter());
                 stack.extend(tail.iter().map(|t| &**t));
             }
-            DatumKind::Vector(items) => stack.extend(items.iter()),
+            DatumKind::Vector(items) | DatumKind::Array(_, items) => stack.extend(items.iter()),
             _ => {}
         }
     }

@@ -4,6 +4,7 @@
 //! `satisfies` and `deftype` types need Lisp calls; the prelude's `typep`
 //! expands those before calling the builtin, which rejects what is left.
 
+use mprof_heap::spec::ElementType;
 use mprof_heap::{Value, alloc};
 
 use crate::builtins::numbers::{Num, compare};
@@ -46,7 +47,9 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
         "SYMBOL" => matches!(obj, Symbol(_) | Nil),
         "KEYWORD" => matches!(obj, Symbol(s) if matches!(s.package.get(), Some(p) if gc_arena::Gc::ptr_eq(p, ctx.world.packages.keyword))),
         "BOOLEAN" => obj.is_nil() || obj.eq(ctx.t()),
-        "NUMBER" | "REAL" => matches!(obj, Fixnum(_) | BigInt(_) | Ratio(_) | Float(_)),
+        "NUMBER" => matches!(obj, Fixnum(_) | BigInt(_) | Ratio(_) | Float(_) | Complex(_)),
+        "REAL" => matches!(obj, Fixnum(_) | BigInt(_) | Ratio(_) | Float(_)),
+        "COMPLEX" => matches!(obj, Complex(_)),
         "RATIONAL" => matches!(obj, Fixnum(_) | BigInt(_) | Ratio(_)),
         "INTEGER" => matches!(obj, Fixnum(_) | BigInt(_)),
         // SBCL's 62-bit fixnums, so FIXNUM agrees with MOST-POSITIVE-FIXNUM.
@@ -66,11 +69,23 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
         "FLOAT" | "DOUBLE-FLOAT" | "SINGLE-FLOAT" | "SHORT-FLOAT" | "LONG-FLOAT" => matches!(obj, Float(_)),
         "CHARACTER" | "BASE-CHAR" => matches!(obj, Char(_)),
         "STANDARD-CHAR" => matches!(obj, Char(c) if c == '\n' || (' '..='~').contains(&c)),
-        "STRING" | "SIMPLE-STRING" | "BASE-STRING" | "SIMPLE-BASE-STRING" => matches!(obj, String(_)),
-        "VECTOR" => matches!(obj, Vector(_) | String(_)),
+        "STRING" | "BASE-STRING" => {
+            matches!(obj, String(_)) || spec_vector_of(obj, |e| e == ElementType::Character)
+        }
+        "SIMPLE-STRING" | "SIMPLE-BASE-STRING" => matches!(obj, String(_)),
+        "VECTOR" => matches!(obj, Vector(_) | String(_)) || spec_vector_of(obj, |_| true),
         "SIMPLE-VECTOR" => matches!(obj, Vector(v) if v.borrow().fill_pointer.is_none() && !v.borrow().adjustable),
-        "ARRAY" | "SIMPLE-ARRAY" => matches!(obj, Vector(_) | String(_) | Array(_)),
-        "SEQUENCE" => obj.is_list() || matches!(obj, Vector(_) | String(_)),
+        "BIT-VECTOR" => spec_vector_of(obj, |e| e == ElementType::Bit),
+        "SIMPLE-BIT-VECTOR" => {
+            spec_vector_of(obj, |e| e == ElementType::Bit) && matches!(obj, SpecArray(a) if a.borrow().is_simple())
+        }
+        "ARRAY" => matches!(obj, Vector(_) | String(_) | Array(_) | SpecArray(_)),
+        "SIMPLE-ARRAY" => {
+            matches!(obj, Vector(_) | String(_))
+                || matches!(obj, Array(a) if !a.borrow().adjustable)
+                || matches!(obj, SpecArray(a) if a.borrow().is_simple())
+        }
+        "SEQUENCE" => obj.is_list() || matches!(obj, Vector(_) | String(_)) || spec_vector_of(obj, |_| true),
         "FUNCTION" | "COMPILED-FUNCTION" => matches!(obj, Function(_)),
         "HASH-TABLE" => matches!(obj, HashTable(_)),
         "PACKAGE" => matches!(obj, Package(_)),
@@ -96,6 +111,55 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
 
 fn spec_standard_object<'gc>(ctx: &Ctx<'_, 'gc>) -> Value<'gc> {
     ctx.cl("STANDARD-OBJECT")
+}
+
+/// Whether `obj` is a specialized or displaced vector whose element type passes `ok`.
+fn spec_vector_of(obj: Value<'_>, ok: impl Fn(ElementType) -> bool) -> bool {
+    matches!(obj, Value::SpecArray(a) if a.borrow().dims.len() == 1 && ok(a.borrow().element_type))
+}
+
+/// `(array elt dims)`, `(vector elt size)`, `(bit-vector size)`...: `obj` is of
+/// the head type, of the upgraded element type asked for (unless `*`), and of
+/// the dimensions asked for (unless `*`).
+fn array_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, head: Value<'gc>, h: &str, args: &[Value<'gc>]) -> Result<bool, Raise<'gc>> {
+    if !atomic_typep(ctx, obj, head, h)? {
+        return Ok(false);
+    }
+    let star = |v: Value<'gc>| matches!(v, Value::Symbol(s) if &*s.name == "*");
+    let arg = |i: usize| args.get(i).copied().unwrap_or(ctx.cl("*"));
+    // Which argument is the element type and which the dimensions.
+    let (elt, dims, rank_one) = match h {
+        "ARRAY" | "SIMPLE-ARRAY" => (Some(arg(0)), arg(1), false),
+        "VECTOR" => (Some(arg(0)), arg(1), true),
+        _ => (None, arg(0), true),
+    };
+    if let Some(e) = elt
+        && !star(e)
+        && !crate::builtins::arrays::has_upgraded_element_type(obj, e)
+    {
+        return Ok(false);
+    }
+    if star(dims) {
+        return Ok(true);
+    }
+    let actual: Vec<usize> = match obj {
+        Value::String(st) => vec![st.borrow().chars.len()],
+        Value::Vector(v) => vec![v.borrow().items.len()],
+        Value::Array(a) => a.borrow().dims.clone(),
+        Value::SpecArray(a) => a.borrow().dims.clone(),
+        _ => return Ok(false),
+    };
+    Ok(match dims {
+        Value::Fixnum(n) if rank_one => actual.len() == 1 && actual[0] as i64 == n,
+        Value::Fixnum(n) => actual.len() as i64 == n,
+        Value::Nil => actual.is_empty(),
+        Value::Cons(_) => {
+            let want: Vec<Value<'gc>> = alloc::list_iter(dims).collect();
+            want.len() == actual.len()
+                && want.iter().zip(&actual).all(|(w, &d)| star(*w) || matches!(w, Value::Fixnum(n) if *n == d as i64))
+        }
+        _ => false,
+    })
 }
 
 fn in_range<'gc>(obj: Value<'gc>, lo: Value<'gc>, hi: Value<'gc>) -> bool {
@@ -177,9 +241,23 @@ fn compound_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>
             }
             _ => false,
         },
-        "VECTOR" | "SIMPLE-VECTOR" | "ARRAY" | "SIMPLE-ARRAY" | "STRING" | "SIMPLE-STRING" => {
-            atomic_typep(ctx, obj, head, h)?
-        }
+        "VECTOR" | "ARRAY" | "SIMPLE-ARRAY" => array_typep(ctx, obj, head, h, &args)?,
+        "SIMPLE-VECTOR" | "STRING" | "SIMPLE-STRING" | "BASE-STRING" | "SIMPLE-BASE-STRING" | "BIT-VECTOR"
+        | "SIMPLE-BIT-VECTOR" => array_typep(ctx, obj, head, h, &args)?,
+        "COMPLEX" => match obj {
+            Value::Complex(c) => {
+                let part = arg(0);
+                let star = part.is_nil() || matches!(part, Value::Symbol(s) if &*s.name == "*");
+                star || match c.val {
+                    mprof_heap::value::Complex::Double(..) => {
+                        let probe = alloc::float(ctx.mc, 0.0);
+                        typep(ctx, probe, part)?
+                    }
+                    mprof_heap::value::Complex::Rational(re, im) => typep(ctx, re, part)? || typep(ctx, im, part)?,
+                }
+            }
+            _ => false,
+        },
         "SATISFIES" => {
             return Err(Raise::error("SATISFIES types are checked by the prelude's TYPEP"));
         }
@@ -255,7 +333,42 @@ pub fn type_of<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>) -> Value<'gc> {
         Array(a) => {
             let dims: Vec<Value<'gc>> = a.borrow().dims.iter().map(|&d| Fixnum(d as i64)).collect();
             let d = alloc::list(ctx.mc, &dims);
-            alloc::list(ctx.mc, &[cl(ctx, "SIMPLE-ARRAY"), cl(ctx, "T"), d])
+            let head = if a.borrow().adjustable { "ARRAY" } else { "SIMPLE-ARRAY" };
+            alloc::list(ctx.mc, &[cl(ctx, head), cl(ctx, "T"), d])
+        }
+        SpecArray(a) => {
+            let b = a.borrow();
+            let elt = crate::builtins::arrays::element_type_value(ctx, b.element_type);
+            let dims: Vec<Value<'gc>> = b.dims.iter().map(|&d| Fixnum(d as i64)).collect();
+            let simple = b.is_simple();
+            match (b.element_type, dims.as_slice()) {
+                (mprof_heap::spec::ElementType::Bit, [n]) => {
+                    alloc::list(ctx.mc, &[cl(ctx, if simple { "SIMPLE-BIT-VECTOR" } else { "BIT-VECTOR" }), *n])
+                }
+                (_, [n]) if !simple => alloc::list(ctx.mc, &[cl(ctx, "VECTOR"), elt, *n]),
+                _ => {
+                    let d = alloc::list(ctx.mc, &dims);
+                    alloc::list(ctx.mc, &[cl(ctx, if simple { "SIMPLE-ARRAY" } else { "ARRAY" }), elt, d])
+                }
+            }
+        }
+        Complex(c) => {
+            // SBCL's (COMPLEX (INTEGER lo hi)): the parts' type and range.
+            let (re, im) = match c.val {
+                mprof_heap::value::Complex::Double(re, im) => (alloc::float(ctx.mc, re), alloc::float(ctx.mc, im)),
+                mprof_heap::value::Complex::Rational(re, im) => (re, im),
+            };
+            let kind = match (re, im) {
+                (Float(_), _) => "DOUBLE-FLOAT",
+                (Fixnum(_) | BigInt(_), Fixnum(_) | BigInt(_)) => "INTEGER",
+                _ => "RATIONAL",
+            };
+            let (lo, hi) = match (Num::from_value(re), Num::from_value(im)) {
+                (Some(x), Some(y)) if compare(&x, &y).is_gt() => (im, re),
+                _ => (re, im),
+            };
+            let part = alloc::list(ctx.mc, &[cl(ctx, kind), lo, hi]);
+            alloc::list(ctx.mc, &[cl(ctx, "COMPLEX"), part])
         }
         Function(_) => cl(ctx, "COMPILED-FUNCTION"),
         Struct(s) => s.stype().name,

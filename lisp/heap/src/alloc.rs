@@ -14,6 +14,7 @@ use num_traits::{One, Signed, ToPrimitive, Zero};
 use crate::code::Proto;
 use crate::footprint::{Footprint, Resizing, SymbolsResizing};
 use crate::object::{Category, Obj, alloc_object};
+use crate::spec::{Bits, ElementType, SpecArray, Store};
 use crate::value::*;
 
 pub fn cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> Value<'gc> {
@@ -64,7 +65,35 @@ pub fn array<'gc>(
     items: Vec<Value<'gc>>,
     element_type: Value<'gc>,
 ) -> Value<'gc> {
-    Value::Array(sized(mc, LArray { dims, items, element_type }))
+    Value::Array(sized(mc, LArray { dims, items, element_type, adjustable: false }))
+}
+
+/// A specialized or displaced array (see `crate::spec`); category s, under a
+/// bin type name saying how its elements are stored.
+pub fn spec_array<'gc>(
+    mc: &Mutation<'gc>,
+    dims: Vec<usize>,
+    store: Store<'gc>,
+    fill_pointer: Option<usize>,
+    adjustable: bool,
+    element_type: ElementType,
+) -> Value<'gc> {
+    Value::SpecArray(sized(mc, SpecArray { dims, store, fill_pointer, adjustable, element_type }))
+}
+
+/// A simple bit vector holding `bits`.
+pub fn bit_vector<'gc>(mc: &Mutation<'gc>, bits: Bits) -> Value<'gc> {
+    spec_array(mc, vec![bits.len], Store::Bits(bits), None, false, ElementType::Bit)
+}
+
+/// A complex number from two reals of the same kind (both doubles or both
+/// rationals); a rational one with a zero imaginary part is that rational.
+/// Category o, like the other numbers that are not floats.
+pub fn complex<'gc>(mc: &Mutation<'gc>, c: Complex<'gc>) -> Value<'gc> {
+    if let Complex::Rational(re, Value::Fixnum(0)) = c {
+        return re;
+    }
+    Value::Complex(alloc_object(mc, Category::Other, "complex", 0, c))
 }
 
 /// An integer: a fixnum when it fits in an i64, else a bignum.

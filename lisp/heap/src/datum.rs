@@ -7,7 +7,10 @@
 use gc_arena::Mutation;
 use mprof_reader::{Datum, DatumKind, PackagePrefix, Span};
 
+use num_traits::ToPrimitive;
+
 use crate::alloc;
+use crate::spec::Bits;
 use crate::packages::{PackageError, Packages};
 use crate::value::*;
 
@@ -62,6 +65,7 @@ fn convert<'gc>(
         Convert(&'d Datum),
         List { items: &'d [Datum], dotted: bool, span: Span },
         Vector(usize),
+        Array(&'d [usize]),
     }
     let mut work = vec![Work::Convert(datum)];
     let mut done: Vec<Value<'gc>> = Vec::new();
@@ -87,6 +91,12 @@ fn convert<'gc>(
                         work.push(Work::Convert(item));
                     }
                 }
+                DatumKind::Array(dims, items) => {
+                    work.push(Work::Array(dims));
+                    for item in items.iter().rev() {
+                        work.push(Work::Convert(item));
+                    }
+                }
                 _ => done.push(atom_to_value(mc, packages, package, d)?),
             },
             Work::List { items, dotted, span } => {
@@ -104,6 +114,16 @@ fn convert<'gc>(
                 }
                 done.truncate(start);
                 done.push(v);
+            }
+            Work::Array(dims) => {
+                let n: usize = dims.iter().product();
+                let start = done.len().saturating_sub(n);
+                let items = done.split_off(start);
+                done.push(if dims.len() == 1 {
+                    alloc::vector_from(mc, items, None, false, Value::Symbol(packages.t))
+                } else {
+                    alloc::array(mc, dims.to_vec(), items, Value::Nil)
+                });
             }
             Work::Vector(n) => {
                 let start = done.len().saturating_sub(n);
@@ -138,6 +158,30 @@ fn atom_to_value<'gc>(
             };
             r.map_err(|error| DatumError { error, span: d.span })?
         }
-        DatumKind::List(..) | DatumKind::Vector(..) => Value::Nil,
+        DatumKind::BitVector(bits) => alloc::bit_vector(mc, Bits::from_bools(bits.iter().copied())),
+        DatumKind::Complex(re, im) => {
+            let float = |d: &Datum| match &d.kind {
+                DatumKind::Float(x) => Some(*x),
+                _ => None,
+            };
+            let part = |d: &Datum| atom_to_value(mc, packages, package, d);
+            match (float(re), float(im)) {
+                (None, None) => alloc::complex(mc, Complex::Rational(part(re)?, part(im)?)),
+                _ => alloc::complex(mc, Complex::Double(real_to_f64(re), real_to_f64(im))),
+            }
+        }
+        DatumKind::List(..) | DatumKind::Vector(..) | DatumKind::Array(..) => Value::Nil,
     })
+}
+
+/// A real number datum as a double (a complex literal with a float part has
+/// both parts converted, as by `complex`).
+fn real_to_f64(d: &Datum) -> f64 {
+    match &d.kind {
+        DatumKind::Integer(i) => *i as f64,
+        DatumKind::BigInteger(b) => b.to_f64().unwrap_or(f64::NAN),
+        DatumKind::Ratio(n, den) => n.to_f64().unwrap_or(f64::NAN) / den.to_f64().unwrap_or(f64::NAN),
+        DatumKind::Float(x) => *x,
+        _ => 0.0,
+    }
 }

@@ -19,6 +19,7 @@ use gc_arena::{Gc, Mutation, RefLock};
 
 use crate::object::{Category, GC_HEADER_BYTES, Obj, SiteTag, resize_object};
 use crate::hash_table::index_bytes;
+use crate::spec::{SpecArray, Store};
 use crate::value::{HashTable, LArray, LString, LVector, Package, Ptr, Stream, StreamKind, SymbolTable, Value};
 
 /// A heap object type that owns memory out of line.
@@ -63,6 +64,24 @@ impl Footprint for LArray<'_> {
     }
     fn owned_bytes(&self) -> usize {
         self.items.capacity() * std::mem::size_of::<Value>() + self.dims.capacity() * std::mem::size_of::<usize>()
+    }
+}
+
+impl Footprint for SpecArray<'_> {
+    const CATEGORY: Category = Category::StructureVector;
+    fn type_name(&self) -> &'static str {
+        match (&self.store, self.dims.len()) {
+            (Store::Bits(_), 1) => "bit-vector",
+            (Store::Bits(_), _) => "bit-array",
+            (Store::Bytes(_), _) => "(unsigned-byte 8) array",
+            (Store::Fixnums(_), _) => "fixnum array",
+            (Store::Doubles(_), _) => "double-float array",
+            (Store::Values(_), _) => "array",
+            (Store::Displaced { .. }, _) => "displaced array",
+        }
+    }
+    fn owned_bytes(&self) -> usize {
+        self.store.heap_bytes() + self.dims.capacity() * std::mem::size_of::<usize>()
     }
 }
 

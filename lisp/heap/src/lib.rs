@@ -16,6 +16,7 @@ pub mod hash_table;
 pub mod object;
 pub mod packages;
 pub mod printer;
+pub mod spec;
 pub mod value;
 
 pub use object::{

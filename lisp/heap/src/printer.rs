@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use gc_arena::{Collect, Gc};
 
 use crate::packages::Packages;
+use crate::spec::{self, Elem, ElementType};
 use crate::value::*;
 
 mod atoms;
@@ -435,7 +436,12 @@ impl<'gc> Job<'gc> {
                 self.work.push(Work::ListRest { rest: c.cdr.get(), depth, count: 1 });
                 self.element(c.car.get(), depth + 1, ctx);
             }
-            Value::Vector(_) | Value::Array(_) if !ctx.prints_arrays() => {
+            Value::Complex(c) => atoms::complex(out, &c, s.base, s.radix),
+            Value::SpecArray(a) if a.borrow().dims.len() == 1 && a.borrow().element_type == ElementType::Character => {
+                let chars = spec_chars(v, a.borrow().active_len());
+                atoms::string(out, &LString { chars, fill_pointer: None, adjustable: false }, escape);
+            }
+            Value::Vector(_) | Value::Array(_) | Value::SpecArray(_) if !ctx.prints_arrays() => {
                 let text = format!("#<{} {{{:X}}}>", array_type_text(v), v.heap_address().unwrap_or(0));
                 self.buffer.push_str(&text);
             }
@@ -446,18 +452,30 @@ impl<'gc> Job<'gc> {
                 self.buffer.push_str("#(");
                 self.work.push(Work::VectorRest { vector: v, index: 0, depth });
             }
-            Value::Array(a) => {
+            Value::SpecArray(a) if a.borrow().dims.len() == 1 && a.borrow().element_type == ElementType::Bit => {
+                self.buffer.push_str("#*");
+                for i in 0..a.borrow().active_len() {
+                    let bit = matches!(spec::get(v, i), Some(Elem::Value(Value::Fixnum(1))));
+                    self.buffer.push(if bit { '1' } else { '0' });
+                }
+            }
+            Value::SpecArray(a) if a.borrow().dims.len() == 1 => {
                 if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
                     return Ok(None);
                 }
-                let rank = a.borrow().dims.len();
+                self.buffer.push_str("#(");
+                self.work.push(Work::VectorRest { vector: v, index: 0, depth });
+            }
+            Value::Array(_) | Value::SpecArray(_) => {
+                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                    return Ok(None);
+                }
+                let rank = array_dims(v).len();
                 self.buffer.push('#');
                 self.buffer.push_str(&rank.to_string());
                 self.buffer.push('A');
                 if rank == 0 {
-                    self.buffer.push(' ');
-                    let item = a.borrow().items.first().copied().unwrap_or(Value::Nil);
-                    self.work.push(Work::Object { value: item, depth: depth + 1 });
+                    self.array_item(v, 0, depth + 1);
                 } else {
                     self.work.push(Work::ArrayLevel { array: v, axis: 0, offset: 0, index: 0, depth });
                 }
@@ -641,7 +659,26 @@ impl<'gc> Job<'gc> {
         true
     }
 
+    /// Element `i` (row-major) of an array: queued, or a double printed at once.
+    fn array_item(&mut self, array: Value<'gc>, i: usize, depth: u32) {
+        match spec::get(array, i) {
+            Some(Elem::Double(x)) => self.buffer.push_str(&format_float(x)),
+            Some(Elem::Value(item)) => self.work.push(Work::Object { value: item, depth }),
+            // A displaced array whose target shrank.
+            None => self.buffer.push_str("#<missing element>"),
+        }
+    }
+
     fn vector_rest(&mut self, vector: Value<'gc>, index: usize, depth: u32, ctx: &PrintContext<'_, 'gc>) {
+        if let Value::SpecArray(a) = vector {
+            let len = a.borrow().active_len();
+            if !self.next_element(index, len, ctx) {
+                return;
+            }
+            self.work.push(Work::VectorRest { vector, index: index + 1, depth });
+            self.array_item(vector, index, depth + 1);
+            return;
+        }
         let Value::Vector(vec) = vector else { return };
         let vec = vec.borrow();
         let items = vec.active();
@@ -663,9 +700,8 @@ impl<'gc> Job<'gc> {
         depth: u32,
         ctx: &PrintContext<'_, 'gc>,
     ) {
-        let Value::Array(a) = array else { return };
-        let a = a.borrow();
-        let Some(&len) = a.dims.get(axis) else { return };
+        let dims = array_dims(array);
+        let Some(&len) = dims.get(axis) else { return };
         if index == 0 {
             if ctx.level().is_some_and(|l| depth as usize >= l) && axis > 0 {
                 self.buffer.push('#');
@@ -676,12 +712,11 @@ impl<'gc> Job<'gc> {
         if !self.next_element(index, len, ctx) {
             return;
         }
-        let stride: usize = a.dims[axis + 1..].iter().product();
+        let stride: usize = dims[axis + 1..].iter().product();
         self.work.push(Work::ArrayLevel { array, axis, offset, index: index + 1, depth });
         let start = offset + index * stride;
-        if axis + 1 == a.dims.len() {
-            let item = a.items.get(start).copied().unwrap_or(Value::Nil);
-            self.work.push(Work::Object { value: item, depth: depth + 1 });
+        if axis + 1 == dims.len() {
+            self.array_item(array, start, depth + 1);
         } else {
             self.work.push(Work::ArrayLevel { array, axis: axis + 1, offset: start, index: 0, depth: depth + 1 });
         }
@@ -717,10 +752,48 @@ fn cased(word: &str, ctx: &PrintContext<'_, '_>) -> String {
     s
 }
 
+/// The dimensions of a multidimensional or specialized array.
+fn array_dims(v: Value<'_>) -> Vec<usize> {
+    match v {
+        Value::Array(a) => a.borrow().dims.clone(),
+        Value::SpecArray(a) => a.borrow().dims.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// The first `len` characters of a displaced string.
+fn spec_chars(v: Value<'_>, len: usize) -> Vec<char> {
+    (0..len)
+        .map_while(|i| match spec::get(v, i) {
+            Some(Elem::Value(Value::Char(c))) => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
 /// `(SIMPLE-VECTOR 3)`, `(SIMPLE-ARRAY T (2 2))`: how SBCL names an array's
 /// type in its unreadable form.
 fn array_type_text(v: Value<'_>) -> String {
     match v {
+        Value::SpecArray(a) => {
+            let a = a.borrow();
+            let elt = match a.element_type {
+                ElementType::T => "T",
+                ElementType::Character => "CHARACTER",
+                ElementType::Bit => "BIT",
+                ElementType::Byte8 => "(UNSIGNED-BYTE 8)",
+                ElementType::Fixnum => "FIXNUM",
+                ElementType::Double => "DOUBLE-FLOAT",
+            };
+            let dims: Vec<String> = a.dims.iter().map(|d| d.to_string()).collect();
+            match (a.element_type, a.dims.len(), a.is_simple()) {
+                (ElementType::Bit, 1, true) => format!("(SIMPLE-BIT-VECTOR {})", a.dims[0]),
+                (ElementType::Bit, 1, false) => format!("(BIT-VECTOR {})", a.dims[0]),
+                (_, 1, false) => format!("(VECTOR {elt} {})", a.dims[0]),
+                (_, _, true) => format!("(SIMPLE-ARRAY {elt} ({}))", dims.join(" ")),
+                (_, _, false) => format!("(ARRAY {elt} ({}))", dims.join(" ")),
+            }
+        }
         Value::Vector(vec) => {
             let vec = vec.borrow();
             if vec.fill_pointer.is_some() || vec.adjustable {

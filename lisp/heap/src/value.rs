@@ -18,6 +18,7 @@ use num_bigint::BigInt;
 
 use crate::code::Proto;
 use crate::object::Obj;
+pub use crate::spec::SpecArray;
 
 /// A pointer to a heap object.
 pub type Ptr<'gc, T> = Gc<'gc, Obj<T>>;
@@ -37,6 +38,10 @@ pub enum Value<'gc> {
     String(Ptr<'gc, RefLock<LString>>),
     Vector(Ptr<'gc, RefLock<LVector<'gc>>>),
     Array(Ptr<'gc, RefLock<LArray<'gc>>>),
+    /// A specialized (unboxed) or displaced array of any rank (`crate::spec`).
+    SpecArray(Ptr<'gc, RefLock<SpecArray<'gc>>>),
+    /// A complex number (never a rational one with a zero imaginary part).
+    Complex(Ptr<'gc, Complex<'gc>>),
     BigInt(Ptr<'gc, Big>),
     Ratio(Ptr<'gc, Ratio>),
     Function(Ptr<'gc, Function<'gc>>),
@@ -112,6 +117,8 @@ impl<'gc> Value<'gc> {
             String(p) => Gc::as_ptr(p) as usize,
             Vector(p) => Gc::as_ptr(p) as usize,
             Array(p) => Gc::as_ptr(p) as usize,
+            SpecArray(p) => Gc::as_ptr(p) as usize,
+            Complex(p) => Gc::as_ptr(p) as usize,
             BigInt(p) => Gc::as_ptr(p) as usize,
             Ratio(p) => Gc::as_ptr(p) as usize,
             Function(p) => Gc::as_ptr(p) as usize,
@@ -228,6 +235,9 @@ pub struct LArray<'gc> {
     pub dims: Vec<usize>,
     pub items: Vec<Value<'gc>>,
     pub element_type: Value<'gc>,
+    /// Made with `:adjustable t` (`adjust-array` then changes it in place).
+    #[collect(require_static)]
+    pub adjustable: bool,
 }
 
 /// A bignum: an integer outside the fixnum range.
@@ -241,6 +251,17 @@ pub struct Big(pub BigInt);
 pub struct Ratio {
     pub num: BigInt,
     pub den: BigInt,
+}
+
+/// A complex number. Its parts are both doubles or both rationals; a rational
+/// complex never has a zero imaginary part (it would be that rational).
+#[derive(Collect, Clone, Copy, Debug)]
+#[collect(no_drop)]
+pub enum Complex<'gc> {
+    /// Real and imaginary parts stored unboxed.
+    Double(#[collect(require_static)] f64, #[collect(require_static)] f64),
+    /// Real and imaginary parts: fixnums, bignums or ratios.
+    Rational(Value<'gc>, Value<'gc>),
 }
 
 /// A function object.

@@ -50,6 +50,13 @@ pub enum DatumKind {
     List(Vec<Datum>, Option<Box<Datum>>),
     /// `#( ... )`
     Vector(Vec<Datum>),
+    /// `#*0101`: the bits, first element first.
+    BitVector(Vec<bool>),
+    /// `#C(re im)`: two real numbers (integers, ratios or floats), never lists.
+    Complex(Box<Datum>, Box<Datum>),
+    /// `#nA(...)`: an array's dimensions and its elements in row-major order
+    /// (`#0A x` has no dimensions and one element).
+    Array(Vec<usize>, Vec<Datum>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -142,6 +149,27 @@ impl fmt::Display for Datum {
                     work.push(Work::Text(")"));
                     push_items(&mut work, items, Work::Datum, || Work::Text(" "));
                 }
+                DatumKind::Array(dims, items) => {
+                    write!(f, "#{}A", dims.len())?;
+                    // Row-major elements with a parenthesis opened (closed) for
+                    // every axis whose run starts (ends) there.
+                    let runs: Vec<usize> = (0..dims.len()).map(|k| dims[k..].iter().product()).collect();
+                    let mut pieces: Vec<Work<'_>> = Vec::new();
+                    for (i, item) in items.iter().enumerate() {
+                        let opens = runs.iter().filter(|&&r| r > 0 && i % r == 0).count();
+                        if i > 0 {
+                            pieces.push(Work::Text(" "));
+                        }
+                        pieces.extend((0..opens).map(|_| Work::Text("(")));
+                        pieces.push(Work::Datum(item));
+                        let closes = runs.iter().filter(|&&r| r > 0 && (i + 1) % r == 0).count();
+                        pieces.extend((0..closes).map(|_| Work::Text(")")));
+                    }
+                    if items.is_empty() && !dims.is_empty() {
+                        pieces.push(Work::Text("()"));
+                    }
+                    work.extend(pieces.into_iter().rev());
+                }
                 atom => write_atom(f, atom)?,
             }
         }
@@ -182,7 +210,18 @@ fn write_atom(f: &mut fmt::Formatter<'_>, kind: &DatumKind) -> fmt::Result {
             f.write_char('"')
         }
         DatumKind::Symbol(sym) => write_symbol(f, sym),
-        DatumKind::List(..) | DatumKind::Vector(..) => Ok(()),
+        DatumKind::BitVector(bits) => {
+            f.write_str("#*")?;
+            bits.iter().try_for_each(|&b| f.write_char(if b { '1' } else { '0' }))
+        }
+        DatumKind::Complex(re, im) => {
+            f.write_str("#C(")?;
+            write_atom(f, &re.kind)?;
+            f.write_char(' ')?;
+            write_atom(f, &im.kind)?;
+            f.write_char(')')
+        }
+        DatumKind::List(..) | DatumKind::Vector(..) | DatumKind::Array(..) => Ok(()),
     }
 }
 

@@ -86,6 +86,15 @@ pub(crate) enum Token {
     HashPlus,
     #[token("#-")]
     HashMinus,
+    /// `#*` or `#n*` and the token after it (its bits, checked by the parser).
+    #[regex(r"#[0-9]*\*", bit_vector)]
+    BitVector,
+    /// `#nA`: the next datum is the contents of an array of rank n.
+    #[regex("#[0-9]+[aA]")]
+    HashArray,
+    /// `#C` / `#c`: the next datum is a list of a complex number's two parts.
+    #[regex("#[cC]")]
+    HashC,
     #[token("#|", block_comment)]
     BlockComment,
     /// `#` followed by anything not covered above: always an error from the callback.
@@ -266,6 +275,16 @@ fn character(lex: &mut Lexer<Token>) -> Result<(), LexError> {
     Ok(())
 }
 
+/// Covers the bits after `#*` up to the next delimiter (the parser checks them).
+fn bit_vector(lex: &mut Lexer<Token>) {
+    let bytes = lex.remainder().as_bytes();
+    let mut i = 0;
+    while i < bytes.len() && !is_delimiter(bytes[i]) {
+        i += 1;
+    }
+    lex.bump(i);
+}
+
 fn block_comment(lex: &mut Lexer<Token>) -> Result<Skip, LexError> {
     let bytes = lex.remainder().as_bytes();
     let mut depth = 1usize;
@@ -395,7 +414,7 @@ mod tests {
         check("#", "ERR HashAtEnd[#]");
         check("#\\", "ERR CharAtEnd[#\\]");
         check("#S(a)", "ERR UnknownDispatch[#S]");
-        check("#2A", "ERR UnknownDispatch[#2A]");
+        check("#2Q", "ERR UnknownDispatch[#2Q]");
         check("#)", "ERR UnknownDispatch[#]");
     }
 }

@@ -123,7 +123,7 @@ pub fn dismantle(datum: Datum) {
                     pending.push(*tail);
                 }
             }
-            DatumKind::Vector(items) => pending.append(items),
+            DatumKind::Vector(items) | DatumKind::Array(_, items) => pending.append(items),
             _ => {}
         }
     }

@@ -73,6 +73,10 @@ enum Prefix {
     CommaDot,
     /// `#n=`: the next datum, labelled n (read as `(MPROF-SYSTEM:%LABEL n datum)`).
     Label(u64),
+    /// `#C`: the next datum is `(re im)`, read as a `DatumKind::Complex`.
+    Complex,
+    /// `#nA`: the next datum is an array's contents, read as a `DatumKind::Array`.
+    Array(u32),
 }
 
 impl Prefix {
@@ -85,6 +89,8 @@ impl Prefix {
             Prefix::CommaAt => ",@",
             Prefix::CommaDot => ",.",
             Prefix::Label(_) => "#n=",
+            Prefix::Complex => "#C",
+            Prefix::Array(_) => "#nA",
         }
     }
 
@@ -100,6 +106,9 @@ impl Prefix {
                 SymbolName::external(SYSTEM_PACKAGE, "UNQUOTE-SPLICING")
             }
             Prefix::Label(_) => SymbolName::external(SYSTEM_PACKAGE, LABEL_SYMBOL),
+            // Never a list head: `deliver` builds the complex datum itself.
+            Prefix::Complex => SymbolName::external(COMMON_LISP_PACKAGE, "COMPLEX"),
+            Prefix::Array(_) => SymbolName::external(COMMON_LISP_PACKAGE, "ARRAY"),
         }
     }
 
@@ -367,6 +376,42 @@ impl<'a> Reader<'a> {
                     });
                     continue;
                 }
+                Token::HashArray => {
+                    let text = &self.src[range.start + 1..range.end - 1];
+                    match text.parse::<u32>() {
+                        Ok(rank) if rank <= MAX_ARRAY_RANK => {
+                            self.enter_prefix(stack, Prefix::Array(rank), range.start, range.end)?;
+                        }
+                        _ if self.suppress > 0 => {
+                            self.enter_prefix(stack, Prefix::Array(0), range.start, range.end)?;
+                        }
+                        _ => {
+                            return Err(self.error(
+                                ReadErrorKind::Malformed,
+                                range.start,
+                                format!("#{text}A: an array's rank may be at most {MAX_ARRAY_RANK}"),
+                            ));
+                        }
+                    }
+                    continue;
+                }
+                Token::HashC => {
+                    self.enter_prefix(stack, Prefix::Complex, range.start, range.end)?;
+                    continue;
+                }
+                Token::BitVector => {
+                    let span = self.span(range.start, range.end);
+                    if self.suppress > 0 {
+                        Datum::new(nil(), span)
+                    } else {
+                        match parse_bit_vector(&self.src[range.clone()]) {
+                            Ok(bits) => Datum::new(DatumKind::BitVector(bits), span),
+                            Err(message) => {
+                                return Err(self.error(ReadErrorKind::Malformed, range.start, message));
+                            }
+                        }
+                    }
+                }
                 // The callback skips block comments; logos never emits this variant.
                 Token::BlockComment | Token::HashUnknown => continue,
                 Token::Atom(text) => {
@@ -502,7 +547,15 @@ impl<'a> Reader<'a> {
                             self.backquote_depth += 1;
                         }
                     }
-                    if !suppressed {
+                    if !suppressed && prefix == Prefix::Complex {
+                        value = complex_datum(value, open).map_err(|message| {
+                            self.error(ReadErrorKind::Malformed, open.start, message)
+                        })?;
+                    } else if let (false, Prefix::Array(rank)) = (suppressed, prefix) {
+                        value = array_datum(rank as usize, value, open).map_err(|message| {
+                            self.error(ReadErrorKind::Malformed, open.start, message)
+                        })?;
+                    } else if !suppressed {
                         let head_span = match prefix {
                             Prefix::Label(_) => open,
                             _ => Span {
@@ -892,10 +945,8 @@ impl<'a> Reader<'a> {
                     Some(rest) => match rest.last().map(|b| b.to_ascii_uppercase()) {
                         Some(b'.') => "read-time evaluation #. is not supported".to_string(),
                         Some(b'S') => "structure literals #S(...) are not supported".to_string(),
-                        Some(b'C') => "complex numbers #C(...) are not supported".to_string(),
-                        Some(b'*') => "bit vectors #* are not supported".to_string(),
                         Some(b'P') => "pathnames #P\"...\" are not supported".to_string(),
-                        Some(b'A') => "array literals #A / #nA are not supported".to_string(),
+                        Some(b'A') => "#A needs the array's rank, as in #2A((1 2) (3 4))".to_string(),
                         Some(b'=' | b'#') => format!("{text}: the labels #n= and #n# are not supported"),
                         Some(b'<') => "#< starts an unreadable object (printed as #<...>): it cannot be read back".to_string(),
                         _ => format!("unknown dispatch macro {text}"),
@@ -1042,6 +1093,170 @@ fn describe_char(c: char) -> String {
     }
 }
 
+/// The largest rank `#nA` reads (SBCL's `array-rank-limit` is 129).
+const MAX_ARRAY_RANK: u32 = 129;
+
+/// The elements of a sequence datum at one level of `#nA` contents, or None
+/// for a datum that is not a sequence.
+fn sequence_elements(d: Datum) -> Result<Vec<Datum>, Datum> {
+    let span = d.span;
+    match d.kind {
+        DatumKind::List(items, None) => Ok(items),
+        DatumKind::Vector(items) => Ok(items),
+        DatumKind::String(s) => Ok(s.chars().map(|c| Datum::new(DatumKind::Char(c), span)).collect()),
+        DatumKind::BitVector(bits) => {
+            Ok(bits.into_iter().map(|b| Datum::new(DatumKind::Integer(b as i64), span)).collect())
+        }
+        kind => Err(Datum::new(kind, span)),
+    }
+}
+
+fn sequence_len(d: &Datum) -> Option<usize> {
+    match &d.kind {
+        DatumKind::List(items, None) | DatumKind::Vector(items) => Some(items.len()),
+        DatumKind::String(s) => Some(s.chars().count()),
+        DatumKind::BitVector(bits) => Some(bits.len()),
+        _ => None,
+    }
+}
+
+/// The datum of `#nA contents`: the dimensions come from the first element
+/// at each level, and every level must have them (flattened with a stack).
+fn array_datum(rank: usize, contents: Datum, open: Span) -> Result<Datum, String> {
+    let span = Span { end: contents.span.end, ..open };
+    let mut dims = Vec::with_capacity(rank);
+    let mut probe = Some(&contents);
+    for _ in 0..rank {
+        let d = probe.ok_or("")?;
+        let Some(n) = sequence_len(d) else {
+            crate::dismantle(contents);
+            return Err(format!("#{rank}A: the contents must be nested sequences {rank} deep"));
+        };
+        dims.push(n);
+        probe = match &d.kind {
+            DatumKind::List(items, None) | DatumKind::Vector(items) => items.first(),
+            // A string's or bit vector's elements are atoms: a deeper level fails above.
+            _ => None,
+        };
+        if n == 0 {
+            // Nothing below an empty level: the remaining dimensions are 0.
+            dims.resize(rank, 0);
+            break;
+        }
+        if probe.is_none() && dims.len() < rank {
+            crate::dismantle(contents);
+            return Err(format!("#{rank}A: the contents must be nested sequences {rank} deep"));
+        }
+    }
+    let mut items = Vec::with_capacity(dims.iter().product());
+    let mut stack = vec![(contents, 0usize)];
+    let mut error = None;
+    while let Some((d, level)) = stack.pop() {
+        if level == rank || error.is_some() {
+            if error.is_some() {
+                crate::dismantle(d);
+            } else {
+                items.push(d);
+            }
+            continue;
+        }
+        match sequence_elements(d) {
+            Ok(elements) if elements.len() == dims[level] => {
+                stack.extend(elements.into_iter().rev().map(|e| (e, level + 1)));
+            }
+            Ok(elements) => {
+                error = Some(format!(
+                    "#{rank}A: a sequence of {} elements where dimension {level} is {}",
+                    elements.len(),
+                    dims[level]
+                ));
+                elements.into_iter().for_each(crate::dismantle);
+            }
+            Err(d) => {
+                error = Some(format!("#{rank}A: the contents must be nested sequences {rank} deep"));
+                crate::dismantle(d);
+            }
+        }
+    }
+    match error {
+        Some(message) => {
+            items.into_iter().for_each(crate::dismantle);
+            Err(message)
+        }
+        None => Ok(Datum::new(DatumKind::Array(dims, items), span)),
+    }
+}
+
+/// The bits of `#*0101` or `#n*01` (`n` bits, the last one repeated).
+fn parse_bit_vector(text: &str) -> Result<Vec<bool>, String> {
+    let star = text.find('*').unwrap_or(text.len());
+    let count = &text[1..star];
+    let body = &text[star + 1..];
+    if let Some(bad) = body.chars().find(|c| *c != '0' && *c != '1') {
+        return Err(format!(
+            "{text}: a bit vector may hold only the digits 0 and 1, not {}",
+            describe_char(bad)
+        ));
+    }
+    let mut bits: Vec<bool> = body.bytes().map(|b| b == b'1').collect();
+    if count.is_empty() {
+        return Ok(bits);
+    }
+    let n: usize = match count.parse() {
+        // 16M bits: a bound on what one token can make the reader allocate.
+        Ok(n) if n <= 1 << 24 => n,
+        _ => return Err(format!("{text}: the length {count} of a bit vector is too large")),
+    };
+    match bits.last().copied() {
+        _ if bits.len() > n => Err(format!(
+            "{text}: {} bits given for a bit vector of length {n}",
+            bits.len()
+        )),
+        None if n > 0 => Err(format!(
+            "{text}: a bit vector of length {n} needs at least one bit"
+        )),
+        last => {
+            bits.resize(n, last.unwrap_or(false));
+            Ok(bits)
+        }
+    }
+}
+
+/// The datum of `#C(re im)` from the list read after `#C`.
+fn complex_datum(list: Datum, open: Span) -> Result<Datum, String> {
+    let span = Span { end: list.span.end, ..open };
+    let is_real = |d: &Datum| {
+        matches!(
+            d.kind,
+            DatumKind::Integer(_) | DatumKind::BigInteger(_) | DatumKind::Ratio(..) | DatumKind::Float(_)
+        )
+    };
+    match list.kind {
+        DatumKind::List(mut items, None) if items.len() == 2 && items.iter().all(is_real) => {
+            let im = items.pop().map(Box::new);
+            let re = items.pop().map(Box::new);
+            match (re, im) {
+                (Some(re), Some(im)) => Ok(Datum::new(DatumKind::Complex(re, im), span)),
+                _ => Err("#C: expected a list of two real numbers, as in #C(1 2)".to_string()),
+            }
+        }
+        other => {
+            let datum = Datum::new(other, list.span);
+            let mut shown = datum.to_string();
+            // Deep data is taken apart without recursion.
+            crate::dismantle(datum);
+            if shown.len() > 60 {
+                let cut = (0..=60).rev().find(|&i| shown.is_char_boundary(i)).unwrap_or(0);
+                shown.truncate(cut);
+                shown.push_str("...");
+            }
+            Err(format!(
+                "#C{shown}: expected a list of two real numbers, as in #C(1 2)"
+            ))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1107,6 +1322,42 @@ mod tests {
 
     fn read_all_default(src: &str) -> Result<Vec<Datum>, ReadError> {
         Reader::new(src, &ReadOptions::default()).collect()
+    }
+
+    #[test]
+    fn bit_vectors_and_complex_numbers() {
+        check("#*0110 #* #3*1 #4*01", "#*0110 #* #*111 #*0111");
+        check("(a #*1)", "(A #*1)");
+        check("#C(1 2) #c(1/2 -3.5) #C(0 0)", "#C(1 2) #C(1/2 -3.5) #C(0 0)");
+        check("'#C(1 2)", "(COMMON-LISP:QUOTE #C(1 2))");
+        check_features("#+nope #C(1 2) #+nope #*12 x", &[], "X");
+        check(
+            "#*012",
+            "Malformed 1:1: #*012: a bit vector may hold only the digits 0 and 1, not '2'",
+        );
+        check("#2*101", "Malformed 1:1: #2*101: 3 bits given for a bit vector of length 2");
+        check("#2*", "Malformed 1:1: #2*: a bit vector of length 2 needs at least one bit");
+        check(
+            "#C(1 a)",
+            "Malformed 1:1: #C(1 A): expected a list of two real numbers, as in #C(1 2)",
+        );
+        check(
+            "#C(1 2 3)",
+            "Malformed 1:1: #C(1 2 3): expected a list of two real numbers, as in #C(1 2)",
+        );
+        check("#C", "Incomplete 1:3: end of input: expected a form after #C at 1:1");
+    }
+
+    #[test]
+    fn array_literals() {
+        check("#2A((1 2) (3 4))", "#2A((1 2) (3 4))");
+        check("#1A(a b) #0A x #2a(\"ab\" \"cd\")", "#1A(A B) #0AX #2A((#\\a #\\b) (#\\c #\\d))");
+        check("#3A(((1) (2)) ((3) (4)))", "#3A(((1) (2)) ((3) (4)))");
+        check("#2A(() ())", "#2A()");
+        check("#2A((1 2) (3))", "Malformed 1:1: #2A: a sequence of 1 elements where dimension 1 is 2");
+        check("#2A(1 2)", "Malformed 1:1: #2A: the contents must be nested sequences 2 deep");
+        check("#999A()", "Malformed 1:1: #999A: an array's rank may be at most 129");
+        check_features("#+nope #2A((1) (2)) y", &[], "Y");
     }
 
     #[test]

@@ -157,7 +157,7 @@ fn strip_spans(datum: &Datum) -> String {
                     pending.push(t);
                 }
             }
-            DatumKind::Vector(items) => pending.extend(items.iter_mut()),
+            DatumKind::Vector(items) | DatumKind::Array(_, items) => pending.extend(items.iter_mut()),
             _ => {}
         }
     }

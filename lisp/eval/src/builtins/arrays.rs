@@ -1,21 +1,25 @@
-//! Arrays: `make-array` of any rank, element access (`aref`, `svref`,
-//! `row-major-aref` and their setters), dimensions, fill pointers,
-//! `vector-push[-extend]`, `vector-pop` and `adjust-array`.
+//! Arrays: `make-array` of any rank (specialized and displaced ones too),
+//! element access (`aref`, `svref`, `row-major-aref` and their setters),
+//! dimensions, fill pointers, `vector-push[-extend]`, `vector-pop`,
+//! `adjust-array`, `array-displacement` and `upgraded-array-element-type`.
 //!
-//! Representation (see `mprof_heap::value`): rank-1 arrays of characters are
-//! strings (`LString`), other rank-1 arrays general vectors (`LVector`), and
-//! arrays of any other rank `LArray`s stored in row-major order.
+//! Representation (see `mprof_heap::value` and `mprof_heap::spec`): rank-1
+//! arrays of characters are strings (`LString`), other rank-1 arrays of
+//! element type T general vectors (`LVector`), other arrays of element type T
+//! `LArray`s stored in row-major order; arrays of BIT, (UNSIGNED-BYTE 8),
+//! FIXNUM and DOUBLE-FLOAT elements, and every displaced array, `SpecArray`s.
 //!
 //! Invariants:
-//! - An array's total size is the length of its item vector; a fill pointer,
-//!   when present, is never above it.
-//! - `element_type` holds the upgraded element type as a symbol (NIL stands
-//!   for T); stores into BIT, FIXNUM and float arrays are type-checked, as
-//!   SBCL's specialised arrays are.
+//! - An array's total size is the number of elements it stores (or, displaced,
+//!   reaches in its target); a fill pointer, when present, is never above it.
+//! - Every store is type-checked against the upgraded element type (`Elt`),
+//!   as SBCL's specialised arrays are; `SINGLE-FLOAT` arrays are general
+//!   vectors that check their elements are floats.
 //! - Element access never allocates: `aref`/`(setf aref)` are hot in
 //!   array-heavy programs.
 
 use gc_arena::RefLock;
+use mprof_heap::spec::{self, Bits, Elem, ElementType, SpecArray, Store};
 use mprof_heap::value::{LArray, LString, LVector, Ptr};
 use mprof_heap::{Value, alloc};
 
@@ -35,6 +39,8 @@ enum Arr<'gc> {
     Str(Ptr<'gc, RefLock<LString>>),
     Vec(Ptr<'gc, RefLock<LVector<'gc>>>),
     Multi(Ptr<'gc, RefLock<LArray<'gc>>>),
+    /// Specialized (unboxed) or displaced, of any rank.
+    Spec(Ptr<'gc, RefLock<SpecArray<'gc>>>),
 }
 
 /// The upgraded element type of an array.
@@ -43,6 +49,7 @@ enum Elt {
     T,
     Char,
     Bit,
+    Byte8,
     Fixnum,
     Double,
     Single,
@@ -61,9 +68,33 @@ impl Elt {
                 "SINGLE-FLOAT" | "SHORT-FLOAT" => Elt::Single,
                 _ => Elt::T,
             },
-            Value::Cons(c) => match (c.car.get(), alloc::car(c.cdr.get())) {
-                (Value::Symbol(s), Value::Fixnum(1)) if &*s.name == "UNSIGNED-BYTE" => Elt::Bit,
-                (Value::Symbol(s), Value::Fixnum(2)) if &*s.name == "MOD" => Elt::Bit,
+            Value::Cons(c) => match (c.car.get(), alloc::car(c.cdr.get()), alloc::car(alloc::cdr(c.cdr.get()))) {
+                (Value::Symbol(s), Value::Fixnum(n), _) if &*s.name == "UNSIGNED-BYTE" => match n {
+                    1 => Elt::Bit,
+                    2..=8 => Elt::Byte8,
+                    9..=61 => Elt::Fixnum,
+                    _ => Elt::T,
+                },
+                (Value::Symbol(s), Value::Fixnum(n), _) if &*s.name == "SIGNED-BYTE" && (1..=62).contains(&n) => Elt::Fixnum,
+                (Value::Symbol(s), Value::Fixnum(n), _) if &*s.name == "MOD" => match n {
+                    1..=2 => Elt::Bit,
+                    3..=256 => Elt::Byte8,
+                    _ if n <= 1 << 61 => Elt::Fixnum,
+                    _ => Elt::T,
+                },
+                (Value::Symbol(s), Value::Fixnum(lo), Value::Fixnum(hi)) if &*s.name == "INTEGER" => {
+                    if lo >= 0 && hi <= 1 {
+                        Elt::Bit
+                    } else if lo >= 0 && hi <= 255 {
+                        Elt::Byte8
+                    } else if lo >= -(1 << 62) && hi < 1 << 62 {
+                        Elt::Fixnum
+                    } else {
+                        Elt::T
+                    }
+                }
+                (Value::Symbol(s), _, _) if matches!(&*s.name, "DOUBLE-FLOAT" | "LONG-FLOAT") => Elt::Double,
+                (Value::Symbol(s), _, _) if matches!(&*s.name, "SINGLE-FLOAT" | "SHORT-FLOAT") => Elt::Single,
                 _ => Elt::T,
             },
             _ => Elt::T,
@@ -83,6 +114,7 @@ impl Elt {
             Elt::T => "T",
             Elt::Char => "CHARACTER",
             Elt::Bit => "BIT",
+            Elt::Byte8 => "(UNSIGNED-BYTE 8)",
             Elt::Fixnum => "FIXNUM",
             Elt::Double => "DOUBLE-FLOAT",
             Elt::Single => "SINGLE-FLOAT",
@@ -93,7 +125,45 @@ impl Elt {
     fn stored<'gc>(self, ctx: &Ctx<'_, 'gc>) -> Value<'gc> {
         match self {
             Elt::T => Value::Nil,
+            other => other.type_value(ctx),
+        }
+    }
+
+    /// The type specifier, as `array-element-type` returns it.
+    pub(crate) fn type_value<'gc>(self, ctx: &Ctx<'_, 'gc>) -> Value<'gc> {
+        match self {
+            Elt::Byte8 => alloc::list(ctx.mc, &[ctx.cl("UNSIGNED-BYTE"), Value::Fixnum(8)]),
             other => ctx.cl(other.name()),
+        }
+    }
+
+    /// How arrays of this type store their elements (None: boxed values).
+    fn unboxed(self) -> Option<ElementType> {
+        Some(match self {
+            Elt::Bit => ElementType::Bit,
+            Elt::Byte8 => ElementType::Byte8,
+            Elt::Fixnum => ElementType::Fixnum,
+            Elt::Double => ElementType::Double,
+            _ => return None,
+        })
+    }
+
+    fn of_heap(e: ElementType) -> Elt {
+        match e {
+            ElementType::T => Elt::T,
+            ElementType::Character => Elt::Char,
+            ElementType::Bit => Elt::Bit,
+            ElementType::Byte8 => Elt::Byte8,
+            ElementType::Fixnum => Elt::Fixnum,
+            ElementType::Double => Elt::Double,
+        }
+    }
+
+    fn to_heap(self) -> ElementType {
+        match self {
+            Elt::Char => ElementType::Character,
+            Elt::T | Elt::Single => ElementType::T,
+            other => other.unboxed().unwrap_or(ElementType::T),
         }
     }
 
@@ -110,8 +180,7 @@ impl Elt {
         match self {
             Elt::T => true,
             Elt::Char => matches!(v, Value::Char(_)),
-            Elt::Bit => matches!(v, Value::Fixnum(0 | 1)),
-            Elt::Fixnum => matches!(v, Value::Fixnum(_)),
+            Elt::Bit | Elt::Byte8 | Elt::Fixnum => self.to_heap().admits(v),
             Elt::Double | Elt::Single => matches!(v, Value::Float(_)),
         }
     }
@@ -126,6 +195,7 @@ fn arr_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Arr<'gc>, Raise<'gc
         Value::String(s) => Ok(Arr::Str(s)),
         Value::Vector(x) => Ok(Arr::Vec(x)),
         Value::Array(x) => Ok(Arr::Multi(x)),
+        Value::SpecArray(x) => Ok(Arr::Spec(x)),
         other => Err(ctx.type_error(other, "ARRAY")),
     }
 }
@@ -136,6 +206,7 @@ impl<'gc> Arr<'gc> {
             Arr::Str(s) => Value::String(s),
             Arr::Vec(v) => Value::Vector(v),
             Arr::Multi(a) => Value::Array(a),
+            Arr::Spec(a) => Value::SpecArray(a),
         }
     }
 
@@ -144,12 +215,14 @@ impl<'gc> Arr<'gc> {
             Arr::Str(s) => vec![s.borrow().chars.len()],
             Arr::Vec(v) => vec![v.borrow().items.len()],
             Arr::Multi(a) => a.borrow().dims.clone(),
+            Arr::Spec(a) => a.borrow().dims.clone(),
         }
     }
 
     fn rank(self) -> usize {
         match self {
             Arr::Multi(a) => a.borrow().dims.len(),
+            Arr::Spec(a) => a.borrow().dims.len(),
             _ => 1,
         }
     }
@@ -159,6 +232,7 @@ impl<'gc> Arr<'gc> {
             Arr::Str(s) => s.borrow().chars.len(),
             Arr::Vec(v) => v.borrow().items.len(),
             Arr::Multi(a) => a.borrow().items.len(),
+            Arr::Spec(a) => a.borrow().total_size(),
         }
     }
 
@@ -167,6 +241,7 @@ impl<'gc> Arr<'gc> {
             Arr::Str(_) => Elt::Char,
             Arr::Vec(v) => Elt::of_stored(v.borrow().element_type),
             Arr::Multi(a) => Elt::of_stored(a.borrow().element_type),
+            Arr::Spec(a) => Elt::of_heap(a.borrow().element_type),
         }
     }
 
@@ -175,6 +250,7 @@ impl<'gc> Arr<'gc> {
             Arr::Str(s) => s.borrow().fill_pointer,
             Arr::Vec(v) => v.borrow().fill_pointer,
             Arr::Multi(_) => None,
+            Arr::Spec(a) => a.borrow().fill_pointer,
         }
     }
 
@@ -184,22 +260,33 @@ impl<'gc> Arr<'gc> {
         match self {
             Arr::Str(s) => s.borrow().adjustable || s.borrow().fill_pointer.is_some(),
             Arr::Vec(v) => v.borrow().adjustable || v.borrow().fill_pointer.is_some(),
-            Arr::Multi(_) => false,
+            Arr::Multi(a) => a.borrow().adjustable,
+            Arr::Spec(a) => !a.borrow().is_simple(),
         }
     }
 
-    /// The element at a row-major index (the caller checked the bound).
-    fn get(self, i: usize) -> Value<'gc> {
+    /// The element at a row-major index (the caller checked the bound); an
+    /// error only when a displaced-to array has shrunk below it.
+    fn get(self, ctx: &Ctx<'_, 'gc>, i: usize) -> LResult<'gc> {
         match self {
-            Arr::Str(s) => Value::Char(s.borrow().chars[i]),
-            Arr::Vec(v) => v.borrow().items[i],
-            Arr::Multi(a) => a.borrow().items[i],
+            Arr::Str(s) => Ok(Value::Char(s.borrow().chars[i])),
+            Arr::Vec(v) => Ok(v.borrow().items[i]),
+            Arr::Multi(a) => Ok(a.borrow().items[i]),
+            Arr::Spec(_) => match spec::get(self.value(), i) {
+                Some(e) => Ok(spec::boxed(ctx.mc, e)),
+                None => Err(displaced_too_small(ctx, self.value())),
+            },
         }
     }
 
     /// Store at a row-major index (the caller checked the bound and type).
-    fn set(self, ctx: &Ctx<'_, 'gc>, i: usize, v: Value<'gc>) {
+    fn set(self, ctx: &Ctx<'_, 'gc>, i: usize, v: Value<'gc>) -> Result<(), Raise<'gc>> {
         match self {
+            Arr::Spec(_) => {
+                if !spec::set(ctx.mc, self.value(), i, Elem::Value(v)) {
+                    return Err(displaced_too_small(ctx, self.value()));
+                }
+            }
             Arr::Str(s) => {
                 if let Value::Char(c) = v {
                     alloc::borrow_mut(ctx.mc, s).chars[i] = c;
@@ -208,7 +295,47 @@ impl<'gc> Arr<'gc> {
             Arr::Vec(x) => alloc::borrow_mut(ctx.mc, x).items[i] = v,
             Arr::Multi(a) => alloc::borrow_mut(ctx.mc, a).items[i] = v,
         }
+        Ok(())
     }
+}
+
+/// Whether array `obj`'s element type is the upgraded element type of `spec`
+/// (what `(array spec)` type specifiers test).
+pub(crate) fn has_upgraded_element_type(obj: Value<'_>, spec: Value<'_>) -> bool {
+    let want = Elt::of_spec(spec);
+    match arr_of(obj) {
+        Some(arr) => arr.elt() == want,
+        None => false,
+    }
+}
+
+fn arr_of(v: Value<'_>) -> Option<Arr<'_>> {
+    Some(match v {
+        Value::String(s) => Arr::Str(s),
+        Value::Vector(x) => Arr::Vec(x),
+        Value::Array(x) => Arr::Multi(x),
+        Value::SpecArray(x) => Arr::Spec(x),
+        _ => return None,
+    })
+}
+
+/// (upgraded-array-element-type typespec &optional environment)
+fn upgraded_array_element_type<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(Elt::of_spec(a[0]).type_value(ctx))
+}
+
+/// The upgraded element type as `array-element-type` names it.
+pub(crate) fn element_type_value<'gc>(ctx: &Ctx<'_, 'gc>, e: ElementType) -> Value<'gc> {
+    Elt::of_heap(e).type_value(ctx)
+}
+
+/// The error for an element of a displaced array beyond its target's end
+/// (the target was adjusted to a smaller size after the displacement).
+pub(crate) fn displaced_too_small<'gc>(ctx: &Ctx<'_, 'gc>, array: Value<'gc>) -> Raise<'gc> {
+    Raise::error(format!(
+        "{} is displaced to an array that has become too small for it.",
+        ctx.print(array, true)
+    ))
 }
 
 /// A `type-error` for an out-of-range index, worded as SBCL words it.
@@ -297,6 +424,7 @@ fn sequence_items<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Vec<Value<'g
         Value::Nil | Value::Cons(_) => alloc::list_to_vec(v).ok_or_else(|| ctx.type_error(v, "LIST")),
         Value::Vector(x) => Ok(x.borrow().active().to_vec()),
         Value::String(s) => Ok(s.borrow().active().iter().map(|&c| Value::Char(c)).collect()),
+        Value::SpecArray(_) => super::sequences::seq_items(ctx, v),
         other => Err(ctx.type_error(other, "SEQUENCE")),
     }
 }
@@ -335,6 +463,8 @@ struct ArrayKeys<'gc> {
     initial_contents: Option<Value<'gc>>,
     adjustable: bool,
     fill_pointer: Option<Value<'gc>>,
+    displaced_to: Option<Value<'gc>>,
+    displaced_index_offset: Option<Value<'gc>>,
 }
 
 fn parse_keys<'gc>(ctx: &Ctx<'_, 'gc>, who: &str, a: A<'_, 'gc>) -> Result<ArrayKeys<'gc>, Raise<'gc>> {
@@ -343,6 +473,11 @@ fn parse_keys<'gc>(ctx: &Ctx<'_, 'gc>, who: &str, a: A<'_, 'gc>) -> Result<Array
     }
     let mut keys = ArrayKeys::default();
     let mut seen_adjustable = false;
+    // :allow-other-keys t anywhere (its leftmost occurrence) admits unknown keywords.
+    let allow_other = a
+        .chunks(2)
+        .find(|p| matches!(p[0], Value::Symbol(s) if &*s.name == "ALLOW-OTHER-KEYS"))
+        .is_some_and(|p| p[1].truthy());
     for pair in a.chunks(2) {
         let (k, v) = (pair[0], pair[1]);
         let Value::Symbol(s) = k else {
@@ -359,10 +494,10 @@ fn parse_keys<'gc>(ctx: &Ctx<'_, 'gc>, who: &str, a: A<'_, 'gc>) -> Result<Array
                 seen_adjustable = true;
             }
             "ADJUSTABLE" => {}
-            "DISPLACED-TO" if v.truthy() => {
-                return Err(Raise::error(format!("{who}: displaced arrays are not supported by this Lisp")));
-            }
-            "DISPLACED-TO" | "DISPLACED-INDEX-OFFSET" => {}
+            "DISPLACED-TO" => _ = keys.displaced_to.get_or_insert(v),
+            "DISPLACED-INDEX-OFFSET" => _ = keys.displaced_index_offset.get_or_insert(v),
+            "ALLOW-OTHER-KEYS" => {}
+            _ if allow_other => {}
             _ => {
                 return Err(Raise::program(format!("{} is not a keyword argument of {who}", ctx.print(k, true))));
             }
@@ -370,6 +505,15 @@ fn parse_keys<'gc>(ctx: &Ctx<'_, 'gc>, who: &str, a: A<'_, 'gc>) -> Result<Array
     }
     if keys.initial_element.is_some() && keys.initial_contents.is_some() {
         return Err(Raise::error(format!("{who}: :INITIAL-ELEMENT and :INITIAL-CONTENTS are mutually exclusive")));
+    }
+    if keys.displaced_to.is_some_and(|d| d.truthy()) && (keys.initial_element.is_some() || keys.initial_contents.is_some()) {
+        return Err(Raise::error(format!(
+            "{who}: a displaced array takes its elements from the array it is displaced to: \
+             give neither :INITIAL-ELEMENT nor :INITIAL-CONTENTS with :DISPLACED-TO"
+        )));
+    }
+    if keys.displaced_to.is_none_or(|d| d.is_nil()) && keys.displaced_index_offset.is_some_and(|o| o.truthy()) {
+        return Err(Raise::error(format!("{who}: :DISPLACED-INDEX-OFFSET is given without :DISPLACED-TO")));
     }
     Ok(keys)
 }
@@ -425,14 +569,79 @@ fn build_array<'gc>(
     fill_pointer: Option<usize>,
     adjustable: bool,
 ) -> Value<'gc> {
+    if let Some(et) = elt.unboxed() {
+        return alloc::spec_array(ctx.mc, dims, unboxed_store(et, &items), fill_pointer, adjustable, et);
+    }
     if dims.len() != 1 {
-        return alloc::array(ctx.mc, dims, items, elt.stored(ctx));
+        let array = alloc::array(ctx.mc, dims, items, elt.stored(ctx));
+        if let Value::Array(a) = array {
+            alloc::borrow_mut(ctx.mc, a).adjustable = adjustable;
+        }
+        return array;
     }
     if elt == Elt::Char {
         let chars = items.iter().map(|v| if let Value::Char(c) = v { *c } else { '\0' }).collect();
         return alloc::string_from_chars(ctx.mc, LString { chars, fill_pointer, adjustable });
     }
     alloc::vector_from(ctx.mc, items, fill_pointer, adjustable, elt.stored(ctx))
+}
+
+/// The unboxed store of `items` (already checked to be of type `et`).
+fn unboxed_store<'gc>(et: ElementType, items: &[Value<'gc>]) -> Store<'gc> {
+    let fix = |v: &Value<'gc>| if let Value::Fixnum(i) = v { *i } else { 0 };
+    match et {
+        ElementType::Bit => Store::Bits(Bits::from_bools(items.iter().map(|v| fix(v) != 0))),
+        ElementType::Byte8 => Store::Bytes(items.iter().map(|v| fix(v) as u8).collect()),
+        ElementType::Fixnum => Store::Fixnums(items.iter().map(fix).collect()),
+        _ => Store::Doubles(items.iter().map(|v| if let Value::Float(f) = v { f.val } else { 0.0 }).collect()),
+    }
+}
+
+/// The displacement `:displaced-to` and `:displaced-index-offset` ask for, for
+/// an array of `size` elements of type `elt` (None when not displaced).
+fn displacement_of<'gc>(
+    ctx: &Ctx<'_, 'gc>,
+    who: &str,
+    keys: &ArrayKeys<'gc>,
+    elt: Elt,
+    size: usize,
+) -> Result<Option<(Value<'gc>, usize)>, Raise<'gc>> {
+    let target = match keys.displaced_to {
+        None | Some(Value::Nil) => return Ok(None),
+        Some(t) => arr_arg(ctx, t)?,
+    };
+    if target.elt().to_heap() != elt.to_heap() {
+        return Err(Raise::error(format!(
+            "{who}: an array of element type {} cannot be displaced to {}, whose element type is {}.",
+            elt.name(),
+            ctx.print(target.value(), true),
+            target.elt().name()
+        )));
+    }
+    let offset = match keys.displaced_index_offset {
+        None => 0,
+        Some(o) => ctx.index_arg(o)?,
+    };
+    let available = target.total_size();
+    if offset.checked_add(size).is_none_or(|end| end > available) {
+        return Err(Raise::error(format!(
+            "{who}: {size} elements from index {offset} do not fit in the {available} elements of {}.",
+            ctx.print(target.value(), true)
+        )));
+    }
+    Ok(Some((target.value(), offset)))
+}
+
+/// A new array displaced to `target` from `offset`.
+fn displaced_array<'gc>(
+    ctx: &Ctx<'_, 'gc>,
+    dims: Vec<usize>,
+    (target, offset): (Value<'gc>, usize),
+    fill_pointer: Option<usize>,
+    adjustable: bool,
+) -> Value<'gc> {
+    let et = spec::element_type(target).unwrap_or(ElementType::T);
+    alloc::spec_array(ctx.mc, dims, Store::Displaced { target, offset }, fill_pointer, adjustable, et)
 }
 
 /// (make-array dimensions &key element-type initial-element initial-contents
@@ -443,6 +652,14 @@ fn make_array<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let elt = keys.element_type.map(Elt::of_spec).unwrap_or(Elt::T);
     let size = total_size(ctx, &dims)?;
     let fill_pointer = fill_pointer_of(ctx, keys.fill_pointer, size, dims.len())?;
+    if let Some(d) = displacement_of(ctx, "MAKE-ARRAY", &keys, elt, size)? {
+        return Ok(displaced_array(ctx, dims, d, fill_pointer, keys.adjustable));
+    }
+    if let (Some(et), None, None) = (elt.unboxed(), keys.initial_contents, keys.initial_element) {
+        // Zero-filled without a temporary vector of values.
+        let store = Store::zeros(et, size).unwrap_or(Store::Fixnums(Vec::new()));
+        return Ok(alloc::spec_array(ctx.mc, dims, store, fill_pointer, keys.adjustable, et));
+    }
     let items = initial_items(ctx, &keys, elt, &dims)?;
     Ok(build_array(ctx, dims, items, elt, fill_pointer, keys.adjustable))
 }
@@ -453,7 +670,7 @@ fn vector<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 
 // ---- access ----
 
-fn aref<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+pub(crate) fn aref<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     // The common case first: a general vector and one fixnum index.
     if let (Value::Vector(v), [Value::Fixnum(i)]) = (a[0], &a[1..]) {
         let b = v.borrow();
@@ -463,16 +680,16 @@ fn aref<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
     let arr = arr_arg(ctx, a[0])?;
     let i = row_major_index(ctx, arr, &a[1..])?;
-    Ok(arr.get(i))
+    arr.get(ctx, i)
 }
 
 /// (sys:%aset array subscript... value): the update function of `(setf aref)`.
-fn aset<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+pub(crate) fn aset<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let (value, rest) = (a[a.len() - 1], &a[..a.len() - 1]);
     let arr = arr_arg(ctx, rest[0])?;
     let i = row_major_index(ctx, arr, &rest[1..])?;
     check_element(ctx, arr.elt(), value)?;
-    arr.set(ctx, i, value);
+    arr.set(ctx, i, value)?;
     Ok(value)
 }
 
@@ -514,7 +731,7 @@ fn row_major_bound<'gc>(ctx: &mut Ctx<'_, 'gc>, arr: Arr<'gc>, index: Value<'gc>
 fn row_major_aref<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let arr = arr_arg(ctx, a[0])?;
     let i = row_major_bound(ctx, arr, a[1])?;
-    Ok(arr.get(i))
+    arr.get(ctx, i)
 }
 
 /// (sys:%row-major-aset array index value)
@@ -522,7 +739,7 @@ fn row_major_aset<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let arr = arr_arg(ctx, a[0])?;
     let i = row_major_bound(ctx, arr, a[1])?;
     check_element(ctx, arr.elt(), a[2])?;
-    arr.set(ctx, i, a[2]);
+    arr.set(ctx, i, a[2])?;
     Ok(a[2])
 }
 
@@ -587,23 +804,38 @@ fn array_total_size<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> 
 
 fn array_element_type<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let arr = arr_arg(ctx, a[0])?;
-    Ok(ctx.cl(arr.elt().name()))
+    Ok(arr.elt().type_value(ctx))
 }
 
 fn arrayp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(ctx.bool(matches!(a[0], Value::String(_) | Value::Vector(_) | Value::Array(_))))
+    Ok(ctx.bool(matches!(a[0], Value::String(_) | Value::Vector(_) | Value::Array(_) | Value::SpecArray(_))))
 }
 
 fn vectorp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(ctx.bool(matches!(a[0], Value::String(_) | Value::Vector(_))))
+    Ok(ctx.bool(match a[0] {
+        Value::String(_) | Value::Vector(_) => true,
+        Value::SpecArray(x) => x.borrow().dims.len() == 1,
+        _ => false,
+    }))
 }
 
 fn simple_vector_p<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(ctx.bool(matches!(a[0], Value::Vector(v) if is_simple_vector(v))))
 }
 
-fn bit_vector_p<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(ctx.bool(matches!(a[0], Value::Vector(v) if Elt::of_stored(v.borrow().element_type) == Elt::Bit)))
+/// Whether `v` is a bit vector (packed or displaced to bits).
+pub(crate) fn is_bit_vector(v: Value<'_>) -> bool {
+    matches!(v, Value::SpecArray(x) if x.borrow().dims.len() == 1 && x.borrow().element_type == ElementType::Bit)
+}
+
+/// (array-displacement array) => the displaced-to array and offset, or NIL and 0.
+fn array_displacement<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let arr = arr_arg(ctx, a[0])?;
+    let (target, offset) = match arr {
+        Arr::Spec(x) => spec::displacement(x).unwrap_or((Value::Nil, 0)),
+        _ => (Value::Nil, 0),
+    };
+    Ok(ctx.set_values(&[target, Value::Fixnum(offset as i64)]))
 }
 
 fn adjustable_array_p<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -627,6 +859,7 @@ fn fill_pointer_vector<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<(Arr<'g
     let arr = match v {
         Value::String(s) => Arr::Str(s),
         Value::Vector(x) => Arr::Vec(x),
+        Value::SpecArray(x) if x.borrow().dims.len() == 1 => Arr::Spec(x),
         other => return Err(no_fill_pointer(ctx, other)),
     };
     match arr.fill_pointer() {
@@ -639,6 +872,7 @@ fn set_fp<'gc>(ctx: &Ctx<'_, 'gc>, arr: Arr<'gc>, fp: usize) {
     match arr {
         Arr::Str(s) => alloc::borrow_mut(ctx.mc, s).fill_pointer = Some(fp),
         Arr::Vec(v) => alloc::borrow_mut(ctx.mc, v).fill_pointer = Some(fp),
+        Arr::Spec(a) => alloc::borrow_mut(ctx.mc, a).fill_pointer = Some(fp),
         Arr::Multi(_) => {}
     }
 }
@@ -670,7 +904,7 @@ fn vector_push<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         return Ok(Value::Nil);
     }
     check_element(ctx, arr.elt(), a[0])?;
-    arr.set(ctx, fp, a[0]);
+    arr.set(ctx, fp, a[0])?;
     set_fp(ctx, arr, fp + 1);
     Ok(Value::Fixnum(fp as i64))
 }
@@ -696,10 +930,11 @@ fn vector_push_extend<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc
                 let fill = arr.elt().default_value(ctx);
                 alloc::borrow_mut(ctx.mc, v).items.resize(new_size, fill)
             }
+            Arr::Spec(x) => grow_spec(ctx, x, new_size)?,
             Arr::Multi(_) => {}
         }
     }
-    arr.set(ctx, fp, a[0]);
+    arr.set(ctx, fp, a[0])?;
     set_fp(ctx, arr, fp + 1);
     Ok(Value::Fixnum(fp as i64))
 }
@@ -709,9 +944,55 @@ fn vector_pop<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     if fp == 0 {
         return Err(Raise::error("There is nothing left to pop."));
     }
-    let v = arr.get(fp - 1);
+    let v = arr.get(ctx, fp - 1)?;
     set_fp(ctx, arr, fp - 1);
     Ok(v)
+}
+
+/// Give a specialized vector room for `new_size` elements, in place (a
+/// displaced one gets storage of its own, holding its current elements).
+fn grow_spec<'gc>(ctx: &Ctx<'_, 'gc>, x: Ptr<'gc, RefLock<SpecArray<'gc>>>, new_size: usize) -> Result<(), Raise<'gc>> {
+    let et = x.borrow().element_type;
+    if x.borrow().is_displaced() {
+        let n = x.borrow().total_size();
+        let items: Vec<Value<'gc>> = (0..n)
+            .map(|i| spec::get(Value::SpecArray(x), i).map(|e| spec::boxed(ctx.mc, e)))
+            .collect::<Option<_>>()
+            .ok_or_else(|| displaced_too_small(ctx, Value::SpecArray(x)))?;
+        let elt = Elt::of_heap(et);
+        let mut store = own_store(elt, items);
+        pad_store(&mut store, new_size, elt.default_value(ctx));
+        let mut b = alloc::borrow_mut(ctx.mc, x);
+        b.store = store;
+        b.dims = vec![new_size];
+        return Ok(());
+    }
+    let fill = Elt::of_heap(et).default_value(ctx);
+    let mut b = alloc::borrow_mut(ctx.mc, x);
+    pad_store(&mut b.store, new_size, fill);
+    b.dims = vec![new_size];
+    Ok(())
+}
+
+/// Grow a store with zeros (`fill` for boxed elements; a displaced store
+/// stays as it is) or shrink it to `n` elements.
+fn pad_store<'gc>(store: &mut Store<'gc>, n: usize, fill: Value<'gc>) {
+    match store {
+        Store::Bits(b) => b.resize(n, false),
+        Store::Bytes(v) => v.resize(n, 0),
+        Store::Fixnums(v) => v.resize(n, 0),
+        Store::Doubles(v) => v.resize(n, 0.0),
+        Store::Values(v) => v.resize(n, fill),
+        Store::Displaced { .. } => {}
+    }
+}
+
+/// Storage of its own holding `items` (type-checked) for an array of element type `elt`.
+fn own_store<'gc>(elt: Elt, items: Vec<Value<'gc>>) -> Store<'gc> {
+    match elt.unboxed() {
+        Some(et) => unboxed_store(et, &items),
+        None => Store::Values(items),
+    }
 }
 
 // ---- adjust-array ----
@@ -732,6 +1013,32 @@ fn adjust_array<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
     let elt = arr.elt();
     let size = total_size(ctx, dims.as_slice())?;
+    if let Some(d) = displacement_of(ctx, "ADJUST-ARRAY", &keys, elt, size)? {
+        // `:fill-pointer nil` leaves the fill pointer as it is.
+        let fill_pointer = match keys.fill_pointer {
+            Some(v) if v.truthy() => fill_pointer_of(ctx, keys.fill_pointer, size, dims.len())?,
+            _ => arr.fill_pointer().map(|fp| fp.min(size)),
+        };
+        if spec::would_cycle(arr.value(), d.0) {
+            return Err(Raise::error(format!(
+                "ADJUST-ARRAY: displacing {} to {} would make a cycle of displaced arrays.",
+                ctx.print(arr.value(), true),
+                ctx.print(d.0, true)
+            )));
+        }
+        if let Arr::Spec(x) = arr
+            && arr.adjusts_in_place()
+        {
+            let mut b = alloc::borrow_mut(ctx.mc, x);
+            b.store = Store::Displaced { target: d.0, offset: d.1 };
+            b.dims = dims;
+            b.fill_pointer = fill_pointer;
+            return Ok(a[0]);
+        }
+        // Strings, general vectors and arrays are not made displaced in place:
+        // the result is a new displaced array.
+        return Ok(displaced_array(ctx, dims, d, fill_pointer, keys.adjustable || arr.adjusts_in_place()));
+    }
     let items = if keys.initial_contents.is_some() {
         initial_items(ctx, &keys, elt, &dims)?
     } else {
@@ -748,14 +1055,15 @@ fn adjust_array<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             }
             if subs.iter().zip(&old_dims).all(|(s, d)| s < d) {
                 let old = subs.iter().zip(&old_dims).fold(0, |acc, (s, d)| acc * d + s);
-                *item = arr.get(old);
+                *item = arr.get(ctx, old)?;
             }
         }
         items
     };
+    // `:fill-pointer nil` leaves the fill pointer as it is.
     let fill_pointer = match keys.fill_pointer {
-        Some(_) => fill_pointer_of(ctx, keys.fill_pointer, size, dims.len())?,
-        None => match arr.fill_pointer() {
+        Some(v) if v.truthy() => fill_pointer_of(ctx, keys.fill_pointer, size, dims.len())?,
+        _ => match arr.fill_pointer() {
             Some(fp) if fp > size => {
                 return Err(Raise::error(format!(
                     "ADJUST-ARRAY: the fill pointer {fp} is beyond the new size {size}; give :FILL-POINTER."
@@ -783,6 +1091,12 @@ fn adjust_array<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             b.items = items;
             b.dims = dims;
         }
+        Arr::Spec(x) => {
+            let mut b = alloc::borrow_mut(ctx.mc, x);
+            b.store = own_store(elt, items);
+            b.dims = dims;
+            b.fill_pointer = fill_pointer;
+        }
     }
     Ok(a[0])
 }
@@ -792,8 +1106,6 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("VECTOR", 0, MANY, vector),
     cl("AREF", 1, MANY, aref),
     cl("SVREF", 2, 2, svref),
-    cl("BIT", 1, MANY, aref),
-    cl("SBIT", 1, MANY, aref),
     cl("ROW-MAJOR-AREF", 2, 2, row_major_aref),
     cl("ARRAY-ROW-MAJOR-INDEX", 1, MANY, array_row_major_index),
     cl("ARRAY-IN-BOUNDS-P", 1, MANY, array_in_bounds_p),
@@ -805,7 +1117,6 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("ARRAYP", 1, 1, arrayp),
     cl("VECTORP", 1, 1, vectorp),
     cl("SIMPLE-VECTOR-P", 1, 1, simple_vector_p),
-    cl("BIT-VECTOR-P", 1, 1, bit_vector_p),
     cl("ADJUSTABLE-ARRAY-P", 1, 1, adjustable_array_p),
     cl("ARRAY-HAS-FILL-POINTER-P", 1, 1, array_has_fill_pointer_p),
     cl("FILL-POINTER", 1, 1, fill_pointer),
@@ -813,6 +1124,8 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("VECTOR-PUSH-EXTEND", 2, 3, vector_push_extend),
     cl("VECTOR-POP", 1, 1, vector_pop),
     cl("ADJUST-ARRAY", 2, MANY, adjust_array),
+    cl("ARRAY-DISPLACEMENT", 1, 1, array_displacement),
+    cl("UPGRADED-ARRAY-ELEMENT-TYPE", 1, 2, upgraded_array_element_type),
     sys("%ASET", 2, MANY, aset),
     sys("%SVSET", 3, 3, svset),
     sys("%ROW-MAJOR-ASET", 3, 3, row_major_aset),

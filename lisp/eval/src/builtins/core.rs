@@ -682,6 +682,7 @@ fn length<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         }
         Value::String(s) => Ok(Value::Fixnum(s.borrow().active().len() as i64)),
         Value::Vector(v) => Ok(Value::Fixnum(v.borrow().active().len() as i64)),
+        Value::SpecArray(x) if x.borrow().dims.len() == 1 => Ok(Value::Fixnum(x.borrow().active_len() as i64)),
         other => Err(ctx.type_error(other, "SEQUENCE")),
     }
 }
@@ -735,7 +736,10 @@ pub fn string_designator<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Strin
         Value::Symbol(s) => Ok(s.name.to_string()),
         Value::Nil => Ok("NIL".to_string()),
         Value::Char(c) => Ok(c.to_string()),
-        other => Err(ctx.type_error(other, "(OR STRING SYMBOL CHARACTER)")),
+        other => match mprof_heap::spec::displaced_string(other) {
+            Some(chars) => Ok(chars.into_iter().collect()),
+            None => Err(ctx.type_error(other, "(OR STRING SYMBOL CHARACTER)")),
+        },
     }
 }
 
@@ -794,7 +798,7 @@ fn intern<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 fn stringp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(ctx.bool(matches!(a[0], Value::String(_))))
+    Ok(ctx.bool(matches!(a[0], Value::String(_)) || mprof_heap::spec::is_displaced_string(a[0])))
 }
 
 fn make_string_output_stream<'gc>(ctx: &mut Ctx<'_, 'gc>, _a: A<'_, 'gc>) -> LResult<'gc> {
@@ -843,6 +847,11 @@ fn reverse<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             let mut items = v.borrow().active().to_vec();
             items.reverse();
             Ok(alloc::vector(ctx.mc, items))
+        }
+        Value::SpecArray(x) if x.borrow().dims.len() == 1 => {
+            let mut items = super::sequences::seq_items(ctx, a[0])?;
+            items.reverse();
+            super::sequences::make_typed_vector(ctx, x.borrow().element_type, items)
         }
         other => Err(ctx.type_error(other, "SEQUENCE")),
     }

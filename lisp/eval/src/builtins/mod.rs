@@ -16,8 +16,10 @@ use crate::printing::PrintFn;
 use crate::raise::LResult;
 
 pub mod arrays;
+pub mod bit_vectors;
 pub mod chars;
 pub mod clos;
+pub mod complex;
 pub mod core;
 pub mod hash;
 pub mod lists;
@@ -134,6 +136,7 @@ pub fn table() -> &'static [BuiltinDef] {
         t.extend_from_slice(SPECIALS);
         t.extend_from_slice(core::BUILTINS);
         t.extend_from_slice(numbers::BUILTINS);
+        t.extend_from_slice(complex::BUILTINS);
         t.extend_from_slice(lists::BUILTINS);
         t.extend_from_slice(sequences::BUILTINS);
         t.extend_from_slice(strings::BUILTINS);
@@ -141,6 +144,7 @@ pub fn table() -> &'static [BuiltinDef] {
         t.extend_from_slice(symbols::BUILTINS);
         t.extend_from_slice(hash::BUILTINS);
         t.extend_from_slice(arrays::BUILTINS);
+        t.extend_from_slice(bit_vectors::BUILTINS);
         t.extend_from_slice(streams::BUILTINS);
         t.extend_from_slice(system::BUILTINS);
         t.extend_from_slice(profiling::BUILTINS);

@@ -14,8 +14,8 @@
 //! - floating-point faults follow SBCL's default traps: an infinite result from
 //!   finite operands signals `floating-point-overflow`, an undefined one
 //!   `floating-point-invalid-operation`, a float divided by zero
-//!   `division-by-zero`; results that would be complex numbers (which this
-//!   subset does not have) signal an `arithmetic-error` saying so.
+//!   `division-by-zero`; results that are complex numbers (`(sqrt -4d0)`)
+//!   and every complex argument are handed to `complex.rs`.
 //!
 //! SBCL returns single floats for irrational functions of rationals (`(sqrt 2)`);
 //! here every float is a double.
@@ -411,6 +411,9 @@ fn compare_float_rational(x: f64, r: &Num) -> Ordering {
 
 /// `=` on two values, None if either is not a number.
 pub fn numbers_equal<'gc>(a: Value<'gc>, b: Value<'gc>) -> Option<bool> {
+    if matches!(a, Value::Complex(_)) || matches!(b, Value::Complex(_)) {
+        return super::complex::numbers_equal(a, b);
+    }
     let (x, y) = (Num::from_value(a)?, Num::from_value(b)?);
     Some(compare(&x, &y) == Ordering::Equal)
 }
@@ -471,7 +474,7 @@ fn arith_condition<'gc>(ctx: &Ctx<'_, 'gc>, type_name: &str, op: Value<'gc>, ope
 }
 
 /// The condition for an arithmetic failure of the operation `name` applied to `operands`.
-fn arith_raise<'gc>(ctx: &Ctx<'_, 'gc>, err: ArithError, name: &str, operands: &[Value<'gc>]) -> Raise<'gc> {
+pub(crate) fn arith_raise<'gc>(ctx: &Ctx<'_, 'gc>, err: ArithError, name: &str, operands: &[Value<'gc>]) -> Raise<'gc> {
     let op = ctx.cl(name);
     match err {
         ArithError::DivisionByZero => Raise::DivisionByZero { operation: op, operands: operands.to_vec() },
@@ -482,7 +485,7 @@ fn arith_raise<'gc>(ctx: &Ctx<'_, 'gc>, err: ArithError, name: &str, operands: &
             Raise::Error {
                 kind: ErrorKind::Arithmetic,
                 message: format!(
-                    "({name} {}) would be a complex number, and complex numbers are not supported",
+                    "({name} {}) has a complex result that {name} cannot compute",
                     shown.join(" ")
                 ),
                 irritants: vec![],
@@ -526,6 +529,9 @@ fn fold<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, op: Op2, name: &str, unit
         if let Some(r) = r {
             return Ok(Value::Fixnum(r));
         }
+    }
+    if args.iter().any(|v| matches!(v, Value::Complex(_))) {
+        return super::complex::fold(ctx, args, op, name, unit);
     }
     // Two integers, at least one a bignum: work on the stored digits without copying them.
     if let [a, b] = args
@@ -633,6 +639,9 @@ fn compare_chain<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, ok: fn(Ordering)
 }
 
 fn num_eq<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    if args.iter().any(|v| matches!(v, Value::Complex(_))) {
+        return super::complex::num_eq(ctx, args, false);
+    }
     compare_chain(ctx, args, |o| o.is_eq())
 }
 fn num_lt<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
@@ -648,6 +657,9 @@ fn num_ge<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     compare_chain(ctx, args, |o| o.is_ge())
 }
 fn num_ne<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    if args.iter().any(|v| matches!(v, Value::Complex(_))) {
+        return super::complex::num_eq(ctx, args, true);
+    }
     let nums: Vec<Num> = args.iter().map(|&a| num_arg(ctx, a)).collect::<Result<_, _>>()?;
     for i in 0..nums.len() {
         for j in i + 1..nums.len() {
@@ -703,6 +715,7 @@ fn abs_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
         Value::BigInt(b) if b.0.is_negative() => alloc::integer(ctx.mc, b.0.abs()),
         Value::Ratio(r) if r.num.is_negative() => alloc::rational(ctx.mc, r.num.abs(), r.den.clone()),
         Value::Float(_) | Value::BigInt(_) | Value::Ratio(_) => v,
+        Value::Complex(_) => return super::complex::abs(ctx, v),
         other => return Err(ctx.type_error(other, "NUMBER")),
     })
 }
@@ -1081,9 +1094,13 @@ fn expt_num(base: &Num, power: &Num) -> Result<Num, ArithError> {
 }
 
 fn expt<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    if args.iter().any(|v| matches!(v, Value::Complex(_))) {
+        return super::complex::expt(ctx, args[0], args[1]);
+    }
     let (base, power) = (num_arg(ctx, args[0])?, num_arg(ctx, args[1])?);
     match expt_num(&base, &power) {
         Ok(r) => Ok(r.into_value(ctx)),
+        Err(ArithError::Complex) => super::complex::expt(ctx, args[0], args[1]),
         Err(e) => Err(arith_raise(ctx, e, "EXPT", args)),
     }
 }
@@ -1119,6 +1136,12 @@ fn ln_num(x: &Num) -> Result<f64, ArithError> {
 }
 
 fn log_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    if args.iter().any(|v| matches!(v, Value::Complex(_))) {
+        return match args.get(1) {
+            None => super::complex::unary(ctx, "LOG", args[0]),
+            Some(&b) => super::complex::log2(ctx, args[0], b),
+        };
+    }
     let x = num_arg(ctx, args[0])?;
     let r = match args.get(1) {
         None => ln_num(&x),
@@ -1140,6 +1163,10 @@ fn log_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     };
     match r {
         Ok(f) => Ok(alloc::float(ctx.mc, f)),
+        Err(ArithError::Complex) => match args.get(1) {
+            None => super::complex::unary(ctx, "LOG", args[0]),
+            Some(&b) => super::complex::log2(ctx, args[0], b),
+        },
         Err(e) => Err(arith_raise(ctx, e, "LOG", args)),
     }
 }
@@ -1160,9 +1187,13 @@ fn sqrt_num(x: &Num) -> Result<f64, ArithError> {
 }
 
 fn sqrt_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    if let Value::Complex(_) = args[0] {
+        return super::complex::unary(ctx, "SQRT", args[0]);
+    }
     let x = num_arg(ctx, args[0])?;
     match sqrt_num(&x) {
         Ok(f) => Ok(alloc::float(ctx.mc, f)),
+        Err(ArithError::Complex) => super::complex::unary(ctx, "SQRT", args[0]),
         Err(e) => Err(arith_raise(ctx, e, "SQRT", args)),
     }
 }
@@ -1183,6 +1214,9 @@ fn real_fn<'gc>(
     domain: fn(f64) -> Result<(), ArithError>,
     f: fn(f64) -> f64,
 ) -> LResult<'gc> {
+    if let Value::Complex(_) = args[0] {
+        return super::complex::unary(ctx, name, args[0]);
+    }
     let x = real_arg(ctx, args[0])?;
     let r = x.float_value().and_then(|xf| {
         domain(xf)?;
@@ -1190,6 +1224,7 @@ fn real_fn<'gc>(
     });
     match r {
         Ok(v) => Ok(alloc::float(ctx.mc, v)),
+        Err(ArithError::Complex) => super::complex::unary(ctx, name, args[0]),
         Err(e) => Err(arith_raise(ctx, e, name, args)),
     }
 }
@@ -1237,6 +1272,9 @@ float_fns! {
 }
 
 fn atan_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
+    if let (Value::Complex(_), None) = (args[0], args.get(1)) {
+        return super::complex::unary(ctx, "ATAN", args[0]);
+    }
     let y = real_arg(ctx, args[0])?;
     let r = match args.get(1) {
         None => y.float_value().map(f64::atan),
@@ -1399,6 +1437,9 @@ fn zerop<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     if let Value::Fixnum(i) = args[0] {
         return Ok(ctx.bool(i == 0));
     }
+    if let Value::Complex(_) = args[0] {
+        return Ok(ctx.bool(super::complex::is_zero(args[0])));
+    }
     let n = num_arg(ctx, args[0])?;
     Ok(ctx.bool(n.is_zero()))
 }
@@ -1448,11 +1489,11 @@ fn oddp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 fn numberp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(ctx.bool(matches!(args[0], Value::Fixnum(_) | Value::BigInt(_) | Value::Ratio(_) | Value::Float(_))))
+    Ok(ctx.bool(matches!(args[0], Value::Fixnum(_) | Value::BigInt(_) | Value::Ratio(_) | Value::Float(_) | Value::Complex(_))))
 }
 
 fn realp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
-    numberp(ctx, args)
+    Ok(ctx.bool(matches!(args[0], Value::Fixnum(_) | Value::BigInt(_) | Value::Ratio(_) | Value::Float(_))))
 }
 
 fn rationalp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
@@ -1467,17 +1508,13 @@ fn floatp<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     Ok(ctx.bool(matches!(args[0], Value::Float(_))))
 }
 
-/// There are no complex numbers in this subset.
-fn complexp<'gc>(_ctx: &mut Ctx<'_, 'gc>, _args: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(Value::Nil)
-}
-
 fn signum_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     let v = args[0];
     match v {
         // Zeros (including -0.0) are their own sign.
         Value::Float(f) if f.val == 0.0 => Ok(v),
         Value::Float(f) => Ok(alloc::float(ctx.mc, 1f64.copysign(f.val))),
+        Value::Complex(_) => super::complex::signum(ctx, v),
         _ => Ok(Value::Fixnum(sign_of(ctx, v).map_err(|_| ctx.type_error(v, "NUMBER"))? as i64)),
     }
 }
@@ -1805,10 +1842,8 @@ fn is_parse_whitespace(c: char) -> bool {
 /// after its keywords are taken apart; two values.
 fn parse_integer<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>) -> LResult<'gc> {
     let sv = args[0];
-    let Value::String(s) = sv else {
-        return Err(ctx.type_error(sv, "STRING"));
-    };
-    let chars: Vec<char> = s.borrow().to_rust_string().chars().collect();
+    // Any string, displaced ones included.
+    let chars: Vec<char> = ctx.string_arg(sv)?.chars().collect();
     let len = chars.len();
     let start = match args[1] {
         Value::Fixnum(i) if i >= 0 && i as usize <= len => i as usize,
@@ -1941,7 +1976,6 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("RATIONALP", 1, 1, rationalp),
     cl("INTEGERP", 1, 1, integerp),
     cl("FLOATP", 1, 1, floatp),
-    cl("COMPLEXP", 1, 1, complexp),
     cl("SIGNUM", 1, 1, signum_fn),
     cl("FLOAT-SIGN", 1, 2, float_sign_fn),
     cl("LOGAND", 0, MANY, logand),

@@ -5,14 +5,17 @@
 //! count remove delete remove-duplicates` for the standard tests without
 //! `:key`.
 //!
-//! A sequence is a proper list, a `Value::Vector` or a `Value::String`;
-//! vectors and strings are operated on up to their fill pointer (their
-//! "active" part). Invariants: every index a caller passes is checked
+//! A sequence is a proper list, a `Value::Vector`, a `Value::String` or a
+//! rank-one `Value::SpecArray` (bit vectors, unboxed and displaced vectors,
+//! whose elements are read and written through `mprof_heap::spec`, checked
+//! against their element type); vectors are operated on up to their fill
+//! pointer (their "active" part). Invariants: every index a caller passes is checked
 //! against the active length before use (bad bounds are `type-error`s, as
 //! in SBCL); vectors and strings are mutated only through
 //! `alloc::borrow_mut`; a string never receives a non-character.
 
-use mprof_heap::value::LString;
+use mprof_heap::spec::{self, Elem, ElementType, SpecArray, Store};
+use mprof_heap::value::{LString, Ptr};
 use mprof_heap::{Value, alloc};
 
 use super::lists::{Test, keys, nreverse_list_onto};
@@ -51,8 +54,51 @@ pub fn seq_length<'gc>(ctx: &Ctx<'_, 'gc>, seq: Value<'gc>) -> Result<usize, Rai
         Value::Nil | Value::Cons(_) => proper_length(ctx, seq),
         Value::Vector(v) => Ok(v.borrow().active().len()),
         Value::String(s) => Ok(s.borrow().active().len()),
+        Value::SpecArray(a) if a.borrow().dims.len() == 1 => Ok(a.borrow().active_len()),
         other => Err(ctx.type_error(other, "SEQUENCE")),
     }
+}
+
+/// The active elements of a specialized or displaced vector, boxed.
+fn spec_items<'gc>(ctx: &Ctx<'_, 'gc>, a: Ptr<'gc, gc_arena::RefLock<SpecArray<'gc>>>) -> Result<Vec<Value<'gc>>, Raise<'gc>> {
+    let v = Value::SpecArray(a);
+    let n = a.borrow().active_len();
+    (0..n)
+        .map(|i| spec::get(v, i).map(|e| spec::boxed(ctx.mc, e)))
+        .collect::<Option<_>>()
+        .ok_or_else(|| super::arrays::displaced_too_small(ctx, v))
+}
+
+/// Store `x` at index `i` of a specialized or displaced vector, type-checked.
+fn spec_store<'gc>(ctx: &Ctx<'_, 'gc>, a: Ptr<'gc, gc_arena::RefLock<SpecArray<'gc>>>, i: usize, x: Value<'gc>) -> Result<(), Raise<'gc>> {
+    let et = a.borrow().element_type;
+    if !et.admits(x) {
+        let expected = super::arrays::element_type_value(ctx, et);
+        return Err(Raise::TypeError { datum: x, expected });
+    }
+    if spec::set(ctx.mc, Value::SpecArray(a), i, Elem::Value(x)) {
+        Ok(())
+    } else {
+        Err(super::arrays::displaced_too_small(ctx, Value::SpecArray(a)))
+    }
+}
+
+/// A new simple vector of element type `et` holding `items` (type-checked).
+pub(crate) fn make_typed_vector<'gc>(ctx: &Ctx<'_, 'gc>, et: ElementType, items: Vec<Value<'gc>>) -> LResult<'gc> {
+    if let Some(bad) = items.iter().find(|x| !et.admits(**x)) {
+        let expected = super::arrays::element_type_value(ctx, et);
+        return Err(Raise::TypeError { datum: *bad, expected });
+    }
+    let fix = |v: &Value<'gc>| if let Value::Fixnum(i) = v { *i } else { 0 };
+    let store = match et {
+        ElementType::T => return Ok(make_vector(ctx, items)),
+        ElementType::Character => return Ok(make_string(ctx, items.iter().map(|v| char_of(ctx, *v)).collect::<Result<_, _>>()?)),
+        ElementType::Bit => Store::Bits(spec::Bits::from_bools(items.iter().map(|v| fix(v) != 0))),
+        ElementType::Byte8 => Store::Bytes(items.iter().map(|v| fix(v) as u8).collect()),
+        ElementType::Fixnum => Store::Fixnums(items.iter().map(fix).collect()),
+        ElementType::Double => Store::Doubles(items.iter().map(|v| if let Value::Float(f) = v { f.val } else { 0.0 }).collect()),
+    };
+    Ok(alloc::spec_array(ctx.mc, vec![items.len()], store, None, false, et))
 }
 
 /// The elements of a sequence, copied out (strings as characters).
@@ -62,6 +108,7 @@ pub fn seq_items<'gc>(ctx: &Ctx<'_, 'gc>, seq: Value<'gc>) -> Result<Vec<Value<'
         Value::Cons(_) => alloc::list_to_vec(seq).ok_or_else(|| ctx.type_error(seq, "LIST")),
         Value::Vector(v) => Ok(v.borrow().active().to_vec()),
         Value::String(s) => Ok(s.borrow().active().iter().map(|c| Value::Char(*c)).collect()),
+        Value::SpecArray(a) if a.borrow().dims.len() == 1 => spec_items(ctx, a),
         other => Err(ctx.type_error(other, "SEQUENCE")),
     }
 }
@@ -94,6 +141,16 @@ fn make_vector<'gc>(ctx: &Ctx<'_, 'gc>, items: Vec<Value<'gc>>) -> Value<'gc> {
     alloc::vector_from(ctx.mc, items, None, false, ctx.t())
 }
 
+/// A simple vector of `items` with `like`'s element type (a copy of a
+/// SINGLE-FLOAT vector is one too).
+fn vector_like<'gc>(ctx: &Ctx<'_, 'gc>, like: Ptr<'gc, gc_arena::RefLock<mprof_heap::value::LVector<'gc>>>, items: Vec<Value<'gc>>) -> Value<'gc> {
+    let element_type = match like.borrow().element_type {
+        Value::Nil => ctx.t(),
+        other => other,
+    };
+    alloc::vector_from(ctx.mc, items, None, false, element_type)
+}
+
 fn char_of<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<char, Raise<'gc>> {
     match v {
         Value::Char(c) => Ok(c),
@@ -106,6 +163,7 @@ fn same_kind<'gc>(ctx: &Ctx<'_, 'gc>, like: Value<'gc>, items: Vec<Value<'gc>>) 
     match like {
         Value::String(_) => Ok(make_string(ctx, items.iter().map(|v| char_of(ctx, *v)).collect::<Result<_, _>>()?)),
         Value::Vector(_) => Ok(make_vector(ctx, items)),
+        Value::SpecArray(a) => make_typed_vector(ctx, a.borrow().element_type, items),
         _ => Ok(alloc::list(ctx.mc, &items)),
     }
 }
@@ -134,6 +192,13 @@ fn elt<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             match a[1] {
                 Value::Fixnum(i) if i >= 0 && (i as usize) < act.len() => Ok(Value::Char(act[i as usize])),
                 other => Err(bad_index(ctx, other, 0, act.len().saturating_sub(1))),
+            }
+        }
+        Value::SpecArray(x) if x.borrow().dims.len() == 1 => {
+            let i = index_of(ctx, a[0], a[1])?;
+            match spec::get(a[0], i) {
+                Some(e) => Ok(spec::boxed(ctx.mc, e)),
+                None => Err(super::arrays::displaced_too_small(ctx, a[0])),
             }
         }
         Value::Nil | Value::Cons(_) => {
@@ -166,6 +231,7 @@ fn set_elt<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             let c = char_of(ctx, a[2])?;
             alloc::borrow_mut(ctx.mc, s).chars[i] = c;
         }
+        Value::SpecArray(x) => spec_store(ctx, x, i, a[2])?,
         list => {
             if let Value::Cons(c) = alloc::list_iter(list).rest_after(i) {
                 alloc::set_car(ctx.mc, c, a[2]);
@@ -194,14 +260,14 @@ impl<'gc> RestAfter<'gc> for alloc::ListIter<'gc> {
 /// (sys:%vref vector-or-string index): element access for the prelude's loops.
 fn vref<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     match a[0] {
-        Value::Vector(_) | Value::String(_) => elt(ctx, a),
+        Value::Vector(_) | Value::String(_) | Value::SpecArray(_) => elt(ctx, a),
         other => Err(ctx.type_error(other, "VECTOR")),
     }
 }
 
 fn vset<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     match a[0] {
-        Value::Vector(_) | Value::String(_) => set_elt(ctx, a),
+        Value::Vector(_) | Value::String(_) | Value::SpecArray(_) => set_elt(ctx, a),
         other => Err(ctx.type_error(other, "VECTOR")),
     }
 }
@@ -215,7 +281,7 @@ fn subseq<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                 let (s, e) = bounds(ctx, v.active().len(), a[1], end)?;
                 v.active()[s..e].to_vec()
             };
-            Ok(make_vector(ctx, items))
+            Ok(vector_like(ctx, v, items))
         }
         Value::String(st) => {
             let chars = {
@@ -224,6 +290,11 @@ fn subseq<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                 st.active()[s..e].to_vec()
             };
             Ok(make_string(ctx, chars))
+        }
+        Value::SpecArray(x) if x.borrow().dims.len() == 1 => {
+            let items = spec_items(ctx, x)?;
+            let (s, e) = bounds(ctx, items.len(), a[1], end)?;
+            make_typed_vector(ctx, x.borrow().element_type, items[s..e].to_vec())
         }
         Value::Nil | Value::Cons(_) => {
             let len = proper_length(ctx, a[0])?;
@@ -239,11 +310,15 @@ fn copy_seq<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     match a[0] {
         Value::Vector(v) => {
             let items = v.borrow().active().to_vec();
-            Ok(make_vector(ctx, items))
+            Ok(vector_like(ctx, v, items))
         }
         Value::String(s) => {
             let chars = s.borrow().active().to_vec();
             Ok(make_string(ctx, chars))
+        }
+        Value::SpecArray(x) if x.borrow().dims.len() == 1 => {
+            let items = spec_items(ctx, x)?;
+            make_typed_vector(ctx, x.borrow().element_type, items)
         }
         Value::Nil | Value::Cons(_) => {
             proper_length(ctx, a[0])?;
@@ -268,6 +343,12 @@ fn nreverse<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             s.chars[..n].reverse();
             Ok(a[0])
         }
+        Value::SpecArray(x) if x.borrow().dims.len() == 1 => {
+            let mut items = spec_items(ctx, x)?;
+            items.reverse();
+            write_items(ctx, a[0], 0, &items)?;
+            Ok(a[0])
+        }
         Value::Nil | Value::Cons(_) => nreverse_list_onto(ctx, a[0], Value::Nil),
         other => Err(ctx.type_error(other, "SEQUENCE")),
     }
@@ -284,6 +365,11 @@ fn write_items<'gc>(ctx: &Ctx<'_, 'gc>, seq: Value<'gc>, start: usize, items: &[
             let chars = items.iter().map(|v| char_of(ctx, *v)).collect::<Result<Vec<char>, _>>()?;
             let mut s = alloc::borrow_mut(ctx.mc, s);
             s.chars[start..start + chars.len()].copy_from_slice(&chars);
+        }
+        Value::SpecArray(x) => {
+            for (k, &item) in items.iter().enumerate() {
+                spec_store(ctx, x, start + k, item)?;
+            }
         }
         list => {
             let mut cur = alloc::list_iter(list).rest_after(start);
@@ -306,6 +392,11 @@ fn fill<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Value::String(st) => {
             let c = char_of(ctx, a[1])?;
             alloc::borrow_mut(ctx.mc, st).chars[s..e].fill(c);
+        }
+        Value::SpecArray(x) => {
+            for i in s..e {
+                spec_store(ctx, x, i, a[1])?;
+            }
         }
         list => {
             let mut cur = alloc::list_iter(list).rest_after(s);
@@ -331,6 +422,7 @@ fn replace<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let items: Vec<Value<'gc>> = match a[1] {
         Value::Vector(v) => v.borrow().active()[s2..s2 + n].to_vec(),
         Value::String(s) => s.borrow().active()[s2..s2 + n].iter().map(|c| Value::Char(*c)).collect(),
+        Value::SpecArray(x) => spec_items(ctx, x)?[s2..s2 + n].to_vec(),
         list => alloc::list_iter(list).skip(s2).take(n).collect(),
     };
     write_items(ctx, a[0], s1, &items)?;
@@ -365,12 +457,13 @@ fn make_string_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// Result kinds by the code the prelude's `sys::%result-kind` returns.
 fn kind_code<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<u8, Raise<'gc>> {
     match v {
-        Value::Fixnum(k @ 0..=2) => Ok(k as u8),
-        other => Err(ctx.type_error(other, "(INTEGER 0 2)")),
+        Value::Fixnum(k @ 0..=3) => Ok(k as u8),
+        other => Err(ctx.type_error(other, "(INTEGER 0 3)")),
     }
 }
 
-/// (sys:%concatenate kind &rest sequences): kind 0 list, 1 vector, 2 string.
+/// (sys:%concatenate kind &rest sequences): kind 0 list, 1 vector, 2 string,
+/// 3 bit vector.
 fn concatenate<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let kind = kind_code(ctx, a[0])?;
     if kind == 2 {
@@ -394,7 +487,11 @@ fn concatenate<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             other => items.extend(seq_items(ctx, other)?),
         }
     }
-    Ok(if kind == 0 { alloc::list(ctx.mc, &items) } else { make_vector(ctx, items) })
+    match kind {
+        0 => Ok(alloc::list(ctx.mc, &items)),
+        3 => make_typed_vector(ctx, ElementType::Bit, items),
+        _ => Ok(make_vector(ctx, items)),
+    }
 }
 
 /// Positions in [s, e) in the order a search visits them.
@@ -545,6 +642,7 @@ fn capacity<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let n = match a[0] {
         Value::Vector(v) => v.borrow().items.len(),
         Value::String(s) => s.borrow().chars.len(),
+        Value::SpecArray(x) if x.borrow().dims.len() == 1 => x.borrow().total_size(),
         other => seq_length(ctx, other)?,
     };
     Ok(Value::Fixnum(n as i64))
@@ -562,6 +660,10 @@ fn set_fill<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Value::String(s) if s.borrow().fill_pointer.is_some() => {
             let mut s = alloc::borrow_mut(ctx.mc, s);
             s.fill_pointer = Some(n.min(s.chars.len()));
+        }
+        Value::SpecArray(x) if x.borrow().fill_pointer.is_some() => {
+            let mut x = alloc::borrow_mut(ctx.mc, x);
+            x.fill_pointer = Some(n.min(x.total_size()));
         }
         _ => {}
     }
@@ -672,6 +774,7 @@ fn substitute_flagged<'gc>(
                         let c = char_of(ctx, new)?;
                         alloc::borrow_mut(ctx.mc, st).chars[i] = c;
                     }
+                    Value::SpecArray(x) => spec_store(ctx, x, i, new)?,
                     _ => {
                         if let Value::Cons(c) = cur {
                             alloc::set_car(ctx.mc, c, new);
@@ -762,12 +865,18 @@ fn remove_duplicates<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc>
     rebuild(ctx, seq, &items, &drop, a[5].truthy())
 }
 
-/// (sys:%seq-kind object) -> 0 list, 1 vector, 2 string; else a type-error.
+/// (sys:%seq-kind object) -> 0 list, 1 vector, 2 string, 3 bit vector;
+/// else a type-error.
 fn seq_kind<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     match a[0] {
         Value::Nil | Value::Cons(_) => Ok(Value::Fixnum(0)),
         Value::Vector(_) => Ok(Value::Fixnum(1)),
         Value::String(_) => Ok(Value::Fixnum(2)),
+        Value::SpecArray(x) if x.borrow().dims.len() == 1 => Ok(Value::Fixnum(match x.borrow().element_type {
+            ElementType::Bit => 3,
+            ElementType::Character => 2,
+            _ => 1,
+        })),
         other => Err(ctx.type_error(other, "SEQUENCE")),
     }
 }

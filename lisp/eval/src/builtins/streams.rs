@@ -547,10 +547,8 @@ fn read_preserving_whitespace<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LRe
 
 /// (make-string-input-stream string &optional start end)
 fn make_string_input_stream<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let Value::String(s) = a[0] else {
-        return Err(ctx.type_error(a[0], "STRING"));
-    };
-    let chars = s.borrow().active().to_vec();
+    // Any string, displaced ones included.
+    let chars: Vec<char> = ctx.string_arg(a[0])?.chars().collect();
     let start = match a.get(1) {
         Some(&v) => ctx.index_arg(v)?,
         None => 0,

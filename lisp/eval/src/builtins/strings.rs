@@ -142,6 +142,7 @@ comparisons! {
 fn string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     match a[0] {
         Value::String(_) => Ok(a[0]),
+        other if mprof_heap::spec::is_displaced_string(other) => Ok(other),
         other => {
             let s = string_designator(ctx, other)?;
             Ok(alloc::string(ctx.mc, &s))
@@ -180,6 +181,16 @@ fn case_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>, case: Case) -> LResult<'g
 }
 
 fn ncase_fn<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>, case: Case) -> LResult<'gc> {
+    if let Some(mut chars) = mprof_heap::spec::displaced_string(a[0]) {
+        // A displaced string: convert a copy, then store it through the displacement.
+        let k = keyword_args(ctx, &a[1..], &["START", "END"])?;
+        let (s, e) = bounds(ctx, k[0], k[1], chars.len())?;
+        convert_case(&mut chars, s, e, case);
+        for (i, c) in chars.into_iter().enumerate().take(e).skip(s) {
+            mprof_heap::spec::set(ctx.mc, a[0], i, mprof_heap::spec::Elem::Value(Value::Char(c)));
+        }
+        return Ok(a[0]);
+    }
     let Value::String(st) = a[0] else {
         return Err(ctx.type_error(a[0], "STRING"));
     };
@@ -214,6 +225,7 @@ fn nstring_capitalize<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc
 fn bag<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Vec<char>, Raise<'gc>> {
     let items: Vec<Value<'gc>> = match v {
         Value::String(s) => return Ok(s.borrow().active().to_vec()),
+        Value::SpecArray(_) => super::sequences::seq_items(ctx, v)?,
         Value::Nil | Value::Cons(_) => alloc::list_to_vec(v).ok_or_else(|| ctx.type_error(v, "SEQUENCE"))?,
         Value::Vector(vec) => vec.borrow().active().to_vec(),
         other => return Err(ctx.type_error(other, "SEQUENCE")),
@@ -267,6 +279,9 @@ fn char_index<'gc>(ctx: &Ctx<'_, 'gc>, s: Value<'gc>, i: Value<'gc>) -> Result<u
 }
 
 fn char_<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    if mprof_heap::spec::is_displaced_string(a[0]) {
+        return super::arrays::aref(ctx, a);
+    }
     let i = char_index(ctx, a[0], a[1])?;
     let Value::String(st) = a[0] else {
         return Err(ctx.type_error(a[0], "STRING"));
@@ -276,6 +291,9 @@ fn char_<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 
 /// (sys:%set-char string index char)
 fn set_char<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    if mprof_heap::spec::is_displaced_string(a[0]) {
+        return super::arrays::aset(ctx, a);
+    }
     let i = char_index(ctx, a[0], a[1])?;
     let Value::Char(c) = a[2] else {
         return Err(ctx.type_error(a[2], "CHARACTER"));

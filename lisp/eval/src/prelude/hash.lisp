@@ -46,3 +46,9 @@
                       nil))))
          (macrolet ((,name () '(,next)))
            ,@body)))))
+
+;;; Array limits: the rank SBCL allows, and the element count MAKE-ARRAY
+;;; accepts (arrays.rs's MAX_TOTAL_SIZE, a guard against allocation failure).
+(defconstant array-rank-limit 129)
+(defconstant array-dimension-limit 134217728)
+(defconstant array-total-size-limit 134217728)

@@ -90,13 +90,6 @@
     (15 (logorc2 integer-1 integer-2))
     (t (error 'type-error :datum op :expected-type '(integer 0 15)))))
 
-;;; There are no complex numbers: a real is its own real part and conjugate.
-(defun realpart (number) (+ number 0))
-(defun imagpart (number) (* 0 number))
-(defun conjugate (number) (+ number 0))
-(defun phase (number)
-  (if (minusp number) (float pi (if (floatp number) number 1d0)) (float 0 (if (floatp number) number 1d0))))
-
 ;;; All floats are doubles: the single- and short-float constants are the
 ;;; double-float ones (programs and test suites refer to them by name).
 (defconstant most-positive-single-float most-positive-double-float)

@@ -305,29 +305,39 @@ replace (not descended into), else NIL. Unchanged conses are shared."
 ;;; Sequences: result types
 
 (defun sys::%result-kind (type)
-  "0 for a list type, 1 for a general vector type, 2 for a string type."
+  "0 for a list type, 1 for a general vector type, 2 for a string type, 3 for a bit vector type."
   (let ((head (if (consp type) (car type) type)))
     (case head
       ((list cons null) 0)
       ((string simple-string base-string simple-base-string) 2)
       ((vector simple-vector array simple-array)
-       (if (and (consp type) (consp (cdr type))
-                (member (car (cdr type)) '(character base-char standard-char)))
-           2
-           1))
-      ((bit-vector simple-bit-vector) 1)
+       (cond ((and (consp type) (consp (cdr type))
+                   (member (car (cdr type)) '(character base-char standard-char)))
+              2)
+             ((and (consp type) (consp (cdr type)) (eq (car (cdr type)) 'bit)) 3)
+             (t 1)))
+      ((bit-vector simple-bit-vector) 3)
       (t (error 'type-error :datum type :expected-type '(member list vector string))))))
 
 (defun sys::%make-kind (kind n)
   (case kind
     (0 (make-list n))
     (1 (sys::%seq-make-vector n nil))
+    (3 (make-array n :element-type 'bit))
     (t (sys::%seq-make-string n nil))))
 
 (defun make-sequence (type size &key (initial-element nil init-p))
+  ;; (vector elt) and (simple-array elt (*)) of a specialized element type.
+  (when (and (consp type) (member (car type) '(vector simple-array array)) (consp (cdr type))
+             (not (member (cadr type) '(* t character base-char standard-char bit))))
+    (return-from make-sequence
+      (if init-p
+          (make-array size :element-type (cadr type) :initial-element initial-element)
+          (make-array size :element-type (cadr type)))))
   (case (sys::%result-kind type)
     (0 (make-list size :initial-element initial-element))
     (1 (sys::%seq-make-vector size initial-element))
+    (3 (make-array size :element-type 'bit :initial-element (if init-p initial-element 0)))
     (t (sys::%seq-make-string size (if init-p initial-element #\Space)))))
 
 (defun concatenate (result-type &rest sequences)
@@ -343,6 +353,14 @@ replace (not descended into), else NIL. Unchanged conses are shared."
                ((and (stringp object) (= (length object) 1)) (elt object 0))
                ((and (symbolp object) (= (length (symbol-name object)) 1)) (elt (symbol-name object) 0))
                (t (error 'type-error :datum object :expected-type 'character))))
+        ((and (or (eq result-type 'complex) (and (consp result-type) (eq (car result-type) 'complex)))
+              (typep object 'number))
+         ;; A real becomes a complex of the part type asked for (a rational
+         ;; stays rational, as COMPLEX makes it).
+         (let ((part (if (consp result-type) (cadr result-type) '*)))
+           (if (and (realp object) (member part '(float double-float single-float short-float long-float)))
+               (complex (float object 1d0) 0d0)
+               (if (realp object) (complex object) object))))
         ((member result-type '(float double-float single-float short-float long-float))
          (if (typep object 'real)
              (float object 1d0)

@@ -82,6 +82,35 @@ pub fn string(out: &mut String, s: &LString, escape: bool) {
     }
 }
 
+/// A real part of a complex number: an integer, a ratio or a double.
+fn real(out: &mut String, v: Value<'_>, base: u32, radix: bool) {
+    match v {
+        Value::Fixnum(i) => fixnum(out, i, base, radix),
+        Value::BigInt(b) => integer(out, &b.0, base, radix),
+        Value::Ratio(r) => ratio(out, &r.num, &r.den, base, radix),
+        Value::Float(f) => out.push_str(&format_float(f.val)),
+        _ => out.push('?'),
+    }
+}
+
+/// `#C(re im)`.
+pub fn complex(out: &mut String, c: &Complex<'_>, base: u32, radix: bool) {
+    out.push_str("#C(");
+    match *c {
+        Complex::Double(re, im) => {
+            out.push_str(&format_float(re));
+            out.push(' ');
+            out.push_str(&format_float(im));
+        }
+        Complex::Rational(re, im) => {
+            real(out, re, base, radix);
+            out.push(' ');
+            real(out, im, base, radix);
+        }
+    }
+    out.push(')');
+}
+
 pub fn symbol<'gc>(out: &mut String, s: Ptr<'gc, Symbol<'gc>>, ctx: &PrintContext<'_, 'gc>) {
     let escape = ctx.escaping();
     let case = ctx.settings.case;

@@ -25,6 +25,7 @@ pub type Labels = HashMap<usize, u32, BuildHasherDefault<DefaultHasher>>;
 pub fn labelable(v: Value<'_>, ctx: &PrintContext<'_, '_>) -> bool {
     match v {
         Value::Cons(_) | Value::Vector(_) | Value::Array(_) | Value::Struct(_) => true,
+        Value::SpecArray(a) => a.borrow().element_type == crate::spec::ElementType::T,
         Value::Symbol(s) => s.package.get().is_none() && ctx.escaping() && ctx.settings.gensym,
         _ => false,
     }
@@ -93,6 +94,17 @@ pub fn shared_objects<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Labels
                 let a = a.borrow();
                 let rank = a.dims.len().max(1);
                 stack.extend(a.items.iter().map(|&i| (i, depth + rank)));
+            }
+            Value::SpecArray(a) if ctx.prints_arrays() && a.borrow().element_type == crate::spec::ElementType::T => {
+                // A displaced general array: its elements are its target's.
+                let a = a.borrow();
+                let (n, step) = if a.dims.len() == 1 { (a.active_len(), 1) } else { (a.total_size(), a.dims.len().max(1)) };
+                let n = if a.dims.len() == 1 { length.map_or(n, |l| l.min(n)) } else { n };
+                for i in 0..n {
+                    if let Some(crate::spec::Elem::Value(e)) = crate::spec::get(x, i) {
+                        stack.push((e, depth + step));
+                    }
+                }
             }
             Value::Struct(s) if ctx.lisp_method(x).is_none() && !s.stype().is_condition => {
                 let slots = s.slots.borrow();

@@ -1,0 +1,13 @@
+;;; Array literals #nA, and array limits.
+(print #2A((1 2) (3 4)))
+(print (list (aref #2A((1 2) (3 4)) 1 0) (array-dimensions #3A(((1) (2)) ((3) (4)))) #0A5 (aref #0Ax)
+             #1A(a b) (array-dimensions #2A(() ())) #2A("ab" "cd") (array-dimensions #2A(#*101 #*010))))
+(print (equalp #2A((1 2)) (make-array '(1 2) :initial-contents '((1 2)))))
+(print (read-from-string "#2a((a b) (c d))"))
+(print (list (typep #2A((1)) '(simple-array t (1 1))) (type-of #2A((1 2)))))
+(print (list (< 8 array-rank-limit) (< 1000 array-dimension-limit) (< 1000 array-total-size-limit)))
+(print (adjustable-array-p (make-array '(2 2) :adjustable t)))
+(let ((a (make-array '(2 2) :adjustable t :initial-contents '((1 2) (3 4)))))
+  (print (list (eq a (adjust-array a '(3 3) :initial-element 0)) a)))
+(print (make-array 2 :initial-element 'x :allow-other-keys t :bogus 1))
+(print (handler-case (read-from-string "#2A((1 2) (3))") (error () :malformed)))
