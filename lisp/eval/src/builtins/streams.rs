@@ -68,11 +68,11 @@ fn is_keyword(v: Value<'_>, name: &str) -> bool {
 }
 
 /// An input stream designator: NIL is *standard-input*, T *terminal-io*
-/// (whose input side is standard input here).
+/// (each in its current dynamic binding).
 fn input_stream<'gc>(ctx: &Ctx<'_, 'gc>, designator: Option<Value<'gc>>) -> Result<StreamPtr<'gc>, Raise<'gc>> {
     let v = match designator {
         None | Some(Value::Nil) => ctx.world.syms.standard_input.value.get(),
-        Some(v) if v.eq(ctx.t()) => ctx.world.syms.standard_input.value.get(),
+        Some(v) if v.eq(ctx.t()) => ctx.world.syms.terminal_io.value.get(),
         Some(v) => v,
     };
     match v {
@@ -279,6 +279,9 @@ enum Source {
 
 fn source(s: StreamPtr<'_>) -> Source {
     match s.borrow().kind {
+        // The terminal (*terminal-io*, *query-io*, *debug-io*) is one stream both
+        // ways: it writes to standard output and reads from standard input.
+        StreamKind::Host { input: true, output: true, .. } => Source::Host(crate::host::STDIN),
         StreamKind::Host { channel, .. } => Source::Host(channel),
         _ => Source::Text,
     }

@@ -1518,7 +1518,9 @@ pub fn build_macro_lambda<'gc>(
     };
     let mut block = vec![Value::Symbol(syms.block), name];
     block.extend_from_slice(body);
-    let mut inner = decls.to_vec();
+    // The documentation string stays out of the destructuring body, whose
+    // declarations must come first ("doc" (declare ...) is legal in a macro body).
+    let mut inner: Vec<Value<'gc>> = decls.iter().copied().filter(|x| !matches!(x, Value::String(_))).collect();
     inner.push(alloc::list(mc, &block));
     let cdr_form = alloc::list(mc, &[Value::Symbol(packages_cdr(mc, packages)), form_var]);
     let mut db = build_destructuring(mc, packages, syms, ll, cdr_form, &inner, None);
