@@ -109,6 +109,8 @@ const PRELUDE: &[(&str, &str)] = &[
     ("prelude/strings.lisp", include_str!("prelude/strings.lisp")),
     ("prelude/hash.lisp", include_str!("prelude/hash.lisp")),
     ("prelude/io.lisp", include_str!("prelude/io.lisp")),
+    ("prelude/reader.lisp", include_str!("prelude/reader.lisp")),
+    ("prelude/pathnames.lisp", include_str!("prelude/pathnames.lisp")),
     ("prelude/defstruct.lisp", include_str!("prelude/defstruct.lisp")),
     ("prelude/loop.lisp", include_str!("prelude/loop.lisp")),
     ("prelude/mprof.lisp", include_str!("prelude/mprof.lisp")),

@@ -1950,9 +1950,15 @@ impl<'gc> Vm<'gc> {
                             }
                             _ => mprof_heap::datum::datum_to_value(env.mc, &env.world.packages, package, &datum),
                         };
-                        match converted {
+                        let converted = match converted {
                             Ok(v) if crate::labels::datum_has_labels(&datum) => {
-                                crate::labels::resolve(env.mc, env.world, v)?
+                                crate::labels::resolve(env.mc, env.world, v).map(Ok)?
+                            }
+                            other => other,
+                        };
+                        match converted {
+                            Ok(v) if crate::read_time::datum_needs_read_time(&datum) => {
+                                crate::read_time::deferred_form(env.mc, env.world, v)
                             }
                             Ok(v) => v,
                             Err(e) => {

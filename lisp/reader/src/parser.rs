@@ -30,6 +30,11 @@ use crate::token::{
 pub const LABEL_SYMBOL: &str = "%LABEL";
 /// The head of the list `#n#` reads as: `(MPROF-SYSTEM:%LABEL-REF n)`.
 pub const LABEL_REF_SYMBOL: &str = "%LABEL-REF";
+/// `#.x` reads as `(MPROF-SYSTEM:%READ-EVAL x)`: the evaluator evaluates it
+/// (the reader cannot), obeying `*read-eval*`.
+pub const READ_EVAL_SYMBOL: &str = "%READ-EVAL";
+/// `#nA x` reads as `(MPROF-SYSTEM:%ARRAY-LITERAL n x)`; the evaluator builds the array.
+pub const ARRAY_LITERAL_SYMBOL: &str = "%ARRAY-LITERAL";
 
 /// How deep a datum may nest by default (lists, vectors and quote-like prefixes all count).
 /// Far beyond hand-written code, and shallow enough that recursive consumers of the
@@ -73,6 +78,12 @@ enum Prefix {
     CommaDot,
     /// `#n=`: the next datum, labelled n (read as `(MPROF-SYSTEM:%LABEL n datum)`).
     Label(u64),
+    /// `#.`: read-time evaluation of the next datum.
+    ReadEval,
+    /// `#nA`: an array of rank n whose contents are the next datum.
+    Array(u64),
+    /// `#P`: a pathname; pathnames are their namestrings here, so `#P"x"` reads as `"x"`.
+    Pathname,
 }
 
 impl Prefix {
@@ -85,6 +96,9 @@ impl Prefix {
             Prefix::CommaAt => ",@",
             Prefix::CommaDot => ",.",
             Prefix::Label(_) => "#n=",
+            Prefix::ReadEval => "#.",
+            Prefix::Array(_) => "#nA",
+            Prefix::Pathname => "#P",
         }
     }
 
@@ -100,6 +114,10 @@ impl Prefix {
                 SymbolName::external(SYSTEM_PACKAGE, "UNQUOTE-SPLICING")
             }
             Prefix::Label(_) => SymbolName::external(SYSTEM_PACKAGE, LABEL_SYMBOL),
+            Prefix::ReadEval => SymbolName::external(SYSTEM_PACKAGE, READ_EVAL_SYMBOL),
+            Prefix::Array(_) => SymbolName::external(SYSTEM_PACKAGE, ARRAY_LITERAL_SYMBOL),
+            // Never used as a head: #P delivers its string itself.
+            Prefix::Pathname => SymbolName::external(SYSTEM_PACKAGE, "%PATHNAME"),
         }
     }
 
@@ -306,6 +324,11 @@ impl<'a> Reader<'a> {
                         self.enter_prefix(stack, Prefix::Label(n), range.start, range.end)?;
                         continue;
                     }
+                    if let Some(prefix) = self.dispatch_prefix(error) {
+                        let range = self.lexer.span();
+                        self.enter_prefix(stack, prefix, range.start, range.end)?;
+                        continue;
+                    }
                     return Err(self.lex_error(error));
                 }
                 Some(Ok(token)) => token,
@@ -502,9 +525,17 @@ impl<'a> Reader<'a> {
                             self.backquote_depth += 1;
                         }
                     }
-                    if !suppressed {
+                    if !suppressed && prefix == Prefix::Pathname {
+                        if !matches!(value.kind, DatumKind::String(_)) {
+                            return Err(self.error(
+                                ReadErrorKind::Malformed,
+                                value.span.start,
+                                "#P must be followed by a string (a namestring such as #P\"/tmp/x.lisp\")".to_string(),
+                            ));
+                        }
+                    } else if !suppressed {
                         let head_span = match prefix {
-                            Prefix::Label(_) => open,
+                            Prefix::Label(_) | Prefix::Array(_) => open,
                             _ => Span {
                                 end: open.start + prefix.text().len(),
                                 ..open
@@ -516,7 +547,7 @@ impl<'a> Reader<'a> {
                         };
                         let head = Datum::new(DatumKind::Symbol(prefix.symbol()), head_span);
                         let items = match prefix {
-                            Prefix::Label(n) => {
+                            Prefix::Label(n) | Prefix::Array(n) => {
                                 let label = Datum::new(DatumKind::Integer(n as i64), head_span);
                                 vec![head, label, value]
                             }
@@ -835,6 +866,23 @@ impl<'a> Reader<'a> {
         digits.parse().ok().map(|n| (n, reference))
     }
 
+    /// The dispatch macros read as a prefix of the next datum: `#.`, `#nA`, `#P`
+    /// (the lexer reports them as unknown dispatches, as it does `#n=`).
+    fn dispatch_prefix(&self, error: LexError) -> Option<Prefix> {
+        if error != LexError::UnknownDispatch {
+            return None;
+        }
+        let body = self.src[self.lexer.span()].strip_prefix('#')?;
+        let (digits, letter) = body.split_at(body.len().checked_sub(1)?);
+        let all_digits = digits.bytes().all(|b| b.is_ascii_digit());
+        match letter {
+            "." if digits.is_empty() => Some(Prefix::ReadEval),
+            "P" | "p" if digits.is_empty() => Some(Prefix::Pathname),
+            "A" | "a" if !digits.is_empty() && all_digits => digits.parse().ok().map(Prefix::Array),
+            _ => None,
+        }
+    }
+
     /// Lexer errors that `*read-suppress*` tolerates: dispatch macros this reader does not
     /// implement (their argument is then read and skipped as an ordinary form).
     /// (`#<` stays an error, as in CL; so do `#` before whitespace or `)`.)
@@ -890,11 +938,10 @@ impl<'a> Reader<'a> {
                         format!("'#' followed by {} is not valid syntax: expected a dispatch character such as ( ' \\ : + - x b o", describe_char(next))
                     }
                     Some(rest) => match rest.last().map(|b| b.to_ascii_uppercase()) {
-                        Some(b'.') => "read-time evaluation #. is not supported".to_string(),
                         Some(b'S') => "structure literals #S(...) are not supported".to_string(),
                         Some(b'C') => "complex numbers #C(...) are not supported".to_string(),
                         Some(b'*') => "bit vectors #* are not supported".to_string(),
-                        Some(b'P') => "pathnames #P\"...\" are not supported".to_string(),
+                        // #nA is read; #A needs its rank.
                         Some(b'A') => "array literals #A / #nA are not supported".to_string(),
                         Some(b'=' | b'#') => format!("{text}: the labels #n= and #n# are not supported"),
                         Some(b'<') => "#< starts an unreadable object (printed as #<...>): it cannot be read back".to_string(),
@@ -1519,9 +1566,10 @@ mod tests {
             "Malformed 1:1: structure literals #S(...) are not supported",
         );
         check(
-            "#.(+ 1 2)",
-            "Malformed 1:1: read-time evaluation #. is not supported",
+            "#P(a)",
+            "Malformed 1:3: #P must be followed by a string (a namestring such as #P\"/tmp/x.lisp\")",
         );
+        check("#Ax", "Malformed 1:1: array literals #A / #nA are not supported");
         check("#z", "Malformed 1:1: unknown dispatch macro #z");
         check(
             "# a",
@@ -1539,6 +1587,17 @@ mod tests {
             "(a\n  b:c:d)",
             "Malformed 2:3: too many colons in the symbol b:c:d",
         );
+    }
+
+    #[test]
+    fn read_eval_arrays_and_pathnames_are_prefixes() {
+        let options = ReadOptions::default();
+        assert_eq!(render("#.(+ 1 2)", &options), "(MPROF-SYSTEM:%READ-EVAL (+ 1 2))");
+        assert_eq!(render("#2A((1 2) (3 4))", &options), "(MPROF-SYSTEM:%ARRAY-LITERAL 2 ((1 2) (3 4)))");
+        assert_eq!(render("#0a 5", &options), "(MPROF-SYSTEM:%ARRAY-LITERAL 0 5)");
+        assert_eq!(render("#p\"/tmp/x\"", &options), "\"/tmp/x\"");
+        // Suppressed by a feature expression, each is skipped with its argument.
+        assert_eq!(render("(#+nope #.(x) #-nope #P\"y\" #+nope #2A((1)) z)", &options), "(\"y\" Z)");
     }
 
     #[test]

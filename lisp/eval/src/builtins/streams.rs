@@ -447,6 +447,9 @@ fn datum_value<'gc>(ctx: &Ctx<'_, 'gc>, datum: &mprof_reader::Datum) -> LResult<
     let package = ctx.current_package();
     let v = mprof_heap::datum::datum_to_value(ctx.mc, &ctx.world.packages, package, datum)
         .map_err(|e| Raise::simple(ErrorKind::Package, e.error.to_string()))?;
+    if crate::read_time::datum_needs_read_time(datum) {
+        crate::read_time::set_pending(ctx.mc, ctx.world);
+    }
     if crate::labels::datum_has_labels(datum) { crate::labels::resolve(ctx.mc, ctx.world, v) } else { Ok(v) }
 }
 
@@ -719,6 +722,12 @@ fn read_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 /// (probe-file pathspec) => the file's absolute name (a string), or NIL.
+/// (sys::%stream-name stream): the namestring of a file stream (its name).
+fn stream_name<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let path = path_arg(ctx, a[0])?;
+    Ok(alloc::string(ctx.mc, &path))
+}
+
 fn probe_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let path = path_arg(ctx, a[0])?;
     match std::fs::canonicalize(&path) {
@@ -833,10 +842,13 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("PEEK-CHAR", 0, 5, peek_char),
     cl("UNREAD-CHAR", 1, 2, unread_char),
     cl("READ-LINE", 0, 4, read_line),
-    cl("READ", 0, 4, read),
-    cl("READ-PRESERVING-WHITESPACE", 0, 4, read_preserving_whitespace),
+    // READ and READ-PRESERVING-WHITESPACE are Lisp wrappers (prelude/reader.lisp)
+    // that finish #. and #nA (see read_time.rs).
+    sys("%READ", 0, 4, read),
+    sys("%READ-PRESERVING-WHITESPACE", 0, 4, read_preserving_whitespace),
     cl("MAKE-STRING-INPUT-STREAM", 1, 3, make_string_input_stream),
     cl("PROBE-FILE", 1, 1, probe_file),
+    sys("%STREAM-NAME", 1, 1, stream_name),
     cl("DELETE-FILE", 1, 1, delete_file),
     cl("FILE-LENGTH", 1, 1, file_length),
     cl("FILE-POSITION", 1, 2, file_position),
