@@ -18,6 +18,7 @@ use crate::raise::LResult;
 pub mod arrays;
 pub mod chars;
 pub mod core;
+pub mod devtools;
 pub mod hash;
 pub mod lists;
 pub mod numbers;
@@ -140,6 +141,7 @@ pub fn table() -> &'static [BuiltinDef] {
         t.extend_from_slice(streams::BUILTINS);
         t.extend_from_slice(system::BUILTINS);
         t.extend_from_slice(profiling::BUILTINS);
+        t.extend_from_slice(devtools::BUILTINS);
         t
     })
 }

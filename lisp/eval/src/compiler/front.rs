@@ -1298,10 +1298,20 @@ impl<'a, 'gc> Front<'a, 'gc> {
         lam_args.push(alloc::list(mc, &block));
         let lam = self.lambda(*name, form, &lam_args)?;
         let set = self.sys_symbol("%SET-FDEFINITION");
-        Ok(Ir::Progn(vec![
-            Ir::Call(Callee::Global(set), vec![Ir::Const(*name), Ir::Lambda(Box::new(lam))]),
-            Ir::Const(*name),
-        ]))
+        let mut forms = vec![Ir::Call(Callee::Global(set), vec![Ir::Const(*name), Ir::Lambda(Box::new(lam))])];
+        forms.push(self.record_documentation(*name, decls));
+        forms.push(Ir::Const(*name));
+        Ok(Ir::Progn(forms))
+    }
+
+    /// The call that records a definition's documentation string (the first
+    /// string among its leading declarations), for DOCUMENTATION.
+    /// A definition without one clears the documentation of an earlier one.
+    fn record_documentation(&self, name: Value<'gc>, decls: &[Value<'gc>]) -> Ir<'gc> {
+        let doc = decls.iter().find(|x| matches!(x, Value::String(_))).unwrap_or(&Value::Nil);
+        let set = self.sys_symbol("%SET-DOCUMENTATION");
+        let function = self.packages.intern_external(self.mc, self.packages.common_lisp, "FUNCTION");
+        Ir::Call(Callee::Global(set), vec![Ir::Const(name), Ir::Const(function), Ir::Const(*doc)])
     }
 
     /// `(defmacro name lambda-list . body)`.
@@ -1316,10 +1326,10 @@ impl<'a, 'gc> Front<'a, 'gc> {
         let parts = list_to_vec(cdr(lambda)).unwrap_or_default();
         let lam = self.lambda(*name, form, &parts)?;
         let set = self.sys_symbol("%SET-MACRO-FUNCTION");
-        Ok(Ir::Progn(vec![
-            Ir::Call(Callee::Global(set), vec![Ir::Const(*name), Ir::Lambda(Box::new(lam))]),
-            Ir::Const(*name),
-        ]))
+        let mut forms = vec![Ir::Call(Callee::Global(set), vec![Ir::Const(*name), Ir::Lambda(Box::new(lam))])];
+        forms.push(self.record_documentation(*name, split_leading_decls(self, body).0));
+        forms.push(Ir::Const(*name));
+        Ok(Ir::Progn(forms))
     }
 
     fn sys_symbol(&self, name: &str) -> Value<'gc> {

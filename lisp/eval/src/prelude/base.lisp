@@ -173,18 +173,20 @@
   `(setq *package* (sys::%find-package-or-die ',name)))
 
 (defmacro defvar (name &optional (value nil value-p) doc)
-  (declare (ignore doc))
   `(progn (sys:%proclaim-special ',name)
           ,@(if value-p `((unless (boundp ',name) (set ',name ,value))))
+          ,@(if doc `((sys::%set-documentation ',name 'variable ,doc)))
           ',name))
 
 (defmacro defparameter (name value &optional doc)
-  (declare (ignore doc))
-  `(progn (sys:%proclaim-special ',name) (set ',name ,value) ',name))
+  `(progn (sys:%proclaim-special ',name) (set ',name ,value)
+          ,@(if doc `((sys::%set-documentation ',name 'variable ,doc)))
+          ',name))
 
 (defmacro defconstant (name value &optional doc)
-  (declare (ignore doc))
-  `(progn (sys:%defconstant ',name ,value) ',name))
+  `(progn (sys:%defconstant ',name ,value)
+          ,@(if doc `((sys::%set-documentation ',name 'variable ,doc)))
+          ',name))
 
 (defmacro when (test &body body) `(if ,test ,(if (cdr body) `(progn ,@body) (car body))))
 (defmacro unless (test &body body) `(if ,test nil ,(if (cdr body) `(progn ,@body) (car body))))
