@@ -57,6 +57,38 @@ fn getenv<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(std::env::var(&name).map_or(Value::Nil, |v| alloc::string(ctx.mc, &v)))
 }
 
+/// A namestring argument (pathnames are strings here).
+fn path_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<String, Raise<'gc>> {
+    match v {
+        Value::String(s) => Ok(s.borrow().to_rust_string()),
+        other => Err(ctx.type_error(other, "STRING")),
+    }
+}
+
+/// (sys::%file-write-date pathname): the file's modification time as a universal
+/// time, or NIL when the system cannot tell (as CLHS allows).
+fn file_write_date<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let path = path_arg(ctx, a[0])?;
+    let modified = std::fs::metadata(&path).and_then(|m| m.modified());
+    Ok(match modified.ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()) {
+        Some(d) => Value::Fixnum(d.as_secs() as i64 + UNIX_EPOCH_UNIVERSAL),
+        None => Value::Nil,
+    })
+}
+
+/// (sys::%create-directories directory): create the directory and its
+/// parents; T when one was created, NIL when it existed.
+fn create_directories<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let path = path_arg(ctx, a[0])?;
+    if path.is_empty() || std::path::Path::new(&path).is_dir() {
+        return Ok(Value::Nil);
+    }
+    match std::fs::create_dir_all(&path) {
+        Ok(()) => Ok(ctx.t()),
+        Err(e) => Err(Raise::simple(crate::raise::ErrorKind::Stream, format!("cannot create the directory {path}: {e}"))),
+    }
+}
+
 /// Seconds between 1900-01-01 (universal time 0) and 1970-01-01 (Unix time 0).
 const UNIX_EPOCH_UNIVERSAL: i64 = 2_208_988_800;
 
@@ -285,6 +317,8 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("SHORT-SITE-NAME", 0, 0, |ctx, _| text(ctx, None)),
     cl("LONG-SITE-NAME", 0, 0, |ctx, _| text(ctx, None)),
     sys("%GETENV", 1, 1, getenv),
+    sys("%FILE-WRITE-DATE", 1, 1, file_write_date),
+    sys("%CREATE-DIRECTORIES", 1, 1, create_directories),
     cl("GC", 0, MANY, gc),
     cl("ROOM", 0, 1, room),
     cl("EXIT", 0, MANY, exit),

@@ -99,7 +99,8 @@
         name)))
 
 (defun truename (pathname)
-  (or (probe-file pathname)
+  ;; "" names the current directory (the default pathname's).
+  (or (probe-file (if (equal (namestring pathname) "") "." pathname))
       (error 'sys::simple-file-error :pathname (namestring pathname)
                                      :format-control "The file ~S does not exist."
                                      :format-arguments (list (namestring pathname)))))
@@ -145,3 +146,13 @@ NAME.lisp (or name.lisp) in the directories of SYS::*MODULE-DIRECTORIES*."
                                     name name sys::*module-directories*))))))
         (dolist (f files) (load f))))
     t))
+
+(defun ensure-directories-exist (pathspec &key verbose)
+  "Create the directories of PATHSPEC's directory part; (values pathspec created)."
+  (declare (ignore verbose))
+  (values pathspec (sys::%create-directories (directory-namestring pathspec))))
+
+(defun file-write-date (pathspec)
+  "The file's modification time as a universal time (a FILE-ERROR when there is
+no such file, NIL when the system cannot tell)."
+  (sys::%file-write-date (truename pathspec)))
