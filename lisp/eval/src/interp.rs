@@ -113,6 +113,7 @@ const PRELUDE: &[(&str, &str)] = &[
     ("prelude/pathnames.lisp", include_str!("prelude/pathnames.lisp")),
     ("prelude/defstruct.lisp", include_str!("prelude/defstruct.lisp")),
     ("prelude/loop.lisp", include_str!("prelude/loop.lisp")),
+    ("prelude/readtable.lisp", include_str!("prelude/readtable.lisp")),
     ("prelude/mprof.lisp", include_str!("prelude/mprof.lisp")),
     ("prelude/devtools.lisp", include_str!("prelude/devtools.lisp")),
     ("prelude/end.lisp", include_str!("prelude/end.lisp")),

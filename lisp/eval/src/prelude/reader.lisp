@@ -73,12 +73,5 @@ once (labelled data may be circular); lists are walked along their spine."
              (sys::%read-time-resolve value))
       value))
 
-(defun read (&optional stream (eof-error-p t) eof-value recursive-p)
-  (sys::%read-time-finish (sys::%read stream eof-error-p eof-value recursive-p)))
-
-(defun read-preserving-whitespace (&optional stream (eof-error-p t) eof-value recursive-p)
-  (sys::%read-time-finish (sys::%read-preserving-whitespace stream eof-error-p eof-value recursive-p)))
-
-(defun read-from-string (string &optional (eof-error-p t) eof-value &rest keys)
-  (multiple-value-bind (value index) (apply #'sys::%read-from-string string eof-error-p eof-value keys)
-    (values (sys::%read-time-finish value) index)))
+;;; READ, READ-PRESERVING-WHITESPACE and READ-FROM-STRING call
+;;; SYS::%READ-TIME-FINISH on the builtins' results: see readtable.lisp.
