@@ -316,3 +316,14 @@ returned as the keyword :CLOSE or :DOT."
   (cond ((null designator) *standard-input*)
         ((eq designator t) *terminal-io*)
         (t designator)))
+
+(defmacro with-standard-io-syntax (&body body)
+  "Run BODY with the reader and printer variables at their standard values."
+  `(let ((*package* (find-package "COMMON-LISP-USER"))
+         (*print-array* t) (*print-base* 10) (*print-case* :upcase) (*print-circle* nil)
+         (*print-escape* t) (*print-gensym* t) (*print-length* nil) (*print-level* nil)
+         (*print-lines* nil) (*print-radix* nil) (*print-readably* t)
+         (*print-right-margin* nil)
+         (*read-base* 10) (*read-default-float-format* 'single-float) (*read-eval* t)
+         (*read-suppress* nil) (*readtable* sys::*standard-readtable*))
+     ,@body))
