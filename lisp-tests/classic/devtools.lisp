@@ -19,7 +19,7 @@
 (setf (documentation 'fact 'function) "Factorial.")
 (print (documentation 'fact 'function))
 (print (documentation #'documented t))
-(defun documented (x) x)
+(setf (documentation 'documented 'function) nil)
 (print (documentation 'documented 'function))
 (print (member 'documented (apropos-list "DOCUMENTED")))
 (print (find 'car (apropos-list "car" "COMMON-LISP")))

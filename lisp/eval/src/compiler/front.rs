@@ -1299,19 +1299,19 @@ impl<'a, 'gc> Front<'a, 'gc> {
         let lam = self.lambda(*name, form, &lam_args)?;
         let set = self.sys_symbol("%SET-FDEFINITION");
         let mut forms = vec![Ir::Call(Callee::Global(set), vec![Ir::Const(*name), Ir::Lambda(Box::new(lam))])];
-        forms.push(self.record_documentation(*name, decls));
+        forms.extend(self.record_documentation(*name, decls));
         forms.push(Ir::Const(*name));
         Ok(Ir::Progn(forms))
     }
 
     /// The call that records a definition's documentation string (the first
-    /// string among its leading declarations), for DOCUMENTATION.
-    /// A definition without one clears the documentation of an earlier one.
-    fn record_documentation(&self, name: Value<'gc>, decls: &[Value<'gc>]) -> Ir<'gc> {
-        let doc = decls.iter().find(|x| matches!(x, Value::String(_))).unwrap_or(&Value::Nil);
+    /// string among its leading declarations), for DOCUMENTATION. A definition
+    /// without one compiles to no extra code (so it keeps an earlier one).
+    fn record_documentation(&self, name: Value<'gc>, decls: &[Value<'gc>]) -> Option<Ir<'gc>> {
+        let doc = decls.iter().find(|x| matches!(x, Value::String(_)))?;
         let set = self.sys_symbol("%SET-DOCUMENTATION");
         let function = self.packages.intern_external(self.mc, self.packages.common_lisp, "FUNCTION");
-        Ir::Call(Callee::Global(set), vec![Ir::Const(name), Ir::Const(function), Ir::Const(*doc)])
+        Some(Ir::Call(Callee::Global(set), vec![Ir::Const(name), Ir::Const(function), Ir::Const(*doc)]))
     }
 
     /// `(defmacro name lambda-list . body)`.
@@ -1327,7 +1327,7 @@ impl<'a, 'gc> Front<'a, 'gc> {
         let lam = self.lambda(*name, form, &parts)?;
         let set = self.sys_symbol("%SET-MACRO-FUNCTION");
         let mut forms = vec![Ir::Call(Callee::Global(set), vec![Ir::Const(*name), Ir::Lambda(Box::new(lam))])];
-        forms.push(self.record_documentation(*name, split_leading_decls(self, body).0));
+        forms.extend(self.record_documentation(*name, split_leading_decls(self, body).0));
         forms.push(Ir::Const(*name));
         Ok(Ir::Progn(forms))
     }
