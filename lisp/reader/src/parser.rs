@@ -873,12 +873,14 @@ impl<'a> Reader<'a> {
             return None;
         }
         let body = self.src[self.lexer.span()].strip_prefix('#')?;
-        let (digits, letter) = body.split_at(body.len().checked_sub(1)?);
+        // The dispatch character may be any character (several bytes long).
+        let letter = body.chars().next_back()?;
+        let digits = &body[..body.len() - letter.len_utf8()];
         let all_digits = digits.bytes().all(|b| b.is_ascii_digit());
         match letter {
-            "." if digits.is_empty() => Some(Prefix::ReadEval),
-            "P" | "p" if digits.is_empty() => Some(Prefix::Pathname),
-            "A" | "a" if !digits.is_empty() && all_digits => digits.parse().ok().map(Prefix::Array),
+            '.' if digits.is_empty() => Some(Prefix::ReadEval),
+            'P' | 'p' if digits.is_empty() => Some(Prefix::Pathname),
+            'A' | 'a' if !digits.is_empty() && all_digits => digits.parse().ok().map(Prefix::Array),
             _ => None,
         }
     }
@@ -1595,6 +1597,9 @@ mod tests {
         assert_eq!(render("#.(+ 1 2)", &options), "(MPROF-SYSTEM:%READ-EVAL (+ 1 2))");
         assert_eq!(render("#2A((1 2) (3 4))", &options), "(MPROF-SYSTEM:%ARRAY-LITERAL 2 ((1 2) (3 4)))");
         assert_eq!(render("#0a 5", &options), "(MPROF-SYSTEM:%ARRAY-LITERAL 0 5)");
+        // A multi-byte dispatch character is an unknown dispatch, not a panic.
+        assert_eq!(render("#〕", &options), "Malformed 1:1: unknown dispatch macro #〕");
+        assert_eq!(render("#2〕", &options), "Malformed 1:1: unknown dispatch macro #2〕");
         assert_eq!(render("#p\"/tmp/x\"", &options), "\"/tmp/x\"");
         // Suppressed by a feature expression, each is skipped with its argument.
         assert_eq!(render("(#+nope #.(x) #-nope #P\"y\" #+nope #2A((1)) z)", &options), "(\"y\" Z)");
