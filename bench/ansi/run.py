@@ -40,7 +40,8 @@ import paths  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHAPTERS = ["cons", "sequences", "strings", "characters", "hash-tables",
-            "iteration", "data-and-control-flow", "numbers", "objects", "arrays"]
+            "iteration", "data-and-control-flow", "numbers", "objects", "arrays",
+            "symbols", "packages", "reader", "streams", "structures", "conditions", "misc"]
 SUITE_URL = "https://github.com/pfdietz/ansi-test"
 
 # Loaded before every chapter, in the order the suite's gclload1.lsp uses.
@@ -77,7 +78,8 @@ def chapter_files(suite, chapter):
     text = open(os.path.join(suite, chapter, "load.lsp"), encoding="utf-8").read()
     text = re.sub(r"(?m)^\s*;[^\n]*", "", text)
     aux = ["auxiliary/" + m for m in re.findall(r'compile-and-load\s+"ANSI-TESTS:AUX;([^"]+)"', text)]
-    tests = [f"{chapter}/{m}" for m in re.findall(r'\(load\s+"([^"]+)"\)', text)]
+    # Older chapters say (load "f.lsp"), newer ones (load-here "f.lsp").
+    tests = [f"{chapter}/{m}" for m in re.findall(r'\(load(?:-here)?\s+"([^"]+)"\)', text)]
     return aux, tests
 
 

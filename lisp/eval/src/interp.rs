@@ -106,6 +106,7 @@ pub struct Interpreter {
 
 const PRELUDE: &[(&str, &str)] = &[
     ("prelude/base.lisp", include_str!("prelude/base.lisp")),
+    ("prelude/places.lisp", include_str!("prelude/places.lisp")),
     ("prelude/conditions.lisp", include_str!("prelude/conditions.lisp")),
     ("prelude/lists.lisp", include_str!("prelude/lists.lisp")),
     ("prelude/numbers.lisp", include_str!("prelude/numbers.lisp")),
@@ -113,13 +114,17 @@ const PRELUDE: &[(&str, &str)] = &[
     ("prelude/strings.lisp", include_str!("prelude/strings.lisp")),
     ("prelude/hash.lisp", include_str!("prelude/hash.lisp")),
     ("prelude/io.lisp", include_str!("prelude/io.lisp")),
+    ("prelude/reader.lisp", include_str!("prelude/reader.lisp")),
+    ("prelude/pathnames.lisp", include_str!("prelude/pathnames.lisp")),
     ("prelude/defstruct.lisp", include_str!("prelude/defstruct.lisp")),
     ("prelude/loop.lisp", include_str!("prelude/loop.lisp")),
     ("prelude/clos-classes.lisp", include_str!("prelude/clos-classes.lisp")),
     ("prelude/clos-generic.lisp", include_str!("prelude/clos-generic.lisp")),
     ("prelude/clos-standard.lisp", include_str!("prelude/clos-standard.lisp")),
     ("prelude/debugger.lisp", include_str!("prelude/debugger.lisp")),
+    ("prelude/readtable.lisp", include_str!("prelude/readtable.lisp")),
     ("prelude/mprof.lisp", include_str!("prelude/mprof.lisp")),
+    ("prelude/devtools.lisp", include_str!("prelude/devtools.lisp")),
     ("prelude/end.lisp", include_str!("prelude/end.lisp")),
 ];
 
@@ -887,7 +892,15 @@ fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
     set_special(syms.standard_output, out);
     set_special(syms.error_output, err);
     set_special(syms.trace_output, out);
-    set_special(syms.terminal_io, out);
+    // The terminal is one stream both ways (reads standard input, writes
+    // standard output); *query-io* and *debug-io* are the terminal too.
+    let terminal = alloc::stream(mc, "*TERMINAL-IO*", StreamKind::Host { channel: STDOUT, input: true, output: true });
+    set_special(syms.terminal_io, terminal);
+    for name in ["*QUERY-IO*", "*DEBUG-IO*"] {
+        if let Value::Symbol(s) = p.intern_external(mc, p.common_lisp, name) {
+            set_special(s, terminal);
+        }
+    }
     set_special(syms.standard_input, inp);
     set_special(syms.package, Value::Package(p.user));
     let features = [p.keyword(mc, "MPROF-LISP"), p.keyword(mc, "COMMON-LISP"), p.keyword(mc, "ANSI-CL")];

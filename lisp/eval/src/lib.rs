@@ -46,6 +46,7 @@ pub(crate) mod lent_arena;
 pub(crate) mod printing;
 pub(crate) mod profile;
 pub(crate) mod raise;
+pub(crate) mod read_time;
 pub(crate) mod syms;
 pub(crate) mod tree_walk;
 pub(crate) mod types;

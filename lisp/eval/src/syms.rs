@@ -102,6 +102,7 @@ well_known_symbols! {
     unquote_splicing = SYS "UNQUOTE-SPLICING";
     label = SYS "%LABEL";
     label_ref = SYS "%LABEL-REF";
+    read_eval = SYS "%READ-EVAL";
     named_lambda = SYS "NAMED-LAMBDA";
     handler_clusters = SYS "*HANDLER-CLUSTERS*";
     invoke_debugger_hook = SYS "%UNHANDLED-CONDITION";

@@ -2013,9 +2013,15 @@ impl<'gc> Vm<'gc> {
                             }
                             _ => mprof_heap::datum::datum_to_value(env.mc, &env.world.packages, package, &datum),
                         };
-                        match converted {
+                        let converted = match converted {
                             Ok(v) if crate::labels::datum_has_labels(&datum) => {
-                                crate::labels::resolve(env.mc, env.world, v)?
+                                crate::labels::resolve(env.mc, env.world, v).map(Ok)?
+                            }
+                            other => other,
+                        };
+                        match converted {
+                            Ok(v) if crate::read_time::datum_needs_read_time(&datum) => {
+                                crate::read_time::deferred_form(env.mc, env.world, v)
                             }
                             Ok(v) => v,
                             Err(e) => {
@@ -2034,11 +2040,12 @@ impl<'gc> Vm<'gc> {
                     }
                 }
             };
-            // A top-level PROGN's forms are top-level forms too.
+            // A top-level PROGN's forms are top-level forms too, and so are those
+            // of an EVAL-WHEN that runs at load time (a macro it defines is then
+            // defined before the next of its forms is compiled, as in CL).
             if let Value::Cons(c) = form
-                && matches!(c.car.get(), Value::Symbol(s) if gc_arena::Gc::ptr_eq(s, env.world.syms.progn))
+                && let Some(body) = toplevel_body(env.world, c.car.get(), c.cdr.get())
             {
-                let body = c.cdr.get();
                 let items = alloc::list_to_vec(body).unwrap_or_default();
                 let n = self.frames.len() - 1;
                 if let Cont::Native(b) = &mut self.frames[n].cont
@@ -2255,4 +2262,29 @@ fn small_or_float(v: Value<'_>) -> bool {
         Value::Fixnum(i) => i.unsigned_abs() <= 1u64 << 53,
         _ => true,
     }
+}
+
+/// The forms of a top-level form to be processed as top-level forms in turn:
+/// a PROGN's body, and an EVAL-WHEN's body when its situations include load
+/// or execute time (NIL, no forms, when they do not).
+fn toplevel_body<'gc>(world: &crate::world::World<'gc>, head: Value<'gc>, rest: Value<'gc>) -> Option<Value<'gc>> {
+    let Value::Symbol(s) = head else { return None };
+    let syms = &world.syms;
+    if gc_arena::Gc::ptr_eq(s, syms.progn) {
+        return Some(rest);
+    }
+    if !gc_arena::Gc::ptr_eq(s, syms.eval_when) {
+        return None;
+    }
+    let situations = alloc::list_to_vec(alloc::car(rest))?;
+    let runs = situations.iter().any(|x| match x {
+        Value::Symbol(y) => {
+            gc_arena::Gc::ptr_eq(*y, syms.execute)
+                || gc_arena::Gc::ptr_eq(*y, syms.load_toplevel)
+                || &*y.name == "EVAL"
+                || &*y.name == "LOAD"
+        }
+        _ => false,
+    });
+    Some(if runs { alloc::cdr(rest) } else { Value::Nil })
 }

@@ -520,7 +520,11 @@ impl<'gc> Job<'gc> {
                         }
                         None => {
                             if let Some(p) = ctx.lisp_printed {
+                                // This pass's text is thrown away once an object is
+                                // missing, so the slots are not printed: they may
+                                // lead back to the object (circular structure).
                                 p.note_missing(v, escape);
+                                return Ok(None);
                             }
                         }
                     }

@@ -39,7 +39,10 @@ pub use datum::{
     COMMON_LISP_PACKAGE, Datum, DatumKind, PackagePrefix, SYSTEM_PACKAGE, Span, SymbolName,
 };
 pub use error::{Position, ReadError, ReadErrorKind};
-pub use parser::{DEFAULT_MAX_DEPTH, LABEL_REF_SYMBOL, LABEL_SYMBOL, ReadOptions, Reader};
+pub use parser::{
+    DEFAULT_MAX_DEPTH, LABEL_REF_SYMBOL, LABEL_SYMBOL, READ_EVAL_SYMBOL, ReadOptions,
+    Reader,
+};
 pub use syntax_noise::syntax_noise;
 
 /// Reads one datum starting at byte offset `start`. `Ok(None)` when only whitespace,

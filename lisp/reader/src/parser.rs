@@ -30,6 +30,9 @@ use crate::token::{
 pub const LABEL_SYMBOL: &str = "%LABEL";
 /// The head of the list `#n#` reads as: `(MPROF-SYSTEM:%LABEL-REF n)`.
 pub const LABEL_REF_SYMBOL: &str = "%LABEL-REF";
+/// `#.x` reads as `(MPROF-SYSTEM:%READ-EVAL x)`: the evaluator evaluates it
+/// (the reader cannot), obeying `*read-eval*`.
+pub const READ_EVAL_SYMBOL: &str = "%READ-EVAL";
 
 /// How deep a datum may nest by default (lists, vectors and quote-like prefixes all count).
 /// Far beyond hand-written code, and shallow enough that recursive consumers of the
@@ -77,6 +80,10 @@ enum Prefix {
     Complex,
     /// `#nA`: the next datum is an array's contents, read as a `DatumKind::Array`.
     Array(u32),
+    /// `#.`: read-time evaluation of the next datum.
+    ReadEval,
+    /// `#P`: a pathname; pathnames are their namestrings here, so `#P"x"` reads as `"x"`.
+    Pathname,
 }
 
 impl Prefix {
@@ -91,6 +98,8 @@ impl Prefix {
             Prefix::Label(_) => "#n=",
             Prefix::Complex => "#C",
             Prefix::Array(_) => "#nA",
+            Prefix::ReadEval => "#.",
+            Prefix::Pathname => "#P",
         }
     }
 
@@ -109,6 +118,9 @@ impl Prefix {
             // Never a list head: `deliver` builds the complex datum itself.
             Prefix::Complex => SymbolName::external(COMMON_LISP_PACKAGE, "COMPLEX"),
             Prefix::Array(_) => SymbolName::external(COMMON_LISP_PACKAGE, "ARRAY"),
+            Prefix::ReadEval => SymbolName::external(SYSTEM_PACKAGE, READ_EVAL_SYMBOL),
+            // Never used as a head: #P delivers its string itself.
+            Prefix::Pathname => SymbolName::external(SYSTEM_PACKAGE, "%PATHNAME"),
         }
     }
 
@@ -313,6 +325,11 @@ impl<'a> Reader<'a> {
                             }
                         }
                         self.enter_prefix(stack, Prefix::Label(n), range.start, range.end)?;
+                        continue;
+                    }
+                    if let Some(prefix) = self.dispatch_prefix(error) {
+                        let range = self.lexer.span();
+                        self.enter_prefix(stack, prefix, range.start, range.end)?;
                         continue;
                     }
                     return Err(self.lex_error(error));
@@ -555,6 +572,14 @@ impl<'a> Reader<'a> {
                         value = array_datum(rank as usize, value, open).map_err(|message| {
                             self.error(ReadErrorKind::Malformed, open.start, message)
                         })?;
+                    } else if !suppressed && prefix == Prefix::Pathname {
+                        if !matches!(value.kind, DatumKind::String(_)) {
+                            return Err(self.error(
+                                ReadErrorKind::Malformed,
+                                value.span.start,
+                                "#P must be followed by a string (a namestring such as #P\"/tmp/x.lisp\")".to_string(),
+                            ));
+                        }
                     } else if !suppressed {
                         let head_span = match prefix {
                             Prefix::Label(_) => open,
@@ -888,6 +913,23 @@ impl<'a> Reader<'a> {
         digits.parse().ok().map(|n| (n, reference))
     }
 
+    /// The dispatch macros read as a prefix of the next datum: `#.`, `#nA`, `#P`
+    /// (the lexer reports them as unknown dispatches, as it does `#n=`).
+    fn dispatch_prefix(&self, error: LexError) -> Option<Prefix> {
+        if error != LexError::UnknownDispatch {
+            return None;
+        }
+        let body = self.src[self.lexer.span()].strip_prefix('#')?;
+        // The dispatch character may be any character (several bytes long).
+        let letter = body.chars().next_back()?;
+        let digits = &body[..body.len() - letter.len_utf8()];
+        match letter {
+            '.' if digits.is_empty() => Some(Prefix::ReadEval),
+            'P' | 'p' if digits.is_empty() => Some(Prefix::Pathname),
+            _ => None,
+        }
+    }
+
     /// Lexer errors that `*read-suppress*` tolerates: dispatch macros this reader does not
     /// implement (their argument is then read and skipped as an ordinary form).
     /// (`#<` stays an error, as in CL; so do `#` before whitespace or `)`.)
@@ -943,9 +985,7 @@ impl<'a> Reader<'a> {
                         format!("'#' followed by {} is not valid syntax: expected a dispatch character such as ( ' \\ : + - x b o", describe_char(next))
                     }
                     Some(rest) => match rest.last().map(|b| b.to_ascii_uppercase()) {
-                        Some(b'.') => "read-time evaluation #. is not supported".to_string(),
                         Some(b'S') => "structure literals #S(...) are not supported".to_string(),
-                        Some(b'P') => "pathnames #P\"...\" are not supported".to_string(),
                         Some(b'A') => "#A needs the array's rank, as in #2A((1 2) (3 4))".to_string(),
                         Some(b'=' | b'#') => format!("{text}: the labels #n= and #n# are not supported"),
                         Some(b'<') => "#< starts an unreadable object (printed as #<...>): it cannot be read back".to_string(),
@@ -1770,9 +1810,10 @@ mod tests {
             "Malformed 1:1: structure literals #S(...) are not supported",
         );
         check(
-            "#.(+ 1 2)",
-            "Malformed 1:1: read-time evaluation #. is not supported",
+            "#P(a)",
+            "Malformed 1:3: #P must be followed by a string (a namestring such as #P\"/tmp/x.lisp\")",
         );
+        check("#Ax", "Malformed 1:1: #A needs the array's rank, as in #2A((1 2) (3 4))");
         check("#z", "Malformed 1:1: unknown dispatch macro #z");
         check(
             "# a",
@@ -1790,6 +1831,18 @@ mod tests {
             "(a\n  b:c:d)",
             "Malformed 2:3: too many colons in the symbol b:c:d",
         );
+    }
+
+    #[test]
+    fn read_eval_and_pathnames_are_prefixes() {
+        let options = ReadOptions::default();
+        assert_eq!(render("#.(+ 1 2)", &options), "(MPROF-SYSTEM:%READ-EVAL (+ 1 2))");
+        // A multi-byte dispatch character is an unknown dispatch, not a panic.
+        assert_eq!(render("#〕", &options), "Malformed 1:1: unknown dispatch macro #〕");
+        assert_eq!(render("#2〕", &options), "Malformed 1:1: unknown dispatch macro #2〕");
+        assert_eq!(render("#p\"/tmp/x\"", &options), "\"/tmp/x\"");
+        // Suppressed by a feature expression, each is skipped with its argument.
+        assert_eq!(render("(#+nope #.(x) #-nope #P\"y\" #+nope #2A((1)) z)", &options), "(\"y\" Z)");
     }
 
     #[test]

@@ -124,7 +124,9 @@ fn completeness_for_the_repl() {
         (")", "malformed"),
         ("#\\Nonsense", "malformed"),
         ("(a . b c", "malformed"),
-        ("#.(x)", "malformed"),
+        ("#.(x)", "complete"),
+        ("#.(x", "incomplete"),
+        ("#P(x)", "malformed"),
     ];
     for (src, expected) in cases {
         assert_eq!(kind(src), expected, "completeness of {src:?}");

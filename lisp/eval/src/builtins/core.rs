@@ -743,16 +743,24 @@ pub fn string_designator<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Strin
     }
 }
 
-fn symbol_plist<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    match a[0] {
-        Value::Symbol(s) => Ok(s.plist.get()),
-        Value::Nil => Ok(Value::Nil),
-        other => Err(ctx.type_error(other, "SYMBOL")),
+/// The symbol whose plist is NIL's: NIL is an immediate value with no symbol
+/// object of its own, yet (setf (get nil 'x) 1) is legal.
+fn plist_holder<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<mprof_heap::value::Ptr<'gc, mprof_heap::value::Symbol<'gc>>, Raise<'gc>> {
+    match v {
+        Value::Nil => {
+            let p = &ctx.world.packages;
+            symbol_arg(ctx, p.intern_external(ctx.mc, p.system, "%NIL-PLIST"))
+        }
+        other => symbol_arg(ctx, other),
     }
 }
 
+fn symbol_plist<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(plist_holder(ctx, a[0])?.plist.get())
+}
+
 fn set_symbol_plist<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let s = symbol_arg(ctx, a[0])?;
+    let s = plist_holder(ctx, a[0])?;
     alloc::symbol_set_plist(ctx.mc, s, a[1]);
     Ok(a[1])
 }

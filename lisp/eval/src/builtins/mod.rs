@@ -21,6 +21,7 @@ pub mod chars;
 pub mod clos;
 pub mod complex;
 pub mod core;
+pub mod devtools;
 pub mod hash;
 pub mod lists;
 pub mod numbers;
@@ -149,6 +150,7 @@ pub fn table() -> &'static [BuiltinDef] {
         t.extend_from_slice(system::BUILTINS);
         t.extend_from_slice(profiling::BUILTINS);
         t.extend_from_slice(clos::BUILTINS);
+        t.extend_from_slice(devtools::BUILTINS);
         t
     })
 }

@@ -68,11 +68,11 @@ fn is_keyword(v: Value<'_>, name: &str) -> bool {
 }
 
 /// An input stream designator: NIL is *standard-input*, T *terminal-io*
-/// (whose input side is standard input here).
+/// (each in its current dynamic binding).
 fn input_stream<'gc>(ctx: &Ctx<'_, 'gc>, designator: Option<Value<'gc>>) -> Result<StreamPtr<'gc>, Raise<'gc>> {
     let v = match designator {
         None | Some(Value::Nil) => ctx.world.syms.standard_input.value.get(),
-        Some(v) if v.eq(ctx.t()) => ctx.world.syms.standard_input.value.get(),
+        Some(v) if v.eq(ctx.t()) => ctx.world.syms.terminal_io.value.get(),
         Some(v) => v,
     };
     match v {
@@ -279,6 +279,9 @@ enum Source {
 
 fn source(s: StreamPtr<'_>) -> Source {
     match s.borrow().kind {
+        // The terminal (*terminal-io*, *query-io*, *debug-io*) is one stream both
+        // ways: it writes to standard output and reads from standard input.
+        StreamKind::Host { input: true, output: true, .. } => Source::Host(crate::host::STDIN),
         StreamKind::Host { channel, .. } => Source::Host(channel),
         _ => Source::Text,
     }
@@ -444,6 +447,9 @@ fn datum_value<'gc>(ctx: &Ctx<'_, 'gc>, datum: &mprof_reader::Datum) -> LResult<
     let package = ctx.current_package();
     let v = mprof_heap::datum::datum_to_value(ctx.mc, &ctx.world.packages, package, datum)
         .map_err(|e| Raise::simple(ErrorKind::Package, e.error.to_string()))?;
+    if crate::read_time::datum_needs_read_time(datum) {
+        crate::read_time::set_pending(ctx.mc, ctx.world);
+    }
     if crate::labels::datum_has_labels(datum) { crate::labels::resolve(ctx.mc, ctx.world, v) } else { Ok(v) }
 }
 
@@ -671,8 +677,20 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 /// (close stream &key abort)
+/// (close stream &key abort)
 fn close<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let s = stream_arg(ctx, a[0])?;
+    if a.len() == 2 || (a.len() == 3 && !is_keyword(a[1], "ABORT")) {
+        return Err(Raise::program(format!(
+            "CLOSE takes a stream and the keyword argument :ABORT, not {}",
+            a[1..].iter().map(|v| ctx.print(*v, true)).collect::<Vec<_>>().join(" ")
+        )));
+    }
+    // The process's standard streams stay open, as closing SBCL's *STANDARD-OUTPUT*
+    // (a synonym stream) leaves the terminal open: later output must still appear.
+    if matches!(s.borrow().kind, StreamKind::Host { channel, .. } if channel <= crate::host::STDERR) {
+        return Ok(ctx.t());
+    }
     let mut st = alloc::borrow_mut(ctx.mc, s);
     if st.open {
         st.open = false;
@@ -714,6 +732,12 @@ fn read_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 /// (probe-file pathspec) => the file's absolute name (a string), or NIL.
+/// (sys::%stream-name stream): the namestring of a file stream (its name).
+fn stream_name<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let path = path_arg(ctx, a[0])?;
+    Ok(alloc::string(ctx.mc, &path))
+}
+
 fn probe_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let path = path_arg(ctx, a[0])?;
     match std::fs::canonicalize(&path) {
@@ -828,10 +852,13 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("PEEK-CHAR", 0, 5, peek_char),
     cl("UNREAD-CHAR", 1, 2, unread_char),
     cl("READ-LINE", 0, 4, read_line),
-    cl("READ", 0, 4, read),
-    cl("READ-PRESERVING-WHITESPACE", 0, 4, read_preserving_whitespace),
+    // READ and READ-PRESERVING-WHITESPACE are Lisp wrappers (prelude/reader.lisp)
+    // that finish #. and #nA (see read_time.rs).
+    sys("%READ", 0, 4, read),
+    sys("%READ-PRESERVING-WHITESPACE", 0, 4, read_preserving_whitespace),
     cl("MAKE-STRING-INPUT-STREAM", 1, 3, make_string_input_stream),
     cl("PROBE-FILE", 1, 1, probe_file),
+    sys("%STREAM-NAME", 1, 1, stream_name),
     cl("DELETE-FILE", 1, 1, delete_file),
     cl("FILE-LENGTH", 1, 1, file_length),
     cl("FILE-POSITION", 1, 2, file_position),

@@ -344,6 +344,9 @@ fn read_from_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> 
             let v = mprof_heap::datum::datum_to_value(ctx.mc, &ctx.world.packages, pkg, &datum)
                 .map_err(|e| Raise::simple(crate::raise::ErrorKind::Package, e.error.to_string()))?;
             let v = if crate::labels::datum_has_labels(&datum) { crate::labels::resolve(ctx.mc, ctx.world, v)? } else { v };
+            if crate::read_time::datum_needs_read_time(&datum) {
+                crate::read_time::set_pending(ctx.mc, ctx.world);
+            }
             // CL's index is just past the datum and one following whitespace character.
             let mut index = text.get(..byte_end).map(|t| t.chars().count()).unwrap_or(end);
             if index < end && chars[index].is_whitespace() && !k[2].is_some_and(|v| v.truthy()) {
@@ -388,7 +391,8 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("CHAR", 2, 2, char_),
     cl("SCHAR", 2, 2, char_),
     cl("MAKE-STRING", 1, MANY, make_string),
-    cl("READ-FROM-STRING", 1, MANY, read_from_string),
+    // READ-FROM-STRING is a Lisp wrapper (prelude/reader.lisp), see read_time.rs.
+    sys("%READ-FROM-STRING", 1, MANY, read_from_string),
     sys("%SET-CHAR", 3, 3, set_char),
     sys("%STRING-CONCAT", 0, MANY, string_concat),
 ];

@@ -19,6 +19,76 @@ use crate::raise::{HostRequest, LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
+// ---- the machine and the software (MACHINE-TYPE, SOFTWARE-TYPE...) ----
+
+/// The processor architecture as SBCL names it (X86-64, ARM64...).
+fn machine_type() -> String {
+    match std::env::consts::ARCH {
+        "x86_64" => "X86-64".to_string(),
+        "aarch64" => "ARM64".to_string(),
+        other => other.to_uppercase(),
+    }
+}
+
+/// The operating system's name, capitalized as SBCL prints it ("Linux").
+fn software_type() -> String {
+    let os = std::env::consts::OS;
+    let mut chars = os.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
+/// The kernel release, where the system tells it.
+fn os_release() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease").ok().map(|s| s.trim().to_string())
+}
+
+fn host_name() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|s| s.trim().to_string())
+}
+
+/// A string, or NIL when the system does not tell.
+fn text<'gc>(ctx: &mut Ctx<'_, 'gc>, s: Option<String>) -> LResult<'gc> {
+    Ok(s.map_or(Value::Nil, |s| alloc::string(ctx.mc, &s)))
+}
+
+/// (sys::%getenv name): the environment variable's value, or NIL.
+fn getenv<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let name = ctx.string_arg(a[0])?;
+    Ok(std::env::var(&name).map_or(Value::Nil, |v| alloc::string(ctx.mc, &v)))
+}
+
+/// A namestring argument (pathnames are strings here).
+fn path_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<String, Raise<'gc>> {
+    match v {
+        Value::String(s) => Ok(s.borrow().to_rust_string()),
+        other => Err(ctx.type_error(other, "STRING")),
+    }
+}
+
+/// (sys::%file-write-date pathname): the file's modification time as a universal
+/// time, or NIL when the system cannot tell (as CLHS allows).
+fn file_write_date<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let path = path_arg(ctx, a[0])?;
+    let modified = std::fs::metadata(&path).and_then(|m| m.modified());
+    Ok(match modified.ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()) {
+        Some(d) => Value::Fixnum(d.as_secs() as i64 + UNIX_EPOCH_UNIVERSAL),
+        None => Value::Nil,
+    })
+}
+
+/// (sys::%create-directories directory): create the directory and its
+/// parents; T when one was created, NIL when it existed.
+fn create_directories<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let path = path_arg(ctx, a[0])?;
+    if path.is_empty() || std::path::Path::new(&path).is_dir() {
+        return Ok(Value::Nil);
+    }
+    match std::fs::create_dir_all(&path) {
+        Ok(()) => Ok(ctx.t()),
+        Err(e) => Err(Raise::simple(crate::raise::ErrorKind::Stream, format!("cannot create the directory {path}: {e}"))),
+    }
+}
+
 /// Seconds between 1900-01-01 (universal time 0) and 1970-01-01 (Unix time 0).
 const UNIX_EPOCH_UNIVERSAL: i64 = 2_208_988_800;
 
@@ -237,6 +307,18 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("DECODE-UNIVERSAL-TIME", 1, 2, decode_universal_time),
     cl("ENCODE-UNIVERSAL-TIME", 6, 7, encode_universal_time),
     cl("SLEEP", 1, 1, sleep),
+    cl("LISP-IMPLEMENTATION-TYPE", 0, 0, |ctx, _| text(ctx, Some("mprof-lisp".to_string()))),
+    cl("LISP-IMPLEMENTATION-VERSION", 0, 0, |ctx, _| text(ctx, Some(env!("CARGO_PKG_VERSION").to_string()))),
+    cl("MACHINE-TYPE", 0, 0, |ctx, _| text(ctx, Some(machine_type()))),
+    cl("MACHINE-VERSION", 0, 0, |ctx, _| text(ctx, None)),
+    cl("MACHINE-INSTANCE", 0, 0, |ctx, _| text(ctx, host_name())),
+    cl("SOFTWARE-TYPE", 0, 0, |ctx, _| text(ctx, Some(software_type()))),
+    cl("SOFTWARE-VERSION", 0, 0, |ctx, _| text(ctx, os_release())),
+    cl("SHORT-SITE-NAME", 0, 0, |ctx, _| text(ctx, None)),
+    cl("LONG-SITE-NAME", 0, 0, |ctx, _| text(ctx, None)),
+    sys("%GETENV", 1, 1, getenv),
+    sys("%FILE-WRITE-DATE", 1, 1, file_write_date),
+    sys("%CREATE-DIRECTORIES", 1, 1, create_directories),
     cl("GC", 0, MANY, gc),
     cl("ROOM", 0, 1, room),
     cl("EXIT", 0, MANY, exit),

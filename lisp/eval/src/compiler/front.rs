@@ -1308,10 +1308,20 @@ impl<'a, 'gc> Front<'a, 'gc> {
         lam_args.push(alloc::list(mc, &block));
         let lam = self.lambda(*name, form, &lam_args)?;
         let set = self.sys_symbol("%SET-FDEFINITION");
-        Ok(Ir::Progn(vec![
-            Ir::Call(Callee::Global(set), vec![Ir::Const(*name), Ir::Lambda(Box::new(lam))]),
-            Ir::Const(*name),
-        ]))
+        let mut forms = vec![Ir::Call(Callee::Global(set), vec![Ir::Const(*name), Ir::Lambda(Box::new(lam))])];
+        forms.extend(self.record_documentation(*name, decls));
+        forms.push(Ir::Const(*name));
+        Ok(Ir::Progn(forms))
+    }
+
+    /// The call that records a definition's documentation string (the first
+    /// string among its leading declarations), for DOCUMENTATION. A definition
+    /// without one compiles to no extra code (so it keeps an earlier one).
+    fn record_documentation(&self, name: Value<'gc>, decls: &[Value<'gc>]) -> Option<Ir<'gc>> {
+        let doc = decls.iter().find(|x| matches!(x, Value::String(_)))?;
+        let set = self.sys_symbol("%SET-DOCUMENTATION");
+        let function = self.packages.intern_external(self.mc, self.packages.common_lisp, "FUNCTION");
+        Some(Ir::Call(Callee::Global(set), vec![Ir::Const(name), Ir::Const(function), Ir::Const(*doc)]))
     }
 
     /// `(defmacro name lambda-list . body)`.
@@ -1326,10 +1336,10 @@ impl<'a, 'gc> Front<'a, 'gc> {
         let parts = list_to_vec(cdr(lambda)).unwrap_or_default();
         let lam = self.lambda(*name, form, &parts)?;
         let set = self.sys_symbol("%SET-MACRO-FUNCTION");
-        Ok(Ir::Progn(vec![
-            Ir::Call(Callee::Global(set), vec![Ir::Const(*name), Ir::Lambda(Box::new(lam))]),
-            Ir::Const(*name),
-        ]))
+        let mut forms = vec![Ir::Call(Callee::Global(set), vec![Ir::Const(*name), Ir::Lambda(Box::new(lam))])];
+        forms.extend(self.record_documentation(*name, split_leading_decls(self, body).0));
+        forms.push(Ir::Const(*name));
+        Ok(Ir::Progn(forms))
     }
 
     fn sys_symbol(&self, name: &str) -> Value<'gc> {
@@ -1528,7 +1538,9 @@ pub fn build_macro_lambda<'gc>(
     };
     let mut block = vec![Value::Symbol(syms.block), name];
     block.extend_from_slice(body);
-    let mut inner = decls.to_vec();
+    // The documentation string stays out of the destructuring body, whose
+    // declarations must come first ("doc" (declare ...) is legal in a macro body).
+    let mut inner: Vec<Value<'gc>> = decls.iter().copied().filter(|x| !matches!(x, Value::String(_))).collect();
     inner.push(alloc::list(mc, &block));
     let cdr_form = alloc::list(mc, &[Value::Symbol(packages_cdr(mc, packages)), form_var]);
     let mut db = build_destructuring(mc, packages, syms, ll, cdr_form, &inner, None);

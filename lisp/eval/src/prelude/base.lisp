@@ -173,18 +173,20 @@
   `(setq *package* (sys::%find-package-or-die ',name)))
 
 (defmacro defvar (name &optional (value nil value-p) doc)
-  (declare (ignore doc))
   `(progn (sys:%proclaim-special ',name)
           ,@(if value-p `((unless (boundp ',name) (set ',name ,value))))
+          ,@(if doc `((sys::%set-documentation ',name 'variable ,doc)))
           ',name))
 
 (defmacro defparameter (name value &optional doc)
-  (declare (ignore doc))
-  `(progn (sys:%proclaim-special ',name) (set ',name ,value) ',name))
+  `(progn (sys:%proclaim-special ',name) (set ',name ,value)
+          ,@(if doc `((sys::%set-documentation ',name 'variable ,doc)))
+          ',name))
 
 (defmacro defconstant (name value &optional doc)
-  (declare (ignore doc))
-  `(progn (sys:%defconstant ',name ,value) ',name))
+  `(progn (sys:%defconstant ',name ,value)
+          ,@(if doc `((sys::%set-documentation ',name 'variable ,doc)))
+          ',name))
 
 (defmacro when (test &body body) `(if ,test ,(if (cdr body) `(progn ,@body) (car body))))
 (defmacro unless (test &body body) `(if ,test nil ,(if (cdr body) `(progn ,@body) (car body))))
@@ -369,128 +371,6 @@
 
 (defmacro with-gensyms (names &body body)
   `(let ,(mapcar-internal (lambda (n) `(,n (gensym ,(symbol-name n)))) names) ,@body))
-
-;;; SETF
-
-(defun sys::%setf-expander (name) (get name 'sys::setf-expander))
-
-
-
-(defmacro defsetf (access-fn update-fn &optional doc)
-  (declare (ignore doc))
-  `(progn (sys::%putprop ',access-fn 'sys::setf-expander
-                         (lambda (args value) (append (list ',update-fn) args (list value))))
-          ',access-fn))
-
-(defun sys::%setf-1 (place value env)
-  (cond ((symbolp place) `(setq ,place ,value))
-        ((not (consp place)) (error "~S is not a place" place))
-        (t
-         (let* ((name (car place))
-                (expander (and (symbolp name) (sys::%setf-expander name))))
-           (cond (expander (funcall expander (cdr place) value))
-                 ((and (symbolp name) (macro-function name))
-                  (sys::%setf-1 (funcall (macro-function name) place env) value env))
-                 (t (let ((temps (mapcar-internal (lambda (a) (declare (ignore a)) (gensym)) (cdr place)))
-                          (v (gensym)))
-                      `(let* (,@(mapcar-internal #'list temps (cdr place)) (,v ,value))
-                         (funcall #'(setf ,name) ,v ,@temps)))))))))
-
-(defmacro setf (&rest pairs &environment env)
-  (cond ((null pairs) nil)
-        ((null (cdr (cdr pairs))) (sys::%setf-1 (car pairs) (car (cdr pairs)) env))
-        (t `(progn ,@(let ((out nil))
-                       (tagbody
-                        next
-                          (when pairs
-                            (setq out (cons (sys::%setf-1 (car pairs) (car (cdr pairs)) env) out))
-                            (setq pairs (cdr (cdr pairs)))
-                            (go next)))
-                       (reverse out))))))
-
-(defmacro psetf (&rest pairs) (sys::%parallel-assignment 'setf pairs))
-
-;;; Places whose subforms must be evaluated once (incf, push...) are
-;;; expanded through %place: it binds the subforms to temporaries.
-(defun sys::%place (place)
-  "Returns (bindings access-form) where access-form reads/writes the place
-using only the temporaries in bindings."
-  (if (or (symbolp place) (not (consp place)))
-      (list nil place)
-      (let ((temps nil) (args nil))
-        (dolist (a (cdr place))
-          (if (or (constantp a) (symbolp a))
-              (setq args (cons a args))
-              (let ((g (gensym)))
-                (setq temps (cons (list g a) temps))
-                (setq args (cons g args)))))
-        (list (reverse temps) (cons (car place) (reverse args))))))
-
-(defmacro incf (place &optional (delta 1))
-  (let* ((p (sys::%place place)))
-    `(let* ,(car p) (setf ,(car (cdr p)) (+ ,(car (cdr p)) ,delta)))))
-
-(defmacro decf (place &optional (delta 1))
-  (let* ((p (sys::%place place)))
-    `(let* ,(car p) (setf ,(car (cdr p)) (- ,(car (cdr p)) ,delta)))))
-
-(defmacro push (item place)
-  (let* ((g (gensym)) (p (sys::%place place)))
-    `(let* ((,g ,item) ,@(car p)) (setf ,(car (cdr p)) (cons ,g ,(car (cdr p)))))))
-
-(defmacro pop (place)
-  (let* ((g (gensym)) (p (sys::%place place)))
-    `(let* (,@(car p) (,g ,(car (cdr p))))
-       (prog1 (car ,g) (setf ,(car (cdr p)) (cdr ,g))))))
-
-(defmacro pushnew (item place &rest keys)
-  (let* ((g (gensym)) (p (sys::%place place)))
-    `(let* ((,g ,item) ,@(car p))
-       (setf ,(car (cdr p)) (adjoin ,g ,(car (cdr p)) ,@keys)))))
-
-(defmacro define-modify-macro (name lambda-list function &optional doc)
-  (declare (ignore doc))
-  (let ((args (remove-if-internal (lambda (x) (member-eql x '(&optional &rest &key)))
-                                   (mapcar-internal (lambda (x) (if (consp x) (car x) x)) lambda-list))))
-    `(defmacro ,name (place ,@lambda-list)
-       (let ((p (sys::%place place)))
-         (list 'let* (car p)
-               (list 'setf (car (cdr p)) (list* ',function (car (cdr p)) (list ,@args))))))))
-
-(defmacro rotatef (&rest places)
-  (when places
-    (let ((temps (mapcar-internal (lambda (p) (declare (ignore p)) (gensym)) places)))
-      `(let ,(mapcar-internal #'list temps places)
-         ,@(mapcar-internal (lambda (p v) `(setf ,p ,v)) places (append (cdr temps) (list (car temps))))
-         nil))))
-
-(defmacro shiftf (&rest args)
-  (let* ((places (butlast-internal args))
-         (new (car (last-internal args)))
-         (temps (mapcar-internal (lambda (p) (declare (ignore p)) (gensym)) places)))
-    `(let ,(mapcar-internal #'list temps places)
-       ,@(mapcar-internal (lambda (p v) `(setf ,p ,v)) places (append (cdr temps) (list new)))
-       ,(car temps))))
-;;; Places on symbols and functions, and (setf values).
-
-(defun (setf symbol-value) (value symbol) (set symbol value))
-(defun (setf symbol-function) (function name) (sys:%set-fdefinition name function) function)
-(defun (setf fdefinition) (function name) (sys:%set-fdefinition name function) function)
-(defun (setf symbol-plist) (plist symbol) (sys::%set-symbol-plist symbol plist))
-(defun (setf get) (value symbol indicator &optional default)
-  (declare (ignore default))
-  (sys::%putprop symbol indicator value))
-(defun (setf macro-function) (function symbol &optional env)
-  (declare (ignore env))
-  (sys:%set-macro-function symbol function)
-  function)
-
-(sys::%putprop 'values 'sys::setf-expander
-               (lambda (places value)
-                 (let ((temps (mapcar-internal (lambda (p) (declare (ignore p)) (gensym)) places)))
-                   `(multiple-value-bind ,temps ,value
-                      ,@(mapcar-internal (lambda (p g) `(setf ,p ,g)) places temps)
-                      (values ,@temps)))))
 
 ;;; Limits and constants programs test for.
 

@@ -601,10 +601,7 @@
                 (format stream "  ~S = unbound~%" s))))))
     (values)))
 
-(defun describe (object &optional stream)
-  (let ((stream (cond ((null stream) *standard-output*) ((eq stream t) *terminal-io*) (t stream))))
-    (describe-object object stream)
-    (values)))
+;;; DESCRIBE itself is defined with the development functions (devtools.lisp).
 
 ;;; Types: class objects as type specifiers, GENERIC-FUNCTION.
 

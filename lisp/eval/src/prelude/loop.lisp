@@ -208,6 +208,11 @@
                 (list `(setq ,tail ,stepper) test set)
                 (list `(setq ,tail ,stepper) test))))))
 
+(defun sys::%loop-step (by)
+  (if (and (realp by) (plusp by))
+      by
+      (error 'type-error :datum by :expected-type '(real (0)))))
+
 (defun sys::%loop-for-arithmetic (var)
   (let ((start nil) (end nil) (by 1) (down nil) (inclusive t) (bindings nil))
     (tagbody
@@ -222,8 +227,12 @@
                     (setq start form)
                     (push (list var form) bindings))
                    ((equal name "BY")
-                    (setq by (if (sys::%loop-constant-p form) form (gensym "BY")))
-                    (unless (sys::%loop-constant-p form) (push (list by form) bindings)))
+                    ;; The step must be a positive real (a type error, as in SBCL):
+                    ;; a positive constant is used as it is, anything else checked once.
+                    (if (and (sys::%loop-constant-p form) (realp form) (plusp form))
+                        (setq by form)
+                        (progn (setq by (gensym "BY"))
+                               (push (list by `(sys::%loop-step ,form)) bindings))))
                    (t
                     (when (member-if-internal (lambda (n) (equal n name)) '("DOWNTO" "ABOVE"))
                       (setq down t))

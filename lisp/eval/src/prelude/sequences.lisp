@@ -872,14 +872,14 @@ element of B goes first only when strictly before A's, which keeps it stable."
                       (replace sequence value :start1 start :end1 end)
                       value))
 
-(sys::%putprop 'getf 'sys::setf-expander
-               (lambda (args value)
-                 (let ((p (sys::%place (car args))) (ind (gensym)) (v (gensym)))
-                   `(let* (,@(car p) (,ind ,(car (cdr args)))
-                           ,@(if (cdr (cdr args)) (list (list (gensym) (car (cdr (cdr args))))))
-                           (,v ,value))
-                      (setf ,(car (cdr p)) (sys::%putf ,(car (cdr p)) ,ind ,v))
-                      ,v))))
+;; GETF stores into the place holding the plist: a full expander, so that
+;; (push x (getf place key)) evaluates PLACE's subforms once and assigns PLACE.
+(define-setf-expander getf (place indicator &optional default &environment env)
+  (multiple-value-bind (temps vals stores store-form access) (get-setf-expansion place env)
+    (let ((i (gensym)) (d (gensym)) (s (gensym)))
+      (values (append temps (list i d)) (append vals (list indicator default)) (list s)
+              `(let ((,(car stores) (sys::%putf ,access ,i ,s))) ,store-form ,s)
+              `(getf ,access ,i ,d)))))
 
 (defmacro remf (place indicator)
   (let ((p (sys::%place place)) (new (gensym)) (found (gensym)))

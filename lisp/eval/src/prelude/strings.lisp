@@ -57,7 +57,8 @@
   (let ((p (gensym "PACKAGE")))
     `(block nil
        (dolist (,p (list-all-packages))
-         (dolist (,var (sys::%package-symbols ,p t))
+         ;; Every symbol present in each package (internal ones too).
+         (dolist (,var (sys::%package-symbols ,p nil))
            ,@body))
        (let ((,var nil)) (declare (ignorable ,var)) ,result))))
 

@@ -1,0 +1,10 @@
+;;; LOOP's BY step must be a positive real.
+(print (handler-case (let ((b -1)) (loop for i from 5 by b repeat 3 collect i))
+         (type-error (e) (list :type-error (type-error-datum e)))))
+(print (handler-case (let ((b 0)) (loop for i from 5 by b repeat 3 collect i))
+         (type-error (e) (list :type-error (type-error-datum e)))))
+(print (handler-case (let ((b 'x)) (loop for i from 5 by b repeat 3 collect i))
+         (type-error (e) (list :type-error (type-error-datum e)))))
+(print (loop for i from 5 by 2 repeat 3 collect i))
+(print (let ((b 1/2)) (loop for i from 0 to 2 by b collect i)))
+(print (loop for i from 10 downto 0 by 3 collect i))
