@@ -198,6 +198,10 @@ pub fn start(lisp: &mut Interpreter, args: &ProfileArgs, command_line: &str) {
     lisp.profile_configure(options, args.primitives_to_caller);
     lisp.profile_show_internals(args.show_internals);
     lisp.set_profile_metadata("program", command_line);
+    // Exports give source files as full paths, relative ones taken from here.
+    if let Ok(dir) = std::env::current_dir() {
+        lisp.set_profile_metadata("directory", &dir.to_string_lossy());
+    }
     if args.io_wanted() {
         lisp.io_start();
     }

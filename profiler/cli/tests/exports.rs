@@ -144,3 +144,18 @@ fn pprof_locations_of_c_frames_carry_their_source_line() {
     let file = decoded.function.iter().map(|f| decoded.string_table[f.filename as usize].as_str()).find(|f| !f.is_empty());
     assert_eq!(file, Some("/src/prog.c"), "the whole path");
 }
+
+#[test]
+fn exports_give_relative_source_files_as_full_paths_from_the_run_directory() {
+    let mut p = common::widgets();
+    p.functions[0].file = Some("src/widgets.lisp".into());
+    p.functions[1].file = Some("/abs/other.lisp".into());
+    p.metadata.push(("directory".into(), "/home/me/project".into()));
+    let json: serde_json::Value = serde_json::from_str(&export::json(&p).unwrap()).unwrap();
+    assert_eq!(json["functions"][0]["file"], "/home/me/project/src/widgets.lisp");
+    assert_eq!(json["functions"][1]["file"], "/abs/other.lisp", "absolute paths stay");
+    // Without the directory, the file is as recorded.
+    p.metadata.retain(|(k, _)| k != "directory");
+    let json: serde_json::Value = serde_json::from_str(&export::json(&p).unwrap()).unwrap();
+    assert_eq!(json["functions"][0]["file"], "src/widgets.lisp");
+}

@@ -192,12 +192,25 @@ fn write_array(out: &mut (impl Write + ?Sized), indent: usize, items: impl Itera
 /// `json`, written as it is produced: the document around the node arrays is small, and
 /// each node is laid out and written on its own, so memory stays linear in the tree
 /// with a small constant rather than holding a JSON value per node.
+/// A function's source file as a full path: a relative one is taken from the
+/// directory the profiled program ran in (the `directory` metadata entry, which
+/// mprof-lisp records), so tools reading the export elsewhere find the file.
+fn full_path(p: &Profile, file: &str) -> String {
+    let dir = p.metadata.iter().find(|(k, _)| k == "directory").map(|(_, v)| v.as_str());
+    match dir {
+        Some(dir) if !file.is_empty() && std::path::Path::new(file).is_relative() => {
+            std::path::Path::new(dir).join(file).to_string_lossy().into_owned()
+        }
+        _ => file.to_string(),
+    }
+}
+
 pub fn json_to(p: &Profile, out: &mut (impl Write + ?Sized)) -> Result<(), String> {
     p.validate()?;
     let functions: Vec<Value> = p
         .functions
         .iter()
-        .map(|f| json!({ "name": f.name, "file": f.file, "line": f.line, "module": f.module }))
+        .map(|f| json!({ "name": f.name, "file": f.file.as_deref().map(|x| full_path(p, x)), "line": f.line, "module": f.module }))
         .collect();
     let bins = bins_json(p);
     let errors: Vec<Value> = p
@@ -500,7 +513,7 @@ fn build_pprof(
             id: i as u64 + 1,
             name: strings.get(&f.name),
             system_name: strings.get(&f.name),
-            filename: strings.get(f.file.as_deref().unwrap_or("")),
+            filename: strings.get(&f.file.as_deref().map(|x| full_path(p, x)).unwrap_or_default()),
             start_line: f.line.map_or(0, i64::from),
         })
         .collect();
