@@ -45,6 +45,8 @@ const BUILT_IN_CLASSES: &[&str] = &[
     "PACKAGE",
     "STREAM",
     "RANDOM-STATE",
+    "BIT-VECTOR",
+    "COMPLEX",
 ];
 
 fn code<'gc>(name: &str) -> Value<'gc> {
@@ -76,6 +78,17 @@ fn class_key<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Package(_) => code("PACKAGE"),
         Stream(_) => code("STREAM"),
         RandomState(_) => code("RANDOM-STATE"),
+        SpecArray(a) => {
+            use mprof_heap::spec::ElementType;
+            let a = a.borrow();
+            match (a.dims.len(), a.element_type) {
+                (1, ElementType::Bit) => code("BIT-VECTOR"),
+                (1, ElementType::Character) => code("STRING"),
+                (1, _) => code("VECTOR"),
+                _ => code("ARRAY"),
+            }
+        }
+        Complex(_) => code("COMPLEX"),
         // Structure types, internal objects and any kind added later.
         #[allow(unreachable_patterns)]
         _ => code("T"),

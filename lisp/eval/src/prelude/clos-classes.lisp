@@ -70,7 +70,9 @@
     (float real number t) (double-float float real number t)
     (single-float float real number t) (character t) (symbol t)
     (list sequence t) (cons list sequence t) (null symbol list sequence t)
+    (complex number t)
     (array t) (vector array sequence t) (string vector array sequence t)
+    (bit-vector vector array sequence t)
     (function t) (hash-table t) (package t) (stream t) (random-state t)
     (standard-object t) (structure-object t) (condition t)))
 

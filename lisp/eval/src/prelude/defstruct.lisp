@@ -382,6 +382,7 @@
     (cons list) (list sequence) (simple-string string simple-array)
     (base-string string) (simple-base-string simple-string base-string)
     (string vector) (simple-vector vector simple-array) (vector array sequence)
+    (bit-vector vector) (simple-bit-vector bit-vector simple-array) (complex number)
     (simple-array array) (array) (sequence) (compiled-function function) (function)
     (hash-table) (package) (string-stream stream) (stream) (random-state)
     (structure-object) (standard-object) (condition)))
