@@ -71,7 +71,9 @@ thread_local! {
 
 /// Bytes of the heap objects allocated on this thread and not yet swept, each
 /// counted at the size recorded when it was allocated (gc-arena counts objects,
-/// not bytes), and followed through every [`resize_object`]. Shared by every arena of the thread: the interpreter's heap limit.
+/// not bytes), and followed through every [`resize_object`]. The count of the
+/// interpreter whose arena is running (each lends its own, see
+/// [`ThreadHeapState`]): the interpreter's heap limit.
 pub fn live_bytes() -> u64 {
     LIVE_BYTES.with(|b| b.get())
 }
