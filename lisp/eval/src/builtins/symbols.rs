@@ -401,10 +401,13 @@ fn unuse_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// (present and inherited) or `do-external-symbols` visits.
 fn package_symbols<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let p = package_arg(ctx, a[0])?;
-    let external_only = a[1].truthy();
+    // T: the external symbols; :PRESENT: those present in the package itself
+    // (internal and external); NIL: every accessible symbol (inherited too).
+    let present_only = matches!(a[1], Value::Symbol(s) if &*s.name == "PRESENT");
+    let external_only = a[1].truthy() && !present_only;
     let mut out: Vec<Value<'gc>> =
         p.symbols.borrow().values().filter(|e| !external_only || e.1).map(|e| Value::Symbol(e.0)).collect();
-    if !external_only {
+    if !external_only && !present_only {
         for u in p.uses.borrow().iter() {
             for (name, e) in u.symbols.borrow().iter() {
                 if e.1 && !p.symbols.borrow().contains_key(name) {

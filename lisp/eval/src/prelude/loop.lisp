@@ -214,6 +214,8 @@
       (error 'type-error :datum by :expected-type '(real (0)))))
 
 (defun sys::%loop-for-arithmetic (var)
+  ;; FOR NIL FROM ...: the count still steps and ends the loop, in a variable of its own.
+  (unless var (setq var (gensym "COUNTER")))
   (let ((start nil) (end nil) (by 1) (down nil) (inclusive t) (bindings nil))
     (tagbody
      next
@@ -255,6 +257,9 @@
   (unless (or (sys::%loop-pop-kw "THE") (sys::%loop-pop-kw "EACH"))
     (sys::%loop-error "expected THE or EACH after BEING"))
   (let ((what (sys::%loop-pop)))
+    (when (sys::%loop-kw-in what '("SYMBOL" "SYMBOLS" "PRESENT-SYMBOL" "PRESENT-SYMBOLS"
+                                   "EXTERNAL-SYMBOL" "EXTERNAL-SYMBOLS"))
+      (return-from sys::%loop-for-being (sys::%loop-for-symbols var what)))
     (unless (sys::%loop-kw-in what '("HASH-KEY" "HASH-KEYS" "HASH-VALUE" "HASH-VALUES"))
       (sys::%loop-error "unsupported BEING iteration ~S" what))
     (unless (or (sys::%loop-pop-kw "OF") (sys::%loop-pop-kw "IN"))
@@ -282,6 +287,22 @@
         (sys::%loop-bind 'let (append (car assigner) (and other-assigner (car other-assigner))))
         (list (cons test sets)
               (cons `(setq ,index (+ ,index 2)) (cons test sets)))))))
+
+(defun sys::%loop-for-symbols (var what)
+  ;; BEING THE [PRESENT-|EXTERNAL-]SYMBOLS [OF/IN package]: the package's symbols,
+  ;; listed when the loop starts (default *PACKAGE*).
+  (let* ((package (if (or (sys::%loop-pop-kw "OF") (sys::%loop-pop-kw "IN")) (sys::%loop-pop) '*package*))
+         (mode (cond ((sys::%loop-kw-in what '("EXTERNAL-SYMBOL" "EXTERNAL-SYMBOLS")) t)
+                     ((sys::%loop-kw-in what '("PRESENT-SYMBOL" "PRESENT-SYMBOLS")) :present)
+                     (t nil)))
+         (rest (gensym "SYMBOLS")))
+    (sys::%loop-bind 'let* (list (list rest `(sys::%package-symbols ,package ,mode))))
+    (let* ((assigner (sys::%loop-pattern-assigner var))
+           (test (sys::%loop-end-test `(null ,rest)))
+           (set (funcall (cdr assigner) `(car ,rest))))
+      (sys::%loop-bind 'let (car assigner))
+      (list (list test set)
+            (list `(setq ,rest (cdr ,rest)) test set)))))
 
 (defun sys::%loop-resolve-eq (forms temps)
   ;; Replace (:eq assigner form) entries by assignments, from the temporaries
@@ -332,9 +353,8 @@
            (setq type (sys::%loop-pop)))
          (let ((value (if (sys::%loop-pop-kw "=")
                           (sys::%loop-pop)
-                          (cond ((member-eql type '(fixnum integer number real)) 0)
-                                ((member-eql type '(float double-float single-float)) 0.0)
-                                (t nil)))))
+                          (let ((default (sys::%loop-pattern-default var type)))
+                            (if (consp default) (list 'quote default) default)))))
            (if (and var (symbolp var))
                (push (list var value) bindings)
                (let ((g (gensym "WITH")))
@@ -346,11 +366,38 @@
     (sys::%loop-bind 'let (reverse-internal bindings))
     (sys::%loop-bind 'let* destructured)))
 
+;;; The value a variable declared of TYPE starts with when none is given:
+;;; 0 for integer types, 0.0 for float types, else NIL.
+(defun sys::%loop-type-default (type)
+  (let ((head (if (consp type) (car type) type)))
+    (cond ((member-eql head '(fixnum integer number real rational bit unsigned-byte signed-byte mod)) 0)
+          ((member-eql head '(float double-float single-float short-float long-float)) 0.0)
+          (t nil))))
+
+;;; Whether a list is a compound type specifier such as (INTEGER 0 10) or
+;;; (OR ...), rather than a tree of types for a destructuring pattern.
+(defun sys::%loop-compound-type-p (type)
+  (or (member-eql (car type) '(or and member eql satisfies not values mod))
+      (and (member-eql (car type) '(integer unsigned-byte signed-byte float double-float single-float
+                                   short-float long-float real rational))
+           (let ((low (car (cdr type))))
+             (or (null (cdr type)) (numberp low) (eq low '*)
+                 (and (consp low) (numberp (car low))))))))
+
+;;; The defaults of a destructuring pattern declared with a parallel tree of types,
+;;; as in WITH (A B C) OF-TYPE (FIXNUM FLOAT T). Patterns are as deep as written.
+(defun sys::%loop-pattern-default (var type)
+  (if (and (consp var) (consp type) (not (sys::%loop-compound-type-p type)))
+      (cons (sys::%loop-pattern-default (car var) (car type))
+            (sys::%loop-pattern-default (cdr var) (cdr type)))
+      (sys::%loop-type-default type)))
+
 ;;; Accumulation
 
-(defun sys::%loop-accumulator (kind into)
+(defun sys::%loop-accumulator (kind into &optional type)
   ;; -> (kind var extra): the accumulator INTO names, or the loop's default
-  ;; one; KIND is LIST, SUM or MINIMAX (numeric kinds share SUM).
+  ;; one; KIND is LIST, SUM or MINIMAX (numeric kinds share SUM). A sum or
+  ;; count declared of a float TYPE starts at 0.0.
   (let ((found (if into
                    (cdr (car (member-if-internal (lambda (e) (eq (car e) into))
                                                  sys::*loop-accumulators*)))
@@ -366,7 +413,10 @@
                                ((eq kind 'minimax) (gensym "FLAG"))
                                (t nil)))
                   (acc (list kind var extra)))
-             (push (list var (if (eq kind 'list) nil 0)) sys::*loop-acc-bindings*)
+             (push (list var (cond ((eq kind 'list) nil)
+                                   ((floatp (sys::%loop-type-default type)) 0.0)
+                                   (t 0)))
+                   sys::*loop-acc-bindings*)
              (when extra (push (list extra nil) sys::*loop-acc-bindings*))
              (if into
                  (push (cons into acc) sys::*loop-accumulators*)
@@ -377,8 +427,8 @@
 (defun sys::%loop-accumulate (name it)
   ;; The accumulated form runs only when its clause is selected: --count gives it a count.
   (let* ((form (list 'sys::%counted-branch (sys::%loop-form it)))
-         (into (if (sys::%loop-pop-kw "INTO") (sys::%loop-pop) nil)))
-    (sys::%loop-skip-type)
+         (into (if (sys::%loop-pop-kw "INTO") (sys::%loop-pop) nil))
+         (type (sys::%loop-skip-type)))
     (cond ((member-if-internal (lambda (n) (equal n name)) '("COLLECT" "COLLECTING"))
            (let* ((acc (sys::%loop-accumulator 'list into))
                   (var (car (cdr acc))) (tail (car (cdr (cdr acc)))) (cell (gensym "CELL")))
@@ -395,10 +445,10 @@
                   (if ,tail (rplacd ,tail ,l) (setq ,var ,l))
                   (setq ,tail (last-internal ,l))))))
           ((member-if-internal (lambda (n) (equal n name)) '("SUM" "SUMMING"))
-           (let ((var (car (cdr (sys::%loop-accumulator 'sum into)))))
+           (let ((var (car (cdr (sys::%loop-accumulator 'sum into type)))))
              `(setq ,var (+ ,var ,form))))
           ((member-if-internal (lambda (n) (equal n name)) '("COUNT" "COUNTING"))
-           (let ((var (car (cdr (sys::%loop-accumulator 'sum into)))))
+           (let ((var (car (cdr (sys::%loop-accumulator 'sum into type)))))
              `(when ,form (setq ,var (1+ ,var)))))
           (t
            (let* ((acc (sys::%loop-accumulator 'minimax into))
