@@ -238,25 +238,9 @@ fn pages_with_parts_missing_open_without_error() {
 #[test]
 fn a_100000_deep_tree_opens_without_error_and_draws_a_bounded_number_of_rows() {
     let Some(exe) = chromium() else { return };
-    use mprof_engine::*;
-    const DEPTH: usize = 100_000;
-    let mut m = Monitor::new(
-        Language::Lisp,
-        CategoryScheme::lisp(),
-        MonitorOptions { call_sites: false, max_depth: DEPTH as u32 + 10, fold_self_recursion: false },
-    );
-    let cons = m.type_name("cons");
-    let funcs = [m.function(FunctionInfo::named("a")), m.function(FunctionInfo::named("b"))];
-    let mut node = NodeId::ROOT;
-    for depth in 0..DEPTH {
-        node = m.child(node, funcs[depth % 2], 0);
-        if depth % 1000 == 0 {
-            m.record_alloc(node, 0, 16, Bin::Type(cons));
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("deep.html");
-    std::fs::write(&page, html(&m.to_profile(), &HtmlOptions::default()).unwrap()).unwrap();
+    std::fs::write(&page, html(&common::deep_profile(), &HtmlOptions::default()).unwrap()).unwrap();
     let mut b = Browser::launch(&exe).unwrap();
     b.open(&format!("file://{}", page.display())).unwrap();
     no_errors(&mut b, "the deep page");

@@ -191,3 +191,43 @@ pub fn c_profile(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
     assert!(profile.is_file(), "{name} wrote no profile: {}", String::from_utf8_lossy(&out.stderr));
     profile
 }
+
+/// How deep [`deep_profile`]'s tree is.
+pub const DEEP_PROFILE_DEPTH: usize = 100_000;
+
+/// main -> (a -> b ->)* 100,000 deep: every 1,000th frame allocates 16 bytes and the
+/// deepest one 100 bytes; the same tree is timed, every 1,000th frame with 1 ns of self
+/// time (every frame is called once and runs 3 instructions).
+pub fn deep_profile() -> Profile {
+    let mut m = Monitor::new(
+        Language::Lisp,
+        CategoryScheme::lisp(),
+        MonitorOptions { call_sites: false, max_depth: DEEP_PROFILE_DEPTH as u32 + 10, fold_self_recursion: false },
+    );
+    let cons = m.type_name("cons");
+    let funcs = [m.function(FunctionInfo::named("a")), m.function(FunctionInfo::named("b"))];
+    let main = m.function(FunctionInfo::named("main"));
+    let mut node = m.child(NodeId::ROOT, main, 0);
+    let mut path = vec![node];
+    for depth in 1..DEEP_PROFILE_DEPTH {
+        node = m.child(node, funcs[depth % 2], 0);
+        path.push(node);
+        if depth % 1000 == 0 {
+            m.record_alloc(node, 0, 16, Bin::Type(cons));
+        }
+    }
+    m.record_alloc(node, 2, 100, Bin::Type(cons));
+    let mut p = m.to_profile();
+    let mut t = mprof_engine::exec::TimeProfile {
+        clock: mprof_engine::exec::ClockInfo { source: "test".into(), resolution_ps: 1, read_cost_ps: 1, compensation_ps: 0, elapsed_ns: DEEP_PROFILE_DEPTH as u64 },
+        ..mprof_engine::exec::TimeProfile::default()
+    };
+    for depth in 0..DEEP_PROFILE_DEPTH {
+        let func = if depth == 0 { main } else { funcs[depth % 2] };
+        t.nodes.push(mprof_engine::exec::TimeNode { parent: Some(NodeId(depth as u32)), func, calls: 1, recursion: 0, self_ns: (depth % 1000 == 0) as u64, instructions: 3 });
+    }
+    p.exec.time = Some(t);
+    assert_eq!(p.validate(), Ok(()));
+    assert!(p.nodes.len() > DEEP_PROFILE_DEPTH);
+    p
+}
