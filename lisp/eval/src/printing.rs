@@ -18,7 +18,7 @@
 //! `prelude/clos-standard.lisp`).
 
 use gc_arena::Collect;
-use mprof_heap::printer::{Case, Job, Outcome, PrintContext, Settings, Sink, Stop};
+use mprof_heap::printer::{Case, Job, LimitedString, Outcome, PrintContext, Settings, Sink, Stop};
 use mprof_heap::value::{Ptr, StreamKind, Symbol};
 use mprof_heap::{Value, alloc};
 
@@ -157,36 +157,6 @@ impl Sink for StreamSink<'_, '_, '_> {
             self.error = Some(r);
             "stream error".to_string()
         })
-    }
-}
-
-/// A print's text accumulated for a string, refused past the heap limit.
-struct BoundedText<'t> {
-    text: &'t mut String,
-    limit: usize,
-    exceeded: bool,
-}
-
-impl Sink for BoundedText<'_> {
-    fn write(&mut self, text: &str) -> Result<(), String> {
-        if self.text.len().saturating_add(text.len()) > self.limit {
-            self.exceeded = true;
-            return Err("heap exhausted".to_string());
-        }
-        self.text.push_str(text);
-        Ok(())
-    }
-
-    fn write_chunk(&mut self, chunk: &mut String) -> Result<(), String> {
-        let r = if self.text.is_empty() && chunk.len() <= self.limit {
-            // Most prints fit one chunk: take it whole.
-            std::mem::swap(self.text, chunk);
-            Ok(())
-        } else {
-            self.write(chunk)
-        };
-        chunk.clear();
-        r
     }
 }
 
@@ -334,7 +304,7 @@ pub fn step<'gc>(ctx: &mut Ctx<'_, 'gc>, task: &mut PrintTask<'gc>) -> Result<Re
     let (outcome, error) = if task.stream.is_nil() {
         let pctx = PrintContext { interrupt: Some(&ctx.host.interrupt), ..context(world, task.escape, task.settings, &method_of) };
         let limit = ctx.host.options.max_heap;
-        let mut text = BoundedText { text: &mut task.text, limit, exceeded: false };
+        let mut text = LimitedString::new(&mut task.text, limit);
         let outcome = task.job.run(&pctx, &mut text, true);
         (outcome, text.exceeded.then(|| heap_exhausted_by_print(limit)))
     } else {

@@ -828,19 +828,40 @@ pub fn print_to_string<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Strin
     out
 }
 
-/// A string sink that refuses to grow past a limit.
-struct LimitedString<'s> {
-    out: &'s mut String,
-    limit: usize,
+/// A string sink that refuses to grow past `limit` bytes (a circular list printed
+/// with `*print-circle*` false never ends); `exceeded` tells why a print failed.
+pub struct LimitedString<'s> {
+    pub out: &'s mut String,
+    pub limit: usize,
+    pub exceeded: bool,
+}
+
+impl<'s> LimitedString<'s> {
+    pub fn new(out: &'s mut String, limit: usize) -> LimitedString<'s> {
+        LimitedString { out, limit, exceeded: false }
+    }
 }
 
 impl Sink for LimitedString<'_> {
     fn write(&mut self, text: &str) -> Result<(), String> {
         if self.out.len().saturating_add(text.len()) > self.limit {
+            self.exceeded = true;
             return Err(format!("the printed text would pass {} bytes", self.limit));
         }
         self.out.push_str(text);
         Ok(())
+    }
+
+    fn write_chunk(&mut self, chunk: &mut String) -> Result<(), String> {
+        let r = if self.out.is_empty() && chunk.len() <= self.limit {
+            // Most prints fit one chunk: take it whole.
+            std::mem::swap(self.out, chunk);
+            Ok(())
+        } else {
+            self.write(chunk)
+        };
+        chunk.clear();
+        r
     }
 }
 
@@ -848,11 +869,9 @@ impl Sink for LimitedString<'_> {
 /// `ctx.max_output` (a circular list with `*print-circle*` false never ends).
 pub fn print_to_limited_string<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Option<String> {
     let mut out = String::new();
-    let mut sink = LimitedString { out: &mut out, limit: ctx.max_output };
-    match print_into(&mut sink, v, ctx) {
-        Err(Stop::Failed(_)) => None,
-        _ => Some(out),
-    }
+    let mut sink = LimitedString::new(&mut out, ctx.max_output);
+    let _ = print_into(&mut sink, v, ctx);
+    (!sink.exceeded).then_some(out)
 }
 
 #[cfg(test)]
