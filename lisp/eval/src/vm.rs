@@ -2088,13 +2088,26 @@ impl<'gc> Vm<'gc> {
         }
     }
 
+    /// The running Lisp frames of the program, innermost first, with their
+    /// functions' names: the condition system's own frames (ERROR, SIGNAL...) are
+    /// left out, for backtraces and the debugger alike.
+    fn program_frames(&self) -> impl Iterator<Item = (&Frame<'gc>, Value<'gc>)> {
+        const MACHINERY: [&str; 5] = ["ERROR", "SIGNAL", "%UNHANDLED-CONDITION", "%SIGNAL", "INVOKE-DEBUGGER"];
+        self.frames.iter().rev().filter(|f| matches!(f.cont, Cont::Lisp)).filter_map(|f| match f.func {
+            Value::Function(fp) => match fp.name() {
+                Value::Symbol(s) if MACHINERY.contains(&&*s.name) => None,
+                name => Some((f, name)),
+            },
+            _ => None,
+        })
+    }
+
     /// The running Lisp frames for the debugger, innermost first, each a list of
     /// the function's name and its parameters' current values (at most 100).
     fn backtrace_frames(&self, env: &mut Env<'_, 'gc>) -> Value<'gc> {
         let mut out = Vec::new();
-        for f in self.frames.iter().rev().filter(|f| matches!(f.cont, Cont::Lisp)).take(100) {
-            let Value::Function(fp) = f.func else { continue };
-            let name = match fp.name() {
+        for (f, name) in self.program_frames().take(100) {
+            let name = match name {
                 Value::Nil => alloc::list(env.mc, &[Value::Symbol(env.world.syms.lambda)]),
                 n => n,
             };
@@ -2117,21 +2130,12 @@ impl<'gc> Vm<'gc> {
     /// cleanup and end the run with an error.
     fn abort(&mut self, env: &mut Env<'_, 'gc>, condition: Value<'gc>) {
         let ctx = self.print_ctx(env);
-        let skip = ["ERROR", "SIGNAL", "%UNHANDLED-CONDITION", "%SIGNAL", "INVOKE-DEBUGGER"];
         self.backtrace = self
-            .frames
-            .iter()
-            .rev()
-            .filter(|f| matches!(f.cont, Cont::Lisp))
-            .filter_map(|f| match f.func {
-                Value::Function(fp) => Some(fp.name()),
-                _ => None,
-            })
-            .map(|n| match n {
+            .program_frames()
+            .map(|(_, n)| match n {
                 Value::Nil => "(LAMBDA)".to_string(),
                 n => mprof_heap::printer::print_to_string(n, &ctx),
             })
-            .filter(|n| !skip.iter().any(|s| n == s || n.ends_with(&format!("::{s}")) || n.ends_with(&format!(":{s}"))))
             .take(50)
             .collect();
         self.error_location = self.frames.iter().rev().find_map(|f| {

@@ -36,12 +36,12 @@
     (list (eval form))))
 
 (defun sys::%debugger-frames ()
-  ;; The debugger's own frames and ERROR's are not the program's.
+  ;; SYS::%BACKTRACE leaves out ERROR's and SIGNAL's frames; the debugger's own
+  ;; and CERROR's are not the program's either.
   (let ((frames (sys::%backtrace)))
     (loop while (and frames
                      (member (car (car frames))
-                             '(sys::%backtrace sys::%debugger-frames sys::%interactive-debugger
-                               error sys::%signal signal cerror)))
+                             '(sys::%debugger-frames sys::%interactive-debugger cerror)))
           do (setq frames (cdr frames)))
     frames))
 
