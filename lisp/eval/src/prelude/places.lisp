@@ -211,33 +211,35 @@ access form. A variable is read and assigned directly."
                        (lambda (access)
                          (list* ',function access (list* ,@(reverse fixed) ,rest))))))))
 
-(defmacro rotatef (&rest places &environment env)
-  (when places
-    (let ((bindings nil) (stores nil) (accesses nil) (store-forms nil))
-      (dolist (p places)
-        (multiple-value-bind (temps vals s store-form access) (get-setf-expansion p env)
-          (setq bindings (append bindings (mapcar-internal #'list temps vals)))
-          (setq stores (cons (car s) stores) accesses (cons access accesses)
-                store-forms (cons store-form store-forms))))
-      (setq stores (reverse stores) accesses (reverse accesses))
-      `(let* (,@bindings
-              ,@(mapcar-internal #'list stores (append (cdr accesses) (list (car accesses)))))
-         ,@(reverse store-forms)
-         nil))))
-
-(defmacro shiftf (&rest args &environment env)
-  (let ((bindings nil) (stores nil) (accesses nil) (store-forms nil) (result (gensym)))
-    (dolist (p (butlast-internal args))
+(defun sys::%setf-expansions (places env)
+  "For ROTATEF and SHIFTF: the setf expansions of PLACES, in order, as four
+values: the temporaries' bindings, the store variables, the access forms and the
+store forms."
+  (let ((bindings nil) (stores nil) (accesses nil) (store-forms nil))
+    (dolist (p places)
       (multiple-value-bind (temps vals s store-form access) (get-setf-expansion p env)
         (setq bindings (append bindings (mapcar-internal #'list temps vals)))
         (setq stores (cons (car s) stores) accesses (cons access accesses)
               store-forms (cons store-form store-forms))))
-    (setq stores (reverse stores) accesses (reverse accesses))
-    `(let* (,@bindings
-            (,result ,(car accesses))
-            ,@(mapcar-internal #'list stores (append (cdr accesses) (last-internal args))))
-       ,@(reverse store-forms)
-       ,result)))
+    (values bindings (reverse stores) (reverse accesses) (reverse store-forms))))
+
+(defmacro rotatef (&rest places &environment env)
+  (when places
+    (multiple-value-bind (bindings stores accesses store-forms) (sys::%setf-expansions places env)
+      `(let* (,@bindings
+              ,@(mapcar-internal #'list stores (append (cdr accesses) (list (car accesses)))))
+         ,@store-forms
+         nil))))
+
+(defmacro shiftf (&rest args &environment env)
+  (let ((result (gensym)))
+    (multiple-value-bind (bindings stores accesses store-forms)
+        (sys::%setf-expansions (butlast-internal args) env)
+      `(let* (,@bindings
+              (,result ,(car accesses))
+              ,@(mapcar-internal #'list stores (append (cdr accesses) (last-internal args))))
+         ,@store-forms
+         ,result))))
 
 ;;; Places on symbols and functions.
 
