@@ -572,7 +572,7 @@ impl<'gc> Vm<'gc> {
     /// The profiler's function for a compiled function (None: charged to its caller).
     fn proto_function(&mut self, proto: Ptr<'gc, Proto<'gc>>, world: &World<'gc>) -> Option<FuncId> {
         let p = &Gc::as_ref(proto).val;
-        let prelude = p.info.file.as_deref().is_some_and(|f| f.starts_with("prelude/"));
+        let prelude = from_prelude(&p.info);
         if prelude && (self.primitives_to_caller || (!self.show_internals && is_system_name(p.name, world))) {
             return None;
         }
@@ -637,6 +637,11 @@ impl<'gc> Vm<'gc> {
     }
 }
 
+/// Whether a function was compiled from the prelude (its file is named `prelude/...`).
+fn from_prelude(info: &mprof_heap::code::ProtoInfo) -> bool {
+    info.file.as_deref().is_some_and(|f| f.starts_with("prelude/"))
+}
+
 /// Whether a function's name is one of the system's own (its home package is SYSTEM).
 fn is_system_name<'gc>(name: Value<'gc>, world: &World<'gc>) -> bool {
     matches!(name, Value::Symbol(s) if s.package.get().is_some_and(|p| Gc::ptr_eq(p, world.packages.system)))
@@ -653,7 +658,7 @@ impl<'gc> Vm<'gc> {
         }
         let prelude = match expander {
             Value::Function(f) => match &f.val {
-                Function::Closure(c) => c.proto.info.file.as_deref().is_some_and(|f| f.starts_with("prelude/")),
+                Function::Closure(c) => from_prelude(&c.proto.info),
                 _ => false,
             },
             _ => false,
@@ -2141,7 +2146,7 @@ impl<'gc> Vm<'gc> {
         self.error_location = self.frames.iter().rev().find_map(|f| {
             let info = &Gc::as_ref(f.proto?).val.info;
             let file = info.file.as_deref()?;
-            (info.toplevel && !file.starts_with("prelude/") && file != "-e" && info.line > 0).then(|| format!("{file}:{}", info.line))
+            (info.toplevel && !from_prelude(info) && file != "-e" && info.line > 0).then(|| format!("{file}:{}", info.line))
         });
         self.result = condition;
         self.aborting = true;
@@ -2249,7 +2254,7 @@ fn function_info<'gc>(p: &Proto<'gc>, world: &World<'gc>) -> mprof_engine::monit
             }
         }
     };
-    let file = p.info.file.clone().filter(|f| !f.starts_with("prelude/"));
+    let file = p.info.file.clone().filter(|_| !from_prelude(&p.info));
     // All top-level forms share one "(top level)" entry (no line).
     let line = if file.is_some() && p.info.line > 0 && !p.info.toplevel { Some(p.info.line) } else { None };
     mprof_engine::monitor::FunctionInfo {

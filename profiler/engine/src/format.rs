@@ -827,7 +827,7 @@ impl Decoded {
                         n.to_string(),
                     ));
                 }
-                for k in 0..n as usize {
+                for k in 0..n {
                     for c in 0..crate::monitor::SAMPLE_CATEGORIES {
                         self.samples[k].live_by_category[c] =
                             s.varint(|| format!("the live bytes of category {c} in sample {k}"))?;
