@@ -93,11 +93,8 @@ fn widgets_kept_are_exactly_the_red_widgets() {
 
 #[test]
 fn make_list_records_exactly_its_conses() {
-    let mut lisp = interpreter();
-    eval(&mut lisp, "(defvar *l* nil)");
-    lisp.profile_start(Some(MonitorOptions::default()), false);
-    lisp.profile_stop();
-    eval(&mut lisp, "(mprof:reset) (mprof:with-profiling () (setq *l* (make-list 1000)))");
+    let mut lisp = profiled_interpreter();
+    profile_make_list(&mut lisp, 1000);
     let _ = lisp.profile_report(&ReportOptions::default());
     let totals = lisp.memory_totals();
     let cons = &totals.per_category[0];
