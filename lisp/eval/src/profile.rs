@@ -6,7 +6,8 @@
 //! thread while its arena runs: the hooks are plain functions called from the
 //! heap crate (which knows nothing of the evaluator), and tag drops — the frees
 //! — run inside the collector, outside any VM call, so they find the state in a
-//! thread-local slot. Two interpreters on one thread never see each other's
+//! thread-local slot. The VM reaches the context stack through a handle of its
+//! own ([`ContextStack`]), so calls and returns cost no thread-local lookup. Two interpreters on one thread never see each other's
 //! objects: each arena runs with its own state lent. The time
 //! profile is not kept here: the VM owns its recorder and calls it directly, as
 //! a thread-local access per call and return would be most of `--time`'s cost;
@@ -18,7 +19,11 @@
 //!   truncates it whenever it pops frames.
 //! - An entry's calling-context node is resolved lazily, on the first
 //!   allocation under it, from the nearest resolved entry below: an
-//!   allocation costs a counter update, not a stack walk.
+//!   allocation costs a counter update, not a stack walk. Resolving is
+//!   memoized per function (the node it was last entered from) and the site
+//!   per node, so the common case hashes nothing.
+//! - Allocations and frees add to per-site counters; the monitor receives the
+//!   sums ([`ProfState::flush`]) before anything reads it (`profile`, `totals`).
 //! - Contexts deeper than the monitor's depth cap keep their innermost frames:
 //!   an entry at index `cap` or more stands for the path of the `cap - 1`
 //!   entries ending at it under a `<outer frames>` node (built once per entry),
@@ -33,6 +38,7 @@
 //!   see allocated, and header totals and tables agree.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -41,6 +47,7 @@ use mprof_engine::monitor::{Bin, FuncId, FunctionInfo, Monitor, MonitorOptions, 
 use mprof_display::report::{ReportOptions, render_report};
 use mprof_engine::scheme::{CategoryScheme, Language};
 use mprof_engine::Profile;
+use mprof_engine::profile::Counters;
 
 /// Sites of an epoch before its first profiled one: one per category, for counting mode.
 const COUNTING_SITES: u32 = 4;
@@ -60,7 +67,7 @@ pub enum Mode {
 }
 
 #[derive(Clone, Copy)]
-struct Entry {
+pub struct Entry {
     /// The function of this frame, or `None` for a transparent (native) frame.
     func: Option<FuncId>,
     /// Where in its caller the call was made (used when call sites are distinguished).
@@ -71,6 +78,57 @@ struct Entry {
     cache_key: (usize, usize, u8),
     cache_site: u32,
 }
+
+/// The calling-context stack, shared by the interpreter's profiling state and its VM.
+/// The VM pushes and truncates it as it pushes and pops frames, through its own
+/// handle ([`ProfState::context_stack`]): a call or a return costs a vector push or
+/// a length check, with no thread-local lookup. The allocation hook, which only has
+/// the state lent to the thread, reads the same stack.
+#[derive(Clone, Default)]
+pub struct ContextStack(Rc<RefCell<Vec<Entry>>>);
+
+impl ContextStack {
+    /// An entry for a function called from `call_site` in its caller.
+    #[inline]
+    pub fn push_function(&self, func: FuncId, call_site: u64) {
+        self.0.borrow_mut().push(Entry { func: Some(func), call_site, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
+    }
+
+    /// A transparent entry (native frames; primitives attributed to their caller).
+    #[inline]
+    pub fn push_transparent(&self) {
+        self.0.borrow_mut().push(Entry { func: None, call_site: 0, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
+    }
+
+    /// Cut the stack to `depth` entries.
+    #[inline]
+    pub fn truncate(&self, depth: usize) {
+        let mut s = self.0.borrow_mut();
+        if s.len() > depth {
+            s.truncate(depth);
+        }
+    }
+}
+
+/// A memoized `Monitor::child` result; `child == UNRESOLVED` is an empty slot.
+#[derive(Clone, Copy)]
+struct ChildMemo {
+    parent: u32,
+    call_site: u64,
+    child: u32,
+}
+
+const NO_CHILD: ChildMemo = ChildMemo { parent: 0, call_site: 0, child: UNRESOLVED };
+
+/// A memoized allocation site of a node: (type name pointer, length, category) -> site;
+/// `site == 0` is an empty slot.
+#[derive(Clone, Copy)]
+struct SiteMemo {
+    key: (usize, usize, u8),
+    site: u32,
+}
+
+const NO_SITE: SiteMemo = SiteMemo { key: (0, 0, 0), site: 0 };
 
 /// Running totals, kept in every mode but Off.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -93,10 +151,14 @@ impl Counts {
 pub struct ProfState {
     pub mode: Mode,
     pub monitor: Monitor,
-    stack: Vec<Entry>,
+    stack: ContextStack,
     /// (node, category, type) of each profiled site of this epoch, indexed by
     /// site - site_base - COUNTING_SITES.
     sites: Vec<(NodeId, u8, TypeId)>,
+    /// What each site of `sites` allocated and freed since the last [`flush`]: the
+    /// hot paths add to one counter here, and the monitor gets the sums only when
+    /// someone reads it.
+    site_counts: Vec<Counters>,
     /// The first site id of this epoch (0 is "not recorded", so it starts at 1).
     site_base: u32,
     /// The first site id not yet handed out, in any epoch.
@@ -104,6 +166,12 @@ pub struct ProfState {
     /// Allocations whose context was deeper than the cap (outer frames dropped).
     deep_allocs: u64,
     site_index: HashMap<(u32, u8, u16), u32>,
+    /// Per function id: the last (parent, call site) it was resolved under and the
+    /// node that gave, so entering a frame finds its node without hashing.
+    child_memo: Vec<ChildMemo>,
+    /// Per node id: the last allocation site made on it, so a frame's first
+    /// allocation of a type already seen on its node costs no hashing either.
+    node_sites: Vec<SiteMemo>,
     pub counts: Counts,
     /// Bytes still to allocate before the next point of the memory-over-time series:
     /// samples follow allocation (a 64 KiB step growing with the bytes allocated),
@@ -132,8 +200,10 @@ impl ProfState {
     /// Start a new epoch: objects allocated before it report no frees to this profile.
     fn new_epoch(&mut self) {
         self.sites.clear();
+        self.site_counts.clear();
         self.site_index.clear();
-        for e in &mut self.stack {
+        self.node_sites.clear();
+        for e in self.stack.0.borrow_mut().iter_mut() {
             e.cache_site = 0;
         }
         // Ids keep growing; should they ever wrap, older objects could be taken for
@@ -149,12 +219,15 @@ impl ProfState {
         ProfState {
             mode: Mode::Off,
             monitor: new_monitor(MonitorOptions::default()),
-            stack: Vec::new(),
+            stack: ContextStack::default(),
             sites: Vec::new(),
+            site_counts: Vec::new(),
             site_base: 1,
             next_site: 1 + COUNTING_SITES,
             deep_allocs: 0,
             site_index: HashMap::new(),
+            child_memo: Vec::new(),
+            node_sites: Vec::new(),
             counts: Counts::default(),
             until_sample: SAMPLE_STEP_MIN,
             primitives_to_caller: false,
@@ -181,7 +254,7 @@ pub fn set_mode(mode: Mode) {
     with_state(|st| {
         st.mode = mode;
         if mode != Mode::Profiling {
-            st.stack.clear();
+            st.stack.truncate(0);
         }
     });
     // Objects allocated while profiling keep reporting their frees after
@@ -204,7 +277,8 @@ pub fn mode() -> Mode {
 pub fn configure(options: MonitorOptions, primitives_to_caller: bool) {
     with_state(|st| {
         st.monitor = new_monitor(options);
-        st.stack.clear();
+        st.child_memo.clear();
+        st.stack.truncate(0);
         st.new_epoch();
         st.primitives_to_caller = primitives_to_caller;
         st.generation = NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -235,33 +309,9 @@ pub fn counts() -> Counts {
     with_state(|st| st.counts)
 }
 
-/// A stack entry for a function called from `call_site` in its caller.
-pub fn push_function(func: FuncId, call_site: u64) {
-    PROF.with(|p| {
-        if let Some(st) = p.borrow_mut().as_mut() {
-            st.stack.push(Entry { func: Some(func), call_site, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
-        }
-    });
-}
-
-/// A transparent entry (native frames; primitives attributed to their caller).
-pub fn push_transparent() {
-    PROF.with(|p| {
-        if let Some(st) = p.borrow_mut().as_mut() {
-            st.stack.push(Entry { func: None, call_site: 0, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
-        }
-    });
-}
-
-/// Cut the context stack to `depth` entries.
-pub fn truncate(depth: usize) {
-    PROF.with(|p| {
-        if let Some(st) = p.borrow_mut().as_mut()
-            && st.stack.len() > depth
-        {
-            st.stack.truncate(depth);
-        }
-    });
+/// This thread's calling-context stack (the VM keeps a handle while profiling).
+pub fn context_stack() -> ContextStack {
+    with_state(|st| st.stack.clone())
 }
 
 /// The monitor options (the time recorder shapes its tree the same way).
@@ -298,35 +348,90 @@ pub fn primitives_to_caller() -> bool {
 
 /// The node of the top entry (resolving the unresolved entries below it) and its index;
 /// `cap` is the monitor's depth cap (at least 2).
-fn resolve(st: &mut ProfState, cap: usize) -> (NodeId, usize) {
-    let n = st.stack.len();
+fn resolve(st: &mut ProfState, stack: &mut [Entry], cap: usize) -> (NodeId, usize) {
+    let n = stack.len();
     if n == 0 {
         return (NodeId::ROOT, usize::MAX);
     }
     let mut k = n;
-    while k > 0 && st.stack[k - 1].node == UNRESOLVED {
+    while k > 0 && stack[k - 1].node == UNRESOLVED {
         k -= 1;
     }
-    let mut node = if k == 0 { NodeId::ROOT } else { NodeId(st.stack[k - 1].node) };
+    let mut node = if k == 0 { NodeId::ROOT } else { NodeId(stack[k - 1].node) };
     for i in k..n {
         if i >= cap {
-            node = window_node(st, i, cap);
-        } else if let Some(f) = st.stack[i].func {
-            node = st.monitor.child(node, f, st.stack[i].call_site);
+            node = window_node(st, stack, i, cap);
+        } else if let Some(f) = stack[i].func {
+            node = child_node(st, node, f, stack[i].call_site);
         }
-        st.stack[i].node = node.0;
+        stack[i].node = node.0;
     }
     (node, n - 1)
 }
 
+/// `Monitor::child`, memoized per function: a function entered again from the
+/// node it was last entered from (the common case: a loop calling it) gets its
+/// node without hashing. Folded self-recursion and the depth cap return the
+/// parent, with side effects on the monitor (the recursion count), so those
+/// results are not memoized.
+fn child_node(st: &mut ProfState, parent: NodeId, f: FuncId, call_site: u64) -> NodeId {
+    let call_site = if st.monitor.options().call_sites { call_site } else { 0 };
+    let i = f.0 as usize;
+    if let Some(m) = st.child_memo.get(i)
+        && m.child != UNRESOLVED
+        && m.parent == parent.0
+        && m.call_site == call_site
+    {
+        return NodeId(m.child);
+    }
+    let child = st.monitor.child(parent, f, call_site);
+    if child != parent {
+        if st.child_memo.len() <= i {
+            st.child_memo.resize(i + 1, NO_CHILD);
+        }
+        st.child_memo[i] = ChildMemo { parent: parent.0, call_site, child: child.0 };
+    }
+    child
+}
+
+/// The site of an allocation of `key` on `node`: from the node's memo, or from the
+/// site index (creating the site) when the node last allocated something else.
+fn site_on(st: &mut ProfState, node: NodeId, key: (usize, usize, u8), type_name: &str) -> u32 {
+    let n = node.0 as usize;
+    if let Some(m) = st.node_sites.get(n)
+        && m.site != 0
+        && m.key == key
+    {
+        return m.site;
+    }
+    let cat = key.2;
+    let type_id = st.monitor.type_name(type_name);
+    let site = match st.site_index.get(&(node.0, cat, type_id.0)) {
+        Some(&s) => s,
+        None => {
+            st.sites.push((node, cat, type_id));
+            st.site_counts.push(Counters::default());
+            let s = st.next_site;
+            st.next_site = st.next_site.saturating_add(1);
+            st.site_index.insert((node.0, cat, type_id.0), s);
+            s
+        }
+    };
+    if st.node_sites.len() <= n {
+        st.node_sites.resize(n + 1, NO_SITE);
+    }
+    st.node_sites[n] = SiteMemo { key, site };
+    site
+}
+
 /// The node of entry `i` past the depth cap: its innermost `cap - 1` entries under an
 /// `<outer frames>` node, so deep recursion drops outer frames, never inner ones.
-fn window_node(st: &mut ProfState, i: usize, cap: usize) -> NodeId {
+fn window_node(st: &mut ProfState, stack: &[Entry], i: usize, cap: usize) -> NodeId {
     let outer = st.monitor.function(FunctionInfo::named("<outer frames>"));
     let mut node = st.monitor.child(NodeId::ROOT, outer, 0);
     for j in i + 2 - cap..=i {
-        if let Some(f) = st.stack[j].func {
-            node = st.monitor.child(node, f, st.stack[j].call_site);
+        if let Some(f) = stack[j].func {
+            node = st.monitor.child(node, f, stack[j].call_site);
         }
     }
     node
@@ -351,33 +456,28 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
             st.take_sample();
         }
         let cap = (st.monitor.options().max_depth as usize).max(2);
-        let (node, top) = resolve(st, cap);
+        // A handle of our own, so the stack can be borrowed beside the state.
+        let stack = st.stack.clone();
+        let mut stack = stack.0.borrow_mut();
+        let (node, top) = resolve(st, &mut stack, cap);
         if top != usize::MAX && top >= cap {
             st.deep_allocs += 1;
         }
         let key = (e.type_name.as_ptr() as usize, e.type_name.len(), cat);
-        let site = if top != usize::MAX && st.stack[top].cache_key == key && st.stack[top].cache_site != 0 {
-            st.stack[top].cache_site
+        let site = if top != usize::MAX && stack[top].cache_key == key && stack[top].cache_site != 0 {
+            stack[top].cache_site
         } else {
-            let type_id = st.monitor.type_name(e.type_name);
-            let site = match st.site_index.get(&(node.0, cat, type_id.0)) {
-                Some(&s) => s,
-                None => {
-                    st.sites.push((node, cat, type_id));
-                    let s = st.next_site;
-                    st.next_site = st.next_site.saturating_add(1);
-                    st.site_index.insert((node.0, cat, type_id.0), s);
-                    s
-                }
-            };
+            let site = site_on(st, node, key, e.type_name);
             if top != usize::MAX {
-                st.stack[top].cache_key = key;
-                st.stack[top].cache_site = site;
+                stack[top].cache_key = key;
+                stack[top].cache_site = site;
             }
             site
         };
-        let (node, cat, type_id) = st.sites[(site - st.site_base - COUNTING_SITES) as usize];
-        st.monitor.record_alloc(node, cat, e.bytes, Bin::Type(type_id));
+        if let Some(c) = st.site_counts.get_mut((site - st.site_base - COUNTING_SITES) as usize) {
+            c.allocs += 1;
+            c.bytes += e.bytes;
+        }
         site
     })
 }
@@ -396,11 +496,15 @@ fn on_free(site: u32, bytes: u64) {
             st.counts.freed_bytes[ci] += bytes;
             return;
         }
-        let Some(&(node, cat, type_id)) = st.sites.get((site - st.site_base - COUNTING_SITES) as usize) else { return };
+        let i = (site - st.site_base - COUNTING_SITES) as usize;
+        let Some(&(_, cat, _)) = st.sites.get(i) else { return };
         let ci = cat as usize & 3;
         st.counts.freed_objects[ci] += 1;
         st.counts.freed_bytes[ci] += bytes;
-        st.monitor.record_free(node, cat, bytes, Bin::Type(type_id));
+        if let Some(c) = st.site_counts.get_mut(i) {
+            c.frees += 1;
+            c.freed_bytes += bytes;
+        }
     });
 }
 
@@ -433,9 +537,31 @@ pub fn sample() {
     });
 }
 
+impl ProfState {
+    /// Move the per-site counts gathered since the last flush into the monitor.
+    fn flush(&mut self) {
+        for (i, c) in self.site_counts.iter_mut().enumerate() {
+            if !c.is_zero() {
+                let (node, cat, type_id) = self.sites[i];
+                self.monitor.record_counts(node, cat, Bin::Type(type_id), c);
+                *c = Counters::default();
+            }
+        }
+    }
+}
+
+/// The monitor's totals (per category and overall) of what was recorded so far.
+pub fn totals() -> mprof_engine::monitor::Totals {
+    with_state(|st| {
+        st.flush();
+        st.monitor.totals()
+    })
+}
+
 /// The profile recorded so far.
 pub fn profile() -> Profile {
     with_state(|st| {
+        st.flush();
         if st.deep_allocs > 0 {
             let note = format!(
                 "{} allocations in contexts deeper than {} frames: their outer frames are dropped (paths start at <outer frames>; raise --context-depth to keep more)",

@@ -239,6 +239,9 @@ pub struct Vm<'gc> {
     /// Keep the memory profiler's context stack in step with the frames.
     #[collect(require_static)]
     memory_profiling: bool,
+    /// The memory profiler's calling-context stack while `memory_profiling`.
+    #[collect(require_static)]
+    context: Option<crate::profile::ContextStack>,
     /// The time recorder, fed directly by calls and returns (no thread-local access).
     #[collect(require_static)]
     time: Option<Box<TimeRecorder>>,
@@ -331,6 +334,7 @@ impl<'gc> Vm<'gc> {
             compile_line: 0,
             profiling: false,
             memory_profiling: false,
+            context: None,
             time: None,
             primitives_to_caller: false,
             show_internals: false,
@@ -464,10 +468,10 @@ impl<'gc> Vm<'gc> {
             Some(from) if self.frames.len() > from => None,
             _ => func,
         };
-        if self.memory_profiling {
+        if let Some(c) = &self.context {
             match func {
-                Some(f) => crate::profile::push_function(f, self.caller_site()),
-                None => crate::profile::push_transparent(),
+                Some(f) => c.push_function(f, self.caller_site()),
+                None => c.push_transparent(),
             }
         }
         if self.time.is_some() {
@@ -486,8 +490,8 @@ impl<'gc> Vm<'gc> {
         if self.internal_from.is_some_and(|from| n <= from) {
             self.internal_from = None;
         }
-        if self.memory_profiling {
-            crate::profile::truncate(n);
+        if let Some(c) = &self.context {
+            c.truncate(n);
         }
         if self.time.is_some() {
             let instructions = self.instructions();
@@ -519,17 +523,20 @@ impl<'gc> Vm<'gc> {
     pub fn set_profiling(&mut self, on: bool, world: &World<'gc>) {
         self.memory_profiling = on;
         self.refresh_profiling();
-        crate::profile::truncate(0);
+        let context = crate::profile::context_stack();
+        context.truncate(0);
         if !on {
+            self.context = None;
             return;
         }
         for (i, f) in self.running_functions(world).into_iter().enumerate() {
             let site = self.frames.get(i.wrapping_sub(1)).map(|f| f.pc as u64).unwrap_or(0);
             match f {
-                Some(f) => crate::profile::push_function(f, site),
-                None => crate::profile::push_transparent(),
+                Some(f) => context.push_function(f, site),
+                None => context.push_transparent(),
             }
         }
+        self.context = Some(context);
     }
 
     /// Install (or, with `None`, remove) the time recorder; returns the one it replaces.

@@ -322,6 +322,17 @@ impl Monitor {
         }
     }
 
+    /// Adds counts gathered elsewhere (a recorder that batches per allocation site
+    /// between reports) to `node` and its bin, as that many `record_alloc` and
+    /// `record_free` calls would. O(1).
+    pub fn record_counts(&mut self, node: NodeId, category: u8, bin: Bin, counts: &Counters) {
+        let i = self.slot(node, category);
+        self.counters[i].add(counts);
+        if let Some(b) = self.bin_slot(bin) {
+            b.add(counts);
+        }
+    }
+
     /// Counts one free of an object of `size` bytes that was allocated on `node`. O(1).
     pub fn record_free(&mut self, node: NodeId, category: u8, size: u64, bin: Bin) {
         let i = self.slot(node, category);

@@ -1,0 +1,2 @@
+;; The baseline: an implementation's peak with nothing allocated.
+(print 0)
