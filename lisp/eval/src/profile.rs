@@ -114,11 +114,15 @@ impl ContextStack {
 #[derive(Clone, Copy)]
 struct ChildMemo {
     parent: u32,
+    func: u32,
     call_site: u64,
     child: u32,
 }
 
-const NO_CHILD: ChildMemo = ChildMemo { parent: 0, call_site: 0, child: UNRESOLVED };
+/// Slots of the child cache (a power of two).
+const CHILD_CACHE_SLOTS: usize = 4096;
+
+const NO_CHILD: ChildMemo = ChildMemo { parent: 0, func: 0, call_site: 0, child: UNRESOLVED };
 
 /// A memoized allocation site of a node: (type name pointer, length, category) -> site;
 /// `site == 0` is an empty slot.
@@ -166,8 +170,9 @@ pub struct ProfState {
     /// Allocations whose context was deeper than the cap (outer frames dropped).
     deep_allocs: u64,
     site_index: HashMap<(u32, u8, u16), u32>,
-    /// Per function id: the last (parent, call site) it was resolved under and the
-    /// node that gave, so entering a frame finds its node without hashing.
+    /// A direct-mapped cache of `Monitor::child` results ([`CHILD_CACHE_SLOTS`]
+    /// slots, indexed by a multiplicative mix of the key), so entering a frame
+    /// finds its node without going through the monitor's hash map.
     child_memo: Vec<ChildMemo>,
     /// Per node id: the last allocation site made on it, so a frame's first
     /// allocation of a type already seen on its node costs no hashing either.
@@ -369,27 +374,27 @@ fn resolve(st: &mut ProfState, stack: &mut [Entry], cap: usize) -> (NodeId, usiz
     (node, n - 1)
 }
 
-/// `Monitor::child`, memoized per function: a function entered again from the
-/// node it was last entered from (the common case: a loop calling it) gets its
-/// node without hashing. Folded self-recursion and the depth cap return the
-/// parent, with side effects on the monitor (the recursion count), so those
-/// results are not memoized.
+/// `Monitor::child` through the child cache: a function entered again from a node
+/// it was entered from before (a loop calling it, recursion through another
+/// function) gets its node with a multiply and a compare. Folded self-recursion
+/// and the depth cap return the parent, with side effects on the monitor (the
+/// recursion count), so those results are not cached.
 fn child_node(st: &mut ProfState, parent: NodeId, f: FuncId, call_site: u64) -> NodeId {
     let call_site = if st.monitor.options().call_sites { call_site } else { 0 };
-    let i = f.0 as usize;
-    if let Some(m) = st.child_memo.get(i)
-        && m.child != UNRESOLVED
-        && m.parent == parent.0
-        && m.call_site == call_site
-    {
+    let mix = (parent.0 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (f.0 as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+        ^ call_site.wrapping_mul(0x1656_67B1_9E37_79F9);
+    let i = (mix >> 52) as usize & (CHILD_CACHE_SLOTS - 1);
+    if st.child_memo.is_empty() {
+        st.child_memo = vec![NO_CHILD; CHILD_CACHE_SLOTS];
+    }
+    let m = st.child_memo[i];
+    if m.child != UNRESOLVED && m.parent == parent.0 && m.func == f.0 && m.call_site == call_site {
         return NodeId(m.child);
     }
     let child = st.monitor.child(parent, f, call_site);
     if child != parent {
-        if st.child_memo.len() <= i {
-            st.child_memo.resize(i + 1, NO_CHILD);
-        }
-        st.child_memo[i] = ChildMemo { parent: parent.0, call_site, child: child.0 };
+        st.child_memo[i] = ChildMemo { parent: parent.0, func: f.0, call_site, child: child.0 };
     }
     child
 }
