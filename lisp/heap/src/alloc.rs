@@ -13,18 +13,12 @@ use num_traits::{One, Signed, ToPrimitive, Zero};
 
 use crate::code::Proto;
 use crate::footprint::{Footprint, Resizing, SymbolsResizing};
-use crate::object::{Category, Obj, alloc_object};
+use crate::object::{Category, Obj, alloc_cons, alloc_object};
 use crate::spec::{Bits, ElementType, SpecArray, Store};
 use crate::value::*;
 
 pub fn cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> Value<'gc> {
-    Value::Cons(alloc_object(
-        mc,
-        Category::Cons,
-        "cons",
-        0,
-        Cons { car: Lock::new(car), cdr: Lock::new(cdr) },
-    ))
+    Value::Cons(alloc_cons(mc, car, cdr))
 }
 
 pub fn float<'gc>(mc: &Mutation<'gc>, x: f64) -> Value<'gc> {
@@ -249,16 +243,14 @@ pub fn random_state<'gc>(mc: &Mutation<'gc>, seed: u64) -> Value<'gc> {
 
 // ---- mutators (write barriers) ----
 
-pub fn set_car<'gc>(mc: &Mutation<'gc>, c: Ptr<'gc, Cons<'gc>>, v: Value<'gc>) {
+pub fn set_car<'gc>(mc: &Mutation<'gc>, c: Gc<'gc, Cons<'gc>>, v: Value<'gc>) {
     let w = Gc::write(mc, c);
-    let inner = field!(w, Obj, val);
-    unlock!(inner, Cons, car).set(v);
+    unlock!(w, Cons, car).set(v);
 }
 
-pub fn set_cdr<'gc>(mc: &Mutation<'gc>, c: Ptr<'gc, Cons<'gc>>, v: Value<'gc>) {
+pub fn set_cdr<'gc>(mc: &Mutation<'gc>, c: Gc<'gc, Cons<'gc>>, v: Value<'gc>) {
     let w = Gc::write(mc, c);
-    let inner = field!(w, Obj, val);
-    unlock!(inner, Cons, cdr).set(v);
+    unlock!(w, Cons, cdr).set(v);
 }
 
 /// Mutable access to a RefLock'd object (vectors, strings, hash tables, arrays,

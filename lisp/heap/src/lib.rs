@@ -1,7 +1,7 @@
 //! The mprof-lisp object model on gc-arena 0.7.
 //!
 //! Everything a Lisp program can touch is a [`Value`]; every heap object is
-//! made by [`alloc_object`], which knows the object's category (cons, float,
+//! made by [`alloc_object`] (conses by [`object::alloc_cons`]), which knows the object's category (cons, float,
 //! structure/vector, other) and real size, and tells the profiler through the
 //! [`AllocHooks`] installed on this thread. The printer lives here too.
 //!
@@ -10,6 +10,7 @@
 
 pub mod alloc;
 pub mod code;
+pub mod cons_sites;
 pub mod datum;
 pub mod footprint;
 pub mod hash_table;

@@ -1,9 +1,10 @@
-//! The one allocation funnel: [`alloc_object`], the per-object [`SiteTag`] and
+//! The allocation funnel: [`alloc_object`] (and [`alloc_cons`]), the per-object [`SiteTag`] and
 //! the allocation hooks through which a profiler hears of allocations and frees.
 //!
 //! Invariants:
-//! - Every heap object is an [`Obj<T>`] made by [`alloc_object`]; nothing else in
-//!   the workspace calls `Gc::new` (clippy.toml forbids it and a test greps for it).
+//! - Every heap object is an [`Obj<T>`] made by [`alloc_object`], or a [`Cons`]
+//!   made by [`alloc_cons`]; nothing else in the workspace calls `Gc::new`
+//!   (clippy.toml forbids it and a test greps for it).
 //! - An object's tag records the profiler site it was allocated under (0 when
 //!   profiling was off) and its real size in bytes: the gc-arena header, the
 //!   `Obj<T>` itself and any out-of-line buffer it owns. When that buffer
@@ -16,10 +17,18 @@
 //!   site.
 //! - The tag holds no `Gc` pointer, so its `Drop` (run by the sweeper, outside
 //!   `mutate`) touches nothing that may dangle.
+//! - Conses are the one exception to the tag ([`alloc_cons`]): their size is
+//!   fixed ([`CONS_BYTES`]), and the site of a cons allocated while profiling
+//!   is kept in a side table keyed by the cons's address, which its
+//!   [`ConsMark`]'s drop consults. With profiling off a cons pays nothing for
+//!   the profiler: two values and gc-arena's header.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
-use gc_arena::{Collect, Gc, Mutation};
+use gc_arena::{Collect, Gc, Lock, Mutation};
+
+use crate::cons_sites::ConsSites;
+use crate::value::{Cons, Value};
 
 /// The size in bytes of gc-arena's per-object header on this target
 /// (`GcHeader`: next pointer + tagged vtable pointer).
@@ -67,7 +76,11 @@ thread_local! {
     static HOOKS: Cell<Option<AllocHooks>> = const { Cell::new(None) };
     /// Bytes of the heap objects of this thread not yet swept (see [`live_bytes`]).
     static LIVE_BYTES: Cell<u64> = const { Cell::new(0) };
+    /// The sites of the profiled conses not yet swept, by address.
+    static CONS_SITES: RefCell<ConsSites> = RefCell::new(ConsSites::default());
 }
+
+
 
 /// Bytes of the heap objects allocated on this thread and not yet swept, each
 /// counted at the size recorded when it was allocated (gc-arena counts objects,
@@ -86,6 +99,7 @@ pub fn live_bytes() -> u64 {
 pub struct ThreadHeapState {
     hooks: Option<AllocHooks>,
     live_bytes: u64,
+    cons_sites: ConsSites,
 }
 
 /// Exchange this thread's heap state with `state` (lend it, or take it back).
@@ -97,6 +111,11 @@ pub fn swap_thread_state(state: &mut ThreadHeapState) {
     if let Ok(live) = LIVE_BYTES.try_with(|b| b.replace(state.live_bytes)) {
         state.live_bytes = live;
     }
+    let _ = CONS_SITES.try_with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            std::mem::swap(&mut *s, &mut state.cons_sites)
+        }
+    });
 }
 
 /// Install (or with `None`, remove) the allocation hooks of this thread.
@@ -207,6 +226,54 @@ pub fn alloc_object<'gc, T: Collect<'gc> + 'gc>(
     let bytes32 = u32::try_from(bytes).unwrap_or(u32::MAX);
     LIVE_BYTES.with(|b| b.set(b.get() + bytes32 as u64));
     Gc::new(mc, Obj { tag: SiteTag { site: Cell::new(site), bytes: Cell::new(bytes32) }, val })
+}
+
+/// What a cons costs: gc-arena's header and two values.
+pub const CONS_BYTES: usize = GC_HEADER_BYTES + std::mem::size_of::<Cons<'static>>();
+
+/// Allocate a cons (the funnel for conses, as [`alloc_object`] is for the rest):
+/// counted in the live bytes, and, while profiling, its site kept in the side
+/// table under its address.
+#[allow(clippy::disallowed_methods)]
+#[inline]
+pub fn alloc_cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> Gc<'gc, Cons<'gc>> {
+    LIVE_BYTES.with(|b| b.set(b.get() + CONS_BYTES as u64));
+    let c = Gc::new(mc, Cons { mark: ConsMark, car: Lock::new(car), cdr: Lock::new(cdr) });
+    #[cfg(not(feature = "no-profiling-hook"))]
+    if let Some(hooks) = HOOKS.with(|h| h.get()) {
+        let site = (hooks.on_alloc)(&AllocEvent { category: Category::Cons, type_name: "cons", bytes: CONS_BYTES as u64 });
+        if site != 0 {
+            CONS_SITES.with(|s| s.borrow_mut().insert(Gc::as_ptr(c) as usize, site));
+        }
+    }
+    c
+}
+
+/// The zero-sized first field of a [`Cons`]: its drop, run when the sweeper
+/// frees the cons, does what a [`SiteTag`]'s does, finding the site (if the cons
+/// was profiled) in the side table by the cons's address, which is its own.
+pub struct ConsMark;
+
+impl Drop for ConsMark {
+    fn drop(&mut self) {
+        let bytes = CONS_BYTES as u64;
+        let _ = LIVE_BYTES.try_with(|b| b.set(b.get().saturating_sub(bytes)));
+        let address = self as *const ConsMark as usize;
+        let _ = CONS_SITES.try_with(|s| {
+            let Ok(mut s) = s.try_borrow_mut() else { return };
+            if s.is_empty() {
+                return;
+            }
+            if let Some(site) = s.remove(address) {
+                drop(s);
+                let _ = HOOKS.try_with(|h| {
+                    if let Some(hooks) = h.get() {
+                        (hooks.on_free)(site, bytes)
+                    }
+                });
+            }
+        });
+    }
 }
 
 /// An object's out-of-line buffer changed size: its total is now `new_bytes`.

@@ -881,7 +881,7 @@ fn nth<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 
 fn nconc<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let mut result = Value::Nil;
-    let mut last: Option<mprof_heap::value::Ptr<'gc, mprof_heap::value::Cons<'gc>>> = None;
+    let mut last: Option<gc_arena::Gc<'gc, mprof_heap::value::Cons<'gc>>> = None;
     for (i, &l) in a.iter().enumerate() {
         match l {
             Value::Nil => {}

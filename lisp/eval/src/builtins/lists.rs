@@ -12,7 +12,8 @@
 //! stops at the first non-cons); recursion into cars (`copy-tree`) is bounded.
 
 use crate::cycle::CycleCheck;
-use mprof_heap::value::{Cons, Ptr};
+use gc_arena::Gc;
+use mprof_heap::value::Cons;
 use mprof_heap::{Value, alloc};
 
 use super::{BuiltinDef, MANY, cl, sys};
@@ -513,7 +514,7 @@ fn plist_error<'gc>(ctx: &Ctx<'_, 'gc>, plist: Value<'gc>) -> Raise<'gc> {
 }
 
 /// The cons holding the indicator, or None.
-fn plist_find<'gc>(ctx: &Ctx<'_, 'gc>, plist: Value<'gc>, ind: Value<'gc>) -> Result<Option<Ptr<'gc, Cons<'gc>>>, Raise<'gc>> {
+fn plist_find<'gc>(ctx: &Ctx<'_, 'gc>, plist: Value<'gc>, ind: Value<'gc>) -> Result<Option<Gc<'gc, Cons<'gc>>>, Raise<'gc>> {
     let mut cur = plist;
     loop {
         match cur {
@@ -557,7 +558,7 @@ fn putf<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// (sys:%remf plist indicator) -> (values new-plist found-p); destructive.
 fn remf<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let plist = a[0];
-    let mut prev: Option<Ptr<'gc, Cons<'gc>>> = None;
+    let mut prev: Option<Gc<'gc, Cons<'gc>>> = None;
     let mut cur = plist;
     loop {
         match cur {

@@ -584,7 +584,7 @@ fn rebuild<'gc>(ctx: &Ctx<'_, 'gc>, seq: Value<'gc>, items: &[Value<'gc>], drop:
     match seq {
         Value::Nil | Value::Cons(_) if destructive => {
             let mut head = seq;
-            let mut prev: Option<mprof_heap::value::Ptr<'gc, mprof_heap::value::Cons<'gc>>> = None;
+            let mut prev: Option<gc_arena::Gc<'gc, mprof_heap::value::Cons<'gc>>> = None;
             let mut cur = seq;
             let mut i = 0;
             while let Value::Cons(c) = cur {
