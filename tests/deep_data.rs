@@ -55,7 +55,7 @@ fn code_nested_far_past_the_rust_stack_compiles_or_ends_in_a_condition() {
     let expected = "lambdas 4000\n\
                     eval 30000\n\
                     too deep STORAGE-CONDITION\n\
-                    nested macros 2000\n\
+                    nested macros 40000\n\
                     format FORMAT-ERROR\n";
     assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, expected, ""));
 }
