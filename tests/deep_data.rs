@@ -61,6 +61,18 @@ fn code_nested_far_past_the_rust_stack_compiles_or_ends_in_a_condition() {
 }
 
 #[test]
+fn every_list_builtin_ends_on_a_circular_list() {
+    // Each call prints its form and its answer, or the class of the condition it
+    // ended in; the expected lines were checked one by one (answers where a
+    // circular list has one, a type-error where the walk must reach the end).
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let prog = include_str!("programs/circular_lists.lisp");
+    let r = run_with_files(dir.path(), &[("circ.lisp", prog)], &["--max-heap", "64M", "circ.lisp"], "");
+    let expected = include_str!("programs/circular_lists.expected");
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, expected, ""));
+}
+
+#[test]
 fn circular_data_ends_in_a_storage_condition_not_a_hang() {
     // A car chain that loops has no bottom: copy-tree and equal stop at their
     // depth bounds with a storage-condition a handler can catch.

@@ -1215,10 +1215,16 @@ impl<'gc> Vm<'gc> {
                     let f = self.stack[fpos];
                     let mut n = 0;
                     let mut cur = list;
+                    // A circular spread list is a type-error, not a stack growing until memory runs out.
+                    let mut check = crate::cycle::CycleCheck::new(cur);
                     while let Value::Cons(c) = cur {
                         self.stack.push(c.car.get());
                         cur = c.cdr.get();
                         n += 1;
+                        if check.looped(cur) {
+                            self.stack.truncate(fpos + 1);
+                            break;
+                        }
                     }
                     if !cur.is_nil() {
                         return Err(Raise::TypeError { datum: list, expected: env.world.intern_cl(mc, "LIST") });
@@ -1481,10 +1487,16 @@ impl<'gc> Vm<'gc> {
                 let list = self.stack.pop().unwrap_or(Value::Nil);
                 let mut n = nargs - 1;
                 let mut cur = list;
+                let spread_at = self.stack.len();
+                let mut check = crate::cycle::CycleCheck::new(cur);
                 while let Value::Cons(c) = cur {
                     self.stack.push(c.car.get());
                     cur = c.cdr.get();
                     n += 1;
+                    if check.looped(cur) {
+                        self.stack.truncate(spread_at);
+                        break;
+                    }
                 }
                 if !cur.is_nil() {
                     return Err(Raise::TypeError { datum: list, expected: env.world.intern_cl(env.mc, "LIST") });
