@@ -18,6 +18,7 @@
 
 use std::collections::HashMap;
 
+mod env;
 mod scope;
 pub use scope::Needs;
 
@@ -103,7 +104,7 @@ pub struct Front<'a, 'gc> {
     pub expansions: &'a Expansions<'gc>,
     pub synthesized: &'a mut Synthesized<'gc>,
     pub unit: Unit<'gc>,
-    env: Vec<EnvEntry<'gc>>,
+    env: env::Env<'gc>,
     current_fn: FnId,
     up_depth: u32,
     depth: usize,
@@ -146,7 +147,7 @@ impl<'a, 'gc> Front<'a, 'gc> {
             expansions,
             synthesized,
             unit: Unit::default(),
-            env: Vec::new(),
+            env: env::Env::default(),
             current_fn: 0,
             up_depth: 0,
             depth: 0,
@@ -216,25 +217,11 @@ impl<'a, 'gc> Front<'a, 'gc> {
     }
 
     fn lookup_var(&self, name: Value<'gc>) -> VarKind<'gc> {
-        for e in self.env.iter().rev() {
-            if let EnvEntry::Var { name: n, kind } = e
-                && n.eq(name)
-            {
-                return *kind;
-            }
-        }
-        VarKind::Special
+        self.env.lookup_var(name)
     }
 
     fn lookup_fun(&self, name: Value<'gc>) -> Option<FunKind<'gc>> {
-        for e in self.env.iter().rev() {
-            if let EnvEntry::Fun { name: n, kind } = e
-                && crate::equal::equal(*n, name)
-            {
-                return Some(*kind);
-            }
-        }
-        None
+        self.env.lookup_fun(name)
     }
 
     fn globally_special(&self, name: Value<'gc>) -> bool {
