@@ -76,16 +76,20 @@ conses (from the end through a reversed copy of the range)."
                         (let ((,var (car ,rev))) ,@body)
                         (setq ,rev (cdr ,rev))
                         (go next))))
-                 ;; Without an end the walk stops at the last cons: at milestones
-                 ;; doubling from 1,024 elements, SYS::%CHECK-CYCLE makes sure the
-                 ;; list is not circular (linear in all, a compare per element).
-                 (let ((,tail (nthcdr ,st ,s)) (,index ,st) (,check 1024))
+                 ;; Without an end, SYS::%CHECK-CYCLE says how many conses the walk
+                 ;; may take (the list's length, or a milestone doubling from 1,024)
+                 ;; after making sure they close no cycle: linear in all, and the
+                 ;; loop compares its index alone.
+                 (let* ((,tail (nthcdr ,st ,s)) (,index ,st)
+                        (,check (or ,en (sys::%check-cycle ,s ,st))))
                    (tagbody
                     next
-                      (when (if ,en (< ,index ,en) (consp ,tail))
+                      (when (< ,index ,check)
                         (let ((,var (car ,tail))) ,@body)
                         (setq ,tail (cdr ,tail) ,index (1+ ,index))
-                        (when (eql ,index ,check) (setq ,check (sys::%check-cycle ,s ,index)))
+                        (go next))
+                      (when (and (null ,en) (consp ,tail))
+                        (setq ,check (sys::%check-cycle ,s ,index))
                         (go next)))
                    (when (and ,tail (atom ,tail))
                      (error 'type-error :datum ,s :expected-type 'list)))))
@@ -132,13 +136,23 @@ them (the last ones when FROM-END)."
 
 (defmacro sys::%do-tails ((var list) &body body)
   "Run BODY with VAR bound to each tail of LIST in turn, in a block NIL that
-returns NIL at the end. A circular LIST is a type-error: SYS::%CHECK-CYCLE
-looks for a cycle at milestones doubling from 1,024 tails."
+returns NIL at the end; a dotted LIST is a type-error, and so is a circular
+one: SYS::%CHECK-CYCLE says how many tails may be taken without looking (the
+length, or a milestone doubling from 1,024) once it has looked for a cycle."
   (let ((l (gensym "LIST")) (n (gensym "N")) (check (gensym "CHECK")))
-    `(do* ((,l ,list) (,var ,l (cdr ,var)) (,n 0 (1+ ,n)) (,check 1024))
-          ((endp ,var) nil)
-       (when (eql ,n ,check) (setq ,check (sys::%check-cycle ,l ,n)))
-       ,@body)))
+    `(let* ((,l ,list) (,var ,l) (,n 0) (,check (sys::%check-cycle ,l 0)))
+       (block nil
+         (tagbody
+          next
+            (when (< ,n ,check)
+              (progn ,@body)
+              (setq ,var (cdr ,var) ,n (1+ ,n))
+              (go next))
+            (when (consp ,var)
+              (setq ,check (sys::%check-cycle ,l ,n))
+              (go next))
+            (when ,var (error 'type-error :datum ,l :expected-type 'list)))
+         nil))))
 
 (defun member (item list &key key test test-not)
   (let ((code (sys::%test-code test test-not key)))
@@ -209,7 +223,7 @@ looks for a cycle at milestones doubling from 1,024 tails."
         (cond ((and (consp a) (consp b))
                ;; Two circular lists never run out of pairs: past twice as many
                ;; pairs as the heap could hold conses, give up as EQUAL does.
-               (when (eql (setq steps (1+ steps)) check)
+               (when (= (setq steps (1+ steps)) check)
                  (setq check (sys::%check-pair-budget steps)))
                ;; The cars are compared first, as SBCL does.
                (push (cons (cdr a) (cdr b)) pending)
@@ -565,11 +579,14 @@ true (WANT-TRUE) or the first false one."
   (if (and (listp sequence) (null start) (null end) (null count) (not destructive))
       ;; The common (remove-if p list): one pass, no index list; the result
       ;; shares the original tail after the last removed element.
-      (let* ((head (cons nil nil)) (tail head) (pending sequence) (l sequence) (n 0) (check 1024))
+      ;; The walk goes to the end: LIST-LENGTH (in Rust) first turns a circular list
+      ;; into a type-error, at a small fraction of the walk's own cost.
+      (let* ((head (cons nil nil)) (tail head) (pending sequence) (l sequence))
+        (unless (list-length sequence)
+          (error 'type-error :datum sequence :expected-type 'list))
         (tagbody
          next
            (when (consp l)
-             (when (eql (setq n (1+ n)) check) (setq check (sys::%check-cycle sequence n)))
              (when (funcall pred (car l))
                ;; Copy the kept elements between the last removal and this one.
                (tagbody
