@@ -1,9 +1,10 @@
 //! Data and code nested far deeper than any recursive Rust walk survives
 //! (issue 12): every tree walk of the library on data 1,000,000 deep built by
 //! loops, code nested 30,000 deep, a macro producing 4,000 nested lambdas,
-//! and the limits past which a walk ends in a Lisp storage-condition.
+//! the reader on data 1,000,000 deep and source nested 100,000 deep, and the
+//! limits past which a walk ends in a Lisp storage-condition.
 //!
-//! The programs (programs/deep_data.lisp, deep_code.lisp) print one line per walk; each
+//! The programs (programs/deep_data.lisp, deep_code.lisp, deep_read.lisp) print one line per walk; each
 //! expected answer follows from how the data was built (a depth, an equality
 //! with data built the same way), so a walk that overflowed, stopped early or
 //! answered NIL past some depth fails the comparison.
@@ -32,6 +33,21 @@ fn walks_over_data_a_million_deep_give_the_right_answers() {
 }
 
 #[test]
+fn the_reader_reads_back_data_a_million_deep_and_source_nested_100000_deep() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let prog = include_str!("programs/deep_read.lisp");
+    let r = run_with_files(dir.path(), &[("read.lisp", prog)], &["read.lisp"], "");
+    let expected = "file 1000000 T\n\
+                    read-from-string 2000003 1000000 T\n\
+                    string stream T\n\
+                    quotes T\n\
+                    progn 1\n\
+                    lets STORAGE-CONDITION\n\
+                    too deep STORAGE-CONDITION\n";
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, expected, ""));
+}
+
+#[test]
 fn code_nested_far_past_the_rust_stack_compiles_or_ends_in_a_condition() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let prog = include_str!("programs/deep_code.lisp");
@@ -39,8 +55,20 @@ fn code_nested_far_past_the_rust_stack_compiles_or_ends_in_a_condition() {
     let expected = "lambdas 4000\n\
                     eval 30000\n\
                     too deep STORAGE-CONDITION\n\
-                    nested macros 2000\n\
+                    nested macros 40000\n\
                     format FORMAT-ERROR\n";
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, expected, ""));
+}
+
+#[test]
+fn every_list_builtin_ends_on_a_circular_list() {
+    // Each call prints its form and its answer, or the class of the condition it
+    // ended in; the expected lines were checked one by one (answers where a
+    // circular list has one, a type-error where the walk must reach the end).
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let prog = include_str!("programs/circular_lists.lisp");
+    let r = run_with_files(dir.path(), &[("circ.lisp", prog)], &["--max-heap", "64M", "circ.lisp"], "");
+    let expected = include_str!("programs/circular_lists.expected");
     assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, expected, ""));
 }
 

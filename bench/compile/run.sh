@@ -9,6 +9,8 @@
 # ratio of that per-form time at N to that at 500, which stays near 1 when
 # compilation is linear (it was ~4x per doubling when every expansion
 # restarted the whole top-level form).
+# Then the same for D macro calls nested in one another (D nested `when`s),
+# D = 500, 2,000 and 8,000.
 # Usage: bench/compile/run.sh [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -67,15 +69,21 @@ for n in 500 2000 8000 32000; do
   printf "%6s %10s %10s %14s %14s %10s\n" "$n" "$mm" "$ms" "$pm" "$ps" "$rel"
 done
 
-# What stays quadratic: macro calls nested inside macro calls' expansions. Each
-# compile pass expands every call it reaches, so D levels of nesting take D
-# passes over the form (here D nested `when`s; the reader bounds D at 2,000).
+# Macro calls nested inside macro calls' expansions: D nested `when`s. Each
+# expansion is searched for the calls inside it in its call's scope (it used
+# to take one pass over the whole form per level: quadratic in D).
 echo
-printf "%6s %10s %14s\n" depth mprof-lisp "us/level"
-for d in 250 500 1000 1900; do
+printf "%6s %10s %10s %14s %14s\n" depth mprof-lisp sbcl "us/level mprof" "us/level sbcl"
+for d in 500 2000 8000; do
   python3 -c "import sys; d=int(sys.argv[1]); open(sys.argv[2],'w').write('(defun nested (x) ' + '(when (> x 0) '*d + 'x' + ')'*d + ')\n(print (nested 7))\n')" "$d" "$out/n$d.lisp"
-  m=()
-  for _ in $(seq "$reps"); do m+=("$(cpu "$bin" "$out/n$d.lisp")"); done
+  m=(); s=()
+  for i in $(seq "$reps"); do
+    m+=("$(cpu "$bin" "$out/n$d.lisp")")
+    if [ -n "$have_sbcl" ] && [ "$i" -le "$sbcl_reps" ]; then s+=("$(cpu sbcl --control-stack-size 200MB --script "$out/n$d.lisp")"); fi
+  done
   mm=$(printf "%s\n" "${m[@]}" | median)
-  printf "%6s %10s %14s\n" "$d" "$mm" "$(awk -v t="$mm" -v b="$bm" -v n="$d" 'BEGIN{printf "%.1f", (t-b)/n*1e6}')"
+  ms=$( [ ${#s[@]} -gt 0 ] && printf "%s\n" "${s[@]}" | median || echo "-")
+  pm=$(awk -v t="$mm" -v b="$bm" -v n="$d" 'BEGIN{x=(t-b)/n*1e6; if (x<0) x=0; printf "%.1f", x}')
+  ps=$(awk -v t="$ms" -v b="$bs" -v n="$d" 'BEGIN{if (t=="failed" || t=="-") {print "-"; exit} x=(t-b)/n*1e6; if (x<0) x=0; printf "%.1f", x}')
+  printf "%6s %10s %10s %14s %14s\n" "$d" "$mm" "$ms" "$pm" "$ps"
 done

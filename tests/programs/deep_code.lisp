@@ -10,7 +10,7 @@
 (format t "too deep ~a~%"
         (handler-case (eval (lets 1000000)) (storage-condition () 'storage-condition)))
 (defmacro m (n) (if (= n 0) 0 `(1+ (m ,(- n 1)))))
-(format t "nested macros ~a~%" (m 2000))
+(format t "nested macros ~a~%" (m 40000))
 (format t "format ~a~%"
         (handler-case (format nil (with-output-to-string (s)
                                     (dotimes (i 100000) (write-string "~(" s))

@@ -6,7 +6,8 @@
 //! explicit stack (cars are compared before cdrs, so a long list keeps it
 //! short), so data of any depth is compared correctly up to
 //! [`MAX_PENDING`] pairs waiting at once, past which the checked forms
-//! answer None (the builtins signal a storage-condition). The one recursion
+//! answer None (the builtins signal a storage-condition), as they do after
+//! comparing more cons pairs than the heap holds (two circular lists). The one recursion
 //! left is equalp looking up a hash table's key in another table, which nests
 //! only as deep as hash tables used as keys of hash tables, bounded by
 //! [`MAX_KEY_NESTING`].
@@ -110,13 +111,34 @@ fn text_or_bits(v: Value<'_>) -> bool {
     }
 }
 
+/// Cons pairs compared between two checks of a comparison's budget.
+const BUDGET_CHECK_EVERY: usize = 1 << 20;
+/// No cons takes fewer bytes of the heap (two 16-byte values and the header).
+const MIN_CONS_BYTES: u64 = 32;
+
+/// Whether a comparison that has compared `steps` cons pairs has gone past what
+/// any comparison of finite data needs: twice as many pairs as the heap could
+/// hold conses (a cdr-circular list never ends, and its pending pairs stay
+/// few, so `MAX_PENDING` alone would not stop it). Checked every
+/// `BUDGET_CHECK_EVERY` pairs, so the cost on ordinary data is a counter.
+fn over_budget(steps: usize) -> bool {
+    steps.is_multiple_of(BUDGET_CHECK_EVERY) && pair_budget_exceeded(steps)
+}
+
+/// Whether `steps` cons pairs are more than a comparison of finite data needs (the
+/// rule of `over_budget`, for TREE-EQUAL's Lisp loop as well).
+pub fn pair_budget_exceeded(steps: usize) -> bool {
+    steps as u64 > 2 * (mprof_heap::live_bytes() / MIN_CONS_BYTES) + BUDGET_CHECK_EVERY as u64
+}
+
 /// Pending pairs of one comparison.
 type Pending<'gc> = Vec<(Value<'gc>, Value<'gc>)>;
 
 /// The walk `equal` and `equalp` share: eql values are the same, conses are compared
 /// car first while their cdrs wait on the stack, and any other pair is decided by
 /// `other`, which may push pairs of parts still to compare. None when more than
-/// [`MAX_PENDING`] pairs wait (or `other` gives up).
+/// [`MAX_PENDING`] pairs wait, when more cons pairs were compared than the heap
+/// holds (circular lists: see `over_budget`), or when `other` gives up.
 fn compare_pairs<'gc>(
     a: Value<'gc>,
     b: Value<'gc>,
@@ -124,6 +146,7 @@ fn compare_pairs<'gc>(
 ) -> Option<bool> {
     let mut pending: Pending<'gc> = Vec::new();
     let (mut a, mut b) = (a, b);
+    let mut steps = 0usize;
     loop {
         // `other` may have pushed many pairs at once (a vector's elements).
         if pending.len() >= MAX_PENDING {
@@ -135,7 +158,8 @@ fn compare_pairs<'gc>(
             }
             match (a, b) {
                 (Value::Cons(x), Value::Cons(y)) => {
-                    if pending.len() >= MAX_PENDING {
+                    steps += 1;
+                    if pending.len() >= MAX_PENDING || over_budget(steps) {
                         return None;
                     }
                     pending.push((x.cdr.get(), y.cdr.get()));

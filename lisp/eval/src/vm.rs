@@ -15,7 +15,6 @@
 //! - A builtin never runs Lisp code; errors it raises become condition
 //!   objects passed to the Lisp function ERROR.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use gc_arena::{Collect, Gc, Mutation};
@@ -51,10 +50,10 @@ pub enum Native<'gc> {
     /// The bottom of a run: a value returned into it ends the run.
     Toplevel,
     /// Macro expanders are running, one after another, for the calls one
-    /// compilation pass of `form` found unexpanded: `pending` holds (expander,
-    /// call) pairs flattened, and `next` the pair whose expander is running.
+    /// compilation pass of `form` (or a discovery round, see compiler::discover)
+    /// found unexpanded: `next` is the pair of `needs` whose expander is running.
     Expansion {
-        pending: Vec<Value<'gc>>,
+        needs: compiler::Needs<'gc>,
         #[collect(require_static)]
         next: usize,
         form: Value<'gc>,
@@ -200,8 +199,8 @@ pub struct Vm<'gc> {
     #[collect(require_static)]
     pub values_single: bool,
     pub pending: Vec<Pending<'gc>>,
-    /// Macro expansions of the compilations in progress: (form, expansion).
-    pub expansions: Vec<(Value<'gc>, Value<'gc>)>,
+    /// Macro expansions of the compilations in progress.
+    pub expansions: compiler::expansions::ExpansionTable<'gc>,
     /// Forms the compiler synthesized, kept for the run (see compiler::Synthesized).
     pub synthesized: Vec<(Value<'gc>, u32, Value<'gc>)>,
     #[collect(require_static)]
@@ -319,7 +318,7 @@ impl<'gc> Vm<'gc> {
             values: Vec::new(),
             values_single: true,
             pending: Vec::new(),
-            expansions: Vec::new(),
+            expansions: Default::default(),
             synthesized: Vec::new(),
             next_tag: 1,
             result: Value::Nil,
@@ -1223,10 +1222,16 @@ impl<'gc> Vm<'gc> {
                     let f = self.stack[fpos];
                     let mut n = 0;
                     let mut cur = list;
+                    // A circular spread list is a type-error, not a stack growing until memory runs out.
+                    let mut check = crate::cycle::CycleCheck::new(cur);
                     while let Value::Cons(c) = cur {
                         self.stack.push(c.car.get());
                         cur = c.cdr.get();
                         n += 1;
+                        if check.looped(cur) {
+                            self.stack.truncate(fpos + 1);
+                            break;
+                        }
                     }
                     if !cur.is_nil() {
                         return Err(Raise::TypeError { datum: list, expected: env.world.intern_cl(mc, "LIST") });
@@ -1489,10 +1494,16 @@ impl<'gc> Vm<'gc> {
                 let list = self.stack.pop().unwrap_or(Value::Nil);
                 let mut n = nargs - 1;
                 let mut cur = list;
+                let spread_at = self.stack.len();
+                let mut check = crate::cycle::CycleCheck::new(cur);
                 while let Value::Cons(c) = cur {
                     self.stack.push(c.car.get());
                     cur = c.cdr.get();
                     n += 1;
+                    if check.looped(cur) {
+                        self.stack.truncate(spread_at);
+                        break;
+                    }
                 }
                 if !cur.is_nil() {
                     return Err(Raise::TypeError { datum: list, expected: env.world.intern_cl(env.mc, "LIST") });
@@ -1783,13 +1794,12 @@ impl<'gc> Vm<'gc> {
                     self.finished = Some(Step::Done);
                     return Ok(());
                 }
-                Native::Expansion { pending, next, form, mark } => {
-                    let (key, form, mark) = (pending[2 * next + 1], *form, *mark);
+                Native::Expansion { needs, next, form, mark } => {
+                    let (key, form, mark) = (needs.pair(*next).map_or(Value::Nil, |(_, call)| call), *form, *mark);
                     let following = *next + 1;
                     let exp = self.stack.pop().unwrap_or(Value::Nil);
-                    self.expansions.push((key, exp));
-                    if 2 * following < pending.len() {
-                        let (expander, call) = (pending[2 * following], pending[2 * following + 1]);
+                    self.expansions.push(key, exp);
+                    if let Some((expander, call)) = needs.pair(following) {
                         let n = self.frames.len() - 1;
                         if let Cont::Native(b) = &mut self.frames[n].cont
                             && let Native::Expansion { next, .. } = &mut **b
@@ -1804,8 +1814,21 @@ impl<'gc> Vm<'gc> {
                         return Ok(());
                     }
                     let ret = top.ret as usize;
-                    self.pop_frame();
+                    let round = match self.pop_frame().map(|f| f.cont) {
+                        Some(Cont::Native(b)) => match *b {
+                            Native::Expansion { needs, .. } => needs,
+                            _ => compiler::Needs::default(),
+                        },
+                        _ => compiler::Needs::default(),
+                    };
                     self.stack.truncate(ret);
+                    // The calls inside this round's expansions are the next round; once
+                    // there are none, the whole form compiles (see compiler::discover).
+                    let next_round =
+                        compiler::discover(env.mc, env.world, self.expansions.index(), &mut self.synthesized, &round);
+                    if !next_round.is_empty() {
+                        return self.expand(env, next_round, form, mark);
+                    }
                     return self.compile_start(env, form, mark);
                 }
                 Native::MacroFunction { key, form, mark } => {
@@ -1814,7 +1837,7 @@ impl<'gc> Vm<'gc> {
                     let ret = top.ret as usize;
                     self.pop_frame();
                     self.stack.truncate(ret);
-                    self.expansions.push((key, f));
+                    self.expansions.push(key, f);
                     return self.compile_start(env, form, mark);
                 }
                 Native::LoadSource { .. } => {
@@ -1882,11 +1905,24 @@ impl<'gc> Vm<'gc> {
         }
     }
 
+    /// Run the expanders of `needs` one after another (a `Native::Expansion`
+    /// frame), for the compilation of `form` that started at expansion `mark`.
+    fn expand(&mut self, env: &mut Env<'_, 'gc>, needs: compiler::Needs<'gc>, form: Value<'gc>, mark: u32) -> VResult<'gc> {
+        let Some((expander, call)) = needs.pair(0) else {
+            return self.compile_start(env, form, mark);
+        };
+        self.push_native(Native::Expansion { needs, next: 0, form, mark });
+        self.hide_prelude_expansion(expander);
+        let b = self.stack.len();
+        self.stack.push(call);
+        self.stack.push(Value::Nil);
+        self.call_value(env, expander, b, 2, b)?;
+        Ok(())
+    }
+
     /// Compile `form` and call the result; macro expansions needed along the
     /// way are run first, each in a native frame that resumes the compilation.
     fn compile_start(&mut self, env: &mut Env<'_, 'gc>, form: Value<'gc>, mark: u32) -> VResult<'gc> {
-        let map: HashMap<usize, Value<'gc>> =
-            self.expansions.iter().filter_map(|(k, v)| k.heap_address().map(|a| (a, *v))).collect();
         let file = self.compile_file.clone();
         let mut synthesized = std::mem::take(&mut self.synthesized);
         let counting = if self.counting && !self.count_spans.spans.is_empty() {
@@ -1895,7 +1931,7 @@ impl<'gc> Vm<'gc> {
             None
         };
         let origin = compiler::Origin { file: file.as_deref(), line: self.compile_line };
-        let compiled = compiler::compile_toplevel(env.mc, env.world, &map, &mut synthesized, form, origin, counting);
+        let compiled = compiler::compile_toplevel(env.mc, env.world, self.expansions.index(), &mut synthesized, form, origin, counting);
         self.synthesized = synthesized;
         if self.counts.len() < self.count_registry.points.len() {
             self.counts.resize(self.count_registry.points.len(), 0);
@@ -1909,16 +1945,7 @@ impl<'gc> Vm<'gc> {
                 self.call_value(env, clo, b + 1, 0, b)?;
                 Ok(())
             }
-            Err(CompileError::NeedExpansions(pending)) => {
-                let (expander, call) = (pending[0], pending[1]);
-                self.push_native(Native::Expansion { pending, next: 0, form, mark });
-                self.hide_prelude_expansion(expander);
-                let b = self.stack.len();
-                self.stack.push(call);
-                self.stack.push(Value::Nil);
-                self.call_value(env, expander, b, 2, b)?;
-                Ok(())
-            }
+            Err(CompileError::NeedExpansions(needs)) => self.expand(env, needs, form, mark),
             Err(CompileError::NeedMacroFunction { key, lambda }) => {
                 self.push_native(Native::MacroFunction { key, form, mark });
                 let fform = alloc::list(env.mc, &[Value::Symbol(env.world.syms.function), lambda]);

@@ -144,7 +144,6 @@ pub fn pretty_source<B: Breaks + ?Sized>(
         let node = builder.build(&datum, 0, false);
         let definition = definition_of(&datum);
         let span = datum.span;
-        mprof_reader::dismantle(datum);
         let mut printer = Printer::new(options);
         printer.start_line(0, Some(node.start));
         printer.render(&node, 0, Role::Code);

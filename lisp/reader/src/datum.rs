@@ -15,6 +15,8 @@ use std::fmt::{self, Write};
 
 use num_bigint::BigInt;
 
+pub(crate) use crate::items::Items;
+
 /// Byte offsets into the source plus the 1-based line and column of `start`.
 /// Columns count characters (Unicode scalar values), not bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -25,13 +27,17 @@ pub struct Span {
     pub column: u32,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+/// One datum with its span. Dropping, comparing (`==`, which also compares spans) and
+/// `Debug`-printing it never recurse on its depth (see `items.rs` and below); there is no
+/// `Clone`, whose derived form would.
 pub struct Datum {
     pub kind: DatumKind,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+/// What a datum is. Equality is structural (spans of nested datums included) and
+/// iterative, like that of [`Datum`].
+#[derive(Debug)]
 pub enum DatumKind {
     /// An integer that fits in i64.
     Integer(i64),
@@ -47,16 +53,16 @@ pub enum DatumKind {
     /// A list: items and an optional dotted tail. `()` is `List(vec![], None)`.
     /// The tail is never itself a proper list written after a dot: `(a . (b))` reads as
     /// `(a b)`, as in CL, so a tail is always an atom or a vector.
-    List(Vec<Datum>, Option<Box<Datum>>),
+    List(Items, Option<Box<Datum>>),
     /// `#( ... )`
-    Vector(Vec<Datum>),
+    Vector(Items),
     /// `#*0101`: the bits, first element first.
     BitVector(Vec<bool>),
     /// `#C(re im)`: two real numbers (integers, ratios or floats), never lists.
     Complex(Box<Datum>, Box<Datum>),
     /// `#nA(...)`: an array's dimensions and its elements in row-major order
     /// (`#0A x` has no dimensions and one element).
-    Array(Vec<usize>, Vec<Datum>),
+    Array(Vec<usize>, Items),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -174,6 +180,85 @@ impl fmt::Display for Datum {
             }
         }
         Ok(())
+    }
+}
+
+impl fmt::Debug for Datum {
+    /// The printed text and where it starts: `Datum(text @ line:column)`. The text comes
+    /// from the iterative `Display`, so a deep datum cannot overflow the stack here.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Datum({self} @ {}:{})", self.span.line, self.span.column)
+    }
+}
+
+impl PartialEq for Datum {
+    fn eq(&self, other: &Datum) -> bool {
+        self.span == other.span && self.kind == other.kind
+    }
+}
+
+impl PartialEq for DatumKind {
+    /// Structural equality with an explicit work list of pairs still to compare.
+    fn eq(&self, other: &DatumKind) -> bool {
+        let mut pending: Vec<(&Datum, &Datum)> = Vec::new();
+        let mut pair = (self, other);
+        loop {
+            let same = match pair {
+                (DatumKind::List(a, a_tail), DatumKind::List(b, b_tail)) => {
+                    let tails_match = match (a_tail, b_tail) {
+                        (Some(x), Some(y)) => {
+                            pending.push((x, y));
+                            true
+                        }
+                        (None, None) => true,
+                        _ => false,
+                    };
+                    tails_match && push_pairs(&mut pending, a, b)
+                }
+                (DatumKind::Vector(a), DatumKind::Vector(b)) => push_pairs(&mut pending, a, b),
+                (DatumKind::Array(a_dims, a), DatumKind::Array(b_dims, b)) => {
+                    a_dims == b_dims && push_pairs(&mut pending, a, b)
+                }
+                (DatumKind::Complex(a_re, a_im), DatumKind::Complex(b_re, b_im)) => {
+                    pending.push((a_re, b_re));
+                    pending.push((a_im, b_im));
+                    true
+                }
+                (a, b) => atoms_equal(a, b),
+            };
+            if !same {
+                return false;
+            }
+            match pending.pop() {
+                Some((a, b)) if a.span == b.span => pair = (&a.kind, &b.kind),
+                Some(_) => return false,
+                None => return true,
+            }
+        }
+    }
+}
+
+/// Queues the elements of two containers pairwise; false when their lengths differ.
+fn push_pairs<'a>(pending: &mut Vec<(&'a Datum, &'a Datum)>, a: &'a Items, b: &'a Items) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    pending.extend(a.iter().zip(b.iter()));
+    true
+}
+
+/// Equality of two datum kinds that are not both containers of the same sort.
+fn atoms_equal(a: &DatumKind, b: &DatumKind) -> bool {
+    match (a, b) {
+        (DatumKind::Integer(x), DatumKind::Integer(y)) => x == y,
+        (DatumKind::BigInteger(x), DatumKind::BigInteger(y)) => x == y,
+        (DatumKind::Ratio(xn, xd), DatumKind::Ratio(yn, yd)) => xn == yn && xd == yd,
+        (DatumKind::Float(x), DatumKind::Float(y)) => x == y,
+        (DatumKind::Char(x), DatumKind::Char(y)) => x == y,
+        (DatumKind::String(x), DatumKind::String(y)) => x == y,
+        (DatumKind::Symbol(x), DatumKind::Symbol(y)) => x == y,
+        (DatumKind::BitVector(x), DatumKind::BitVector(y)) => x == y,
+        _ => false,
     }
 }
 
@@ -384,13 +469,50 @@ mod tests {
     fn deep_nesting_prints_without_recursion() {
         let mut datum = d(DatumKind::Integer(1));
         for _ in 0..200_000usize {
-            datum = d(DatumKind::List(vec![datum], None));
+            datum = d(DatumKind::List(vec![datum].into(), None));
         }
         let text = datum.to_string();
-        // Dismantle iteratively: the derived drop glue recurses.
-        crate::dismantle(datum);
         assert_eq!(text.len(), 400_001);
         assert_eq!(&text[199_998..200_003], "((1))");
+    }
+
+    /// A list of `levels` nested lists around `leaf`, with a vector every tenth level.
+    fn nested(levels: usize, leaf: i64) -> Datum {
+        let mut datum = d(DatumKind::Integer(leaf));
+        for level in 0..levels {
+            let items = Items::from(vec![datum, d(DatumKind::Integer(level as i64))]);
+            datum = d(if level % 10 == 0 { DatumKind::Vector(items) } else { DatumKind::List(items, None) });
+        }
+        datum
+    }
+
+    #[test]
+    fn deep_equality_and_debug_do_not_recurse() {
+        let worker = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let (a, b, c) = (nested(1_000_000, 1), nested(1_000_000, 1), nested(1_000_000, 2));
+                let debug_len = format!("{a:?}").len();
+                (a == b, a == c, a.kind == b.kind, debug_len)
+            })
+            .expect("spawn a test thread");
+        let (same, differs, same_kinds, debug_len) = worker.join().expect("no stack overflow");
+        assert!(same && same_kinds);
+        assert!(!differs, "the innermost leaf differs");
+        assert!(debug_len > 2_000_000);
+    }
+
+    #[test]
+    fn equality_compares_shape_atoms_and_spans() {
+        let list = |items: Vec<Datum>, tail: Option<Datum>| d(DatumKind::List(items.into(), tail.map(Box::new)));
+        let int = |n| d(DatumKind::Integer(n));
+        assert_eq!(list(vec![int(1)], Some(int(2))), list(vec![int(1)], Some(int(2))));
+        assert_ne!(list(vec![int(1)], Some(int(2))), list(vec![int(1)], None));
+        assert_ne!(list(vec![int(1)], None), list(vec![int(1), int(1)], None));
+        assert_ne!(list(vec![int(1)], None), d(DatumKind::Vector(vec![int(1)].into())));
+        let moved = Datum::new(DatumKind::Integer(1), Span { start: 3, ..Span::default() });
+        assert_ne!(list(vec![int(1)], None), list(vec![moved], None));
+        assert_eq!(format!("{:?}", list(vec![int(1)], None)), "Datum((1) @ 0:0)");
     }
 }
 

@@ -13,7 +13,9 @@
 //!
 //! Invariants:
 //! - no input panics, hangs or overflows the Rust stack: the parser never recurses and
-//!   results nest at most `ReadOptions::max_depth` deep;
+//!   results nest at most `ReadOptions::max_depth` deep; dropping, comparing, printing
+//!   and `Debug`-printing a `Datum` never recurse either (`items` takes trees apart), so
+//!   the default depth can be millions of levels;
 //! - every error carries file, line, column, offset and a message saying what was
 //!   expected; input that merely ends too early is `ReadErrorKind::Incomplete`;
 //! - reading is linear in the input and allocates per datum, not per character.
@@ -30,6 +32,7 @@
 
 mod datum;
 mod error;
+mod items;
 mod lexer;
 mod parser;
 mod syntax_noise;
@@ -38,6 +41,7 @@ mod token;
 pub use datum::{
     COMMON_LISP_PACKAGE, Datum, DatumKind, PackagePrefix, SYSTEM_PACKAGE, Span, SymbolName,
 };
+pub use items::Items;
 pub use error::{Position, ReadError, ReadErrorKind};
 pub use parser::{
     DEFAULT_MAX_DEPTH, LABEL_REF_SYMBOL, LABEL_SYMBOL, READ_EVAL_SYMBOL, ReadOptions,
@@ -103,7 +107,7 @@ pub fn completeness(src: &str) -> Completeness {
 pub fn completeness_with(src: &str, options: &ReadOptions) -> Completeness {
     for result in Reader::new(src, options) {
         match result {
-            Ok(datum) => dismantle(datum),
+            Ok(_) => {}
             Err(error) if error.kind == ReadErrorKind::Incomplete => {
                 return Completeness::Incomplete;
             }
@@ -111,23 +115,4 @@ pub fn completeness_with(src: &str, options: &ReadOptions) -> Completeness {
         }
     }
     Completeness::Complete
-}
-
-/// Drops a datum without recursion. The derived drop glue recurses once per nesting level,
-/// so a caller that builds or keeps data nested deeper than [`DEFAULT_MAX_DEPTH`] should
-/// release it with this.
-pub fn dismantle(datum: Datum) {
-    let mut pending = vec![datum];
-    while let Some(mut datum) = pending.pop() {
-        match &mut datum.kind {
-            DatumKind::List(items, tail) => {
-                pending.append(items);
-                if let Some(tail) = tail.take() {
-                    pending.push(*tail);
-                }
-            }
-            DatumKind::Vector(items) | DatumKind::Array(_, items) => pending.append(items),
-            _ => {}
-        }
-    }
 }

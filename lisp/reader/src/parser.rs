@@ -3,9 +3,8 @@
 //!
 //! It never recurses. Open lists, vectors, prefixes and conditionals live on an explicit
 //! stack of `Frame`s, and a finished datum is handed down that stack by `deliver`, so no
-//! input can overflow the Rust stack. `ReadOptions::max_depth` additionally bounds how deep
-//! the *result* may nest, because the consumers of a `Datum` (its derived `Drop`, `Debug`,
-//! `Clone`) do recurse.
+//! input can overflow the Rust stack. `ReadOptions::max_depth` bounds how deep the
+//! *result* may nest; its consumers do not recurse either (see `items.rs`).
 //!
 //! A form skipped by `#+`/`#-` is still read, like CL's `*read-suppress*`: brackets,
 //! strings and comments must balance, but tokens are not interpreted (so `#-sbcl sb-ext:foo`
@@ -17,7 +16,7 @@
 use logos::{Lexer, Logos};
 
 use crate::datum::{
-    COMMON_LISP_PACKAGE, Datum, DatumKind, PackagePrefix, SYSTEM_PACKAGE, Span, SymbolName,
+    COMMON_LISP_PACKAGE, Datum, DatumKind, Items, PackagePrefix, SYSTEM_PACKAGE, Span, SymbolName,
 };
 use crate::error::{Position, Positions, ReadError, ReadErrorKind};
 use crate::lexer::{LexError, Token};
@@ -35,12 +34,11 @@ pub const LABEL_REF_SYMBOL: &str = "%LABEL-REF";
 pub const READ_EVAL_SYMBOL: &str = "%READ-EVAL";
 
 /// How deep a datum may nest by default (lists, vectors and quote-like prefixes all count).
-/// Far beyond hand-written code, and shallow enough that recursive consumers of the
-/// result stay well inside a 2 MiB thread stack: the derived `Drop` of a `Datum` takes about
-/// 200 bytes of stack per level in a debug build (measured: a 2 MiB test thread overflowed
-/// near 10,000 levels). Set `ReadOptions::max_depth` to `usize::MAX` to lift the limit;
-/// the reader itself never recurses.
-pub const DEFAULT_MAX_DEPTH: usize = 2_000;
+/// Nothing that handles a `Datum` recurses on its depth (the parser, `Drop`, `==`,
+/// `Display`, `Debug`), so this only keeps a runaway input from being read as one datum:
+/// ten times the 1,000,000 levels of data the interpreter is tested with. Memory is linear
+/// in the input either way. Set `ReadOptions::max_depth` to `usize::MAX` to lift the limit.
+pub const DEFAULT_MAX_DEPTH: usize = 10_000_000;
 
 /// Options for one read.
 #[derive(Clone, Debug, PartialEq)]
@@ -271,17 +269,9 @@ impl<'a> Reader<'a> {
         self.suppress = 0;
         self.depth = 0;
         let result = self.read_with(&mut stack);
-        // After an error the stacks hold partial data; dismantle it without recursion.
-        for frame in stack.drain(..) {
-            if let Frame::List {
-                tail: Tail::Done(t),
-                ..
-            } = frame
-            {
-                crate::dismantle(*t);
-            }
-        }
-        self.values.drain(..).for_each(crate::dismantle);
+        // After an error the stacks hold partial data (which drops without recursion).
+        stack.clear();
+        self.values.clear();
         result
     }
 
@@ -318,7 +308,7 @@ impl<'a> Reader<'a> {
                                 span,
                             );
                             let label = Datum::new(DatumKind::Integer(n as i64), span);
-                            let datum = Datum::new(DatumKind::List(vec![head, label], None), span);
+                            let datum = Datum::new(DatumKind::List(vec![head, label].into(), None), span);
                             match self.deliver(stack, datum)? {
                                 Some(datum) => return Ok(Some(datum)),
                                 None => continue,
@@ -600,7 +590,7 @@ impl<'a> Reader<'a> {
                             }
                             _ => vec![head, value],
                         };
-                        value = Datum::new(DatumKind::List(items, None), span);
+                        value = Datum::new(DatumKind::List(items.into(), None), span);
                     }
                 }
                 Some(Frame::FeatureExpr { plus, open }) => {
@@ -759,7 +749,7 @@ impl<'a> Reader<'a> {
                     }
                     Some(Frame::Vector { open, first }) => {
                         let items = self.values.split_off(first);
-                        Datum::new(DatumKind::Vector(items), Span { end, ..open })
+                        Datum::new(DatumKind::Vector(items.into()), Span { end, ..open })
                     }
                     // Unreachable: the match arm guarantees a list or vector on top.
                     _ => return Ok(None),
@@ -1091,21 +1081,21 @@ impl Iterator for Reader<'_> {
 /// Builds a list, splicing a proper-list tail as CL does: `(a . (b c))` is `(a b c)`.
 fn list_with_tail(mut items: Vec<Datum>, tail: Option<Box<Datum>>) -> DatumKind {
     match tail.map(|t| *t) {
-        None => DatumKind::List(items, None),
+        None => DatumKind::List(items.into(), None),
         Some(Datum {
             kind: DatumKind::List(more, more_tail),
             ..
         }) => {
             items.extend(more);
-            DatumKind::List(items, more_tail)
+            DatumKind::List(items.into(), more_tail)
         }
-        Some(tail) => DatumKind::List(items, Some(Box::new(tail))),
+        Some(tail) => DatumKind::List(items.into(), Some(Box::new(tail))),
     }
 }
 
 /// The datum a suppressed token reads as (CL returns NIL under `*read-suppress*`).
 fn nil() -> DatumKind {
-    DatumKind::List(Vec::new(), None)
+    DatumKind::List(Items::new(), None)
 }
 
 /// The contents of a string literal with `\x` replaced by `x`.
@@ -1141,8 +1131,8 @@ const MAX_ARRAY_RANK: u32 = 129;
 fn sequence_elements(d: Datum) -> Result<Vec<Datum>, Datum> {
     let span = d.span;
     match d.kind {
-        DatumKind::List(items, None) => Ok(items),
-        DatumKind::Vector(items) => Ok(items),
+        DatumKind::List(items, None) => Ok(items.into_vec()),
+        DatumKind::Vector(items) => Ok(items.into_vec()),
         DatumKind::String(s) => Ok(s.chars().map(|c| Datum::new(DatumKind::Char(c), span)).collect()),
         DatumKind::BitVector(bits) => {
             Ok(bits.into_iter().map(|b| Datum::new(DatumKind::Integer(b as i64), span)).collect())
@@ -1169,7 +1159,6 @@ fn array_datum(rank: usize, contents: Datum, open: Span) -> Result<Datum, String
     for _ in 0..rank {
         let d = probe.ok_or("")?;
         let Some(n) = sequence_len(d) else {
-            crate::dismantle(contents);
             return Err(format!("#{rank}A: the contents must be nested sequences {rank} deep"));
         };
         dims.push(n);
@@ -1184,7 +1173,6 @@ fn array_datum(rank: usize, contents: Datum, open: Span) -> Result<Datum, String
             break;
         }
         if probe.is_none() && dims.len() < rank {
-            crate::dismantle(contents);
             return Err(format!("#{rank}A: the contents must be nested sequences {rank} deep"));
         }
     }
@@ -1192,12 +1180,11 @@ fn array_datum(rank: usize, contents: Datum, open: Span) -> Result<Datum, String
     let mut stack = vec![(contents, 0usize)];
     let mut error = None;
     while let Some((d, level)) = stack.pop() {
-        if level == rank || error.is_some() {
-            if error.is_some() {
-                crate::dismantle(d);
-            } else {
-                items.push(d);
-            }
+        if error.is_some() {
+            continue;
+        }
+        if level == rank {
+            items.push(d);
             continue;
         }
         match sequence_elements(d) {
@@ -1210,20 +1197,15 @@ fn array_datum(rank: usize, contents: Datum, open: Span) -> Result<Datum, String
                     elements.len(),
                     dims[level]
                 ));
-                elements.into_iter().for_each(crate::dismantle);
             }
-            Err(d) => {
+            Err(_) => {
                 error = Some(format!("#{rank}A: the contents must be nested sequences {rank} deep"));
-                crate::dismantle(d);
             }
         }
     }
     match error {
-        Some(message) => {
-            items.into_iter().for_each(crate::dismantle);
-            Err(message)
-        }
-        None => Ok(Datum::new(DatumKind::Array(dims, items), span)),
+        Some(message) => Err(message),
+        None => Ok(Datum::new(DatumKind::Array(dims, items.into()), span)),
     }
 }
 
@@ -1283,8 +1265,6 @@ fn complex_datum(list: Datum, open: Span) -> Result<Datum, String> {
         other => {
             let datum = Datum::new(other, list.span);
             let mut shown = datum.to_string();
-            // Deep data is taken apart without recursion.
-            crate::dismantle(datum);
             if shown.len() > 60 {
                 let cut = (0..=60).rev().find(|&i| shown.is_char_boundary(i)).unwrap_or(0);
                 shown.truncate(cut);
@@ -1861,13 +1841,13 @@ mod tests {
             render(&"'".repeat(11), &options).split(':').next(),
             Some("Malformed 1")
         );
+        // A million levels read by default, and drop (at the end) without recursion.
+        let million = read_all_default(&deep(1_000_000)).unwrap();
+        assert_eq!(million[0].span.end, 2_000_001);
         // 100,000 open parentheses: an error value, no stack overflow.
         let e = read_all_default(&"(".repeat(100_000)).unwrap_err();
-        assert_eq!(
-            (e.kind, e.column),
-            (ReadErrorKind::Malformed, DEFAULT_MAX_DEPTH as u32 + 1)
-        );
-        // Without a limit the reader itself still copes, and `dismantle` frees the result.
+        assert_eq!(e.kind, ReadErrorKind::Incomplete);
+        // Without a limit the reader itself still copes.
         let unlimited = ReadOptions {
             max_depth: usize::MAX,
             ..ReadOptions::default()
@@ -1881,7 +1861,6 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(datum.span.end, 200_001);
-        crate::dismantle(datum);
         // Skipped forms have no depth limit: nothing of them is kept.
         assert_eq!(render(&format!("#+nope {} y", deep(50)), &options), "Y");
     }

@@ -80,6 +80,17 @@ fn equalp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
 }
 
+/// (sys:%check-pair-budget steps): the next milestone, 2 steps, for TREE-EQUAL
+/// after comparing `steps` cons pairs; a storage-condition past the budget of
+/// `equal::pair_budget_exceeded` (two circular lists compare without end).
+fn check_pair_budget<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let steps = ctx.index_arg(a[0])?;
+    if crate::equal::pair_budget_exceeded(steps) {
+        return Err(too_deep_to_compare("TREE-EQUAL"));
+    }
+    Ok(Value::Fixnum(steps.saturating_mul(2).min(i64::MAX as usize) as i64))
+}
+
 /// A control string quoted for an error message, cut after 200 characters.
 fn quoted_head(control: &str) -> String {
     match control.char_indices().nth(200) {
@@ -92,7 +103,7 @@ fn quoted_head(control: &str) -> String {
 fn too_deep_to_compare<'gc>(what: &str) -> Raise<'gc> {
     Raise::simple(
         crate::raise::ErrorKind::Storage,
-        format!("{what}: the data nest more than 4,000,000 levels deep (circular data?)"),
+        format!("{what}: the data nest more than 4,000,000 levels deep, or are circular"),
     )
 }
 
@@ -270,15 +281,19 @@ fn dcar<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
 }
 
-fn dkey<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+fn dkey<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     // Returns the tail starting at the value of the keyword, or NIL.
     let mut cur = a[0];
+    let mut check = crate::cycle::CycleCheck::new(cur);
     while let Value::Cons(c) = cur {
         let rest = c.cdr.get();
         if c.car.get().eq(a[1]) {
             return Ok(rest);
         }
         cur = alloc::cdr(rest);
+        if check.looped(cur) {
+            return Err(ctx.type_error(a[0], "LIST"));
+        }
     }
     Ok(Value::Nil)
 }
@@ -286,6 +301,7 @@ fn dkey<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 fn dcheck_keys<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let mut cur = a[0];
     let allowed: Vec<Value<'gc>> = alloc::list_iter(a[1]).collect();
+    let mut check = crate::cycle::CycleCheck::new(cur);
     while let Value::Cons(c) = cur {
         let k = c.car.get();
         if matches!(k, Value::Symbol(s) if &*s.name == "ALLOW-OTHER-KEYS") && alloc::car(c.cdr.get()).truthy() {
@@ -299,6 +315,9 @@ fn dcheck_keys<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             )));
         }
         cur = alloc::cdr(c.cdr.get());
+        if check.looped(cur) {
+            return Err(ctx.type_error(a[0], "LIST"));
+        }
     }
     Ok(Value::Nil)
 }
@@ -893,8 +912,12 @@ fn nconc<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                 // The last argument is not walked: it may be circular.
                 if i + 1 < a.len() {
                     let mut cur = c;
+                    let mut check = crate::cycle::CycleCheck::new(l);
                     while let Value::Cons(next) = cur.cdr.get() {
                         cur = next;
+                        if check.looped(Value::Cons(next)) {
+                            return Err(ctx.type_error(l, "LIST"));
+                        }
                     }
                     last = Some(cur);
                 }
@@ -963,6 +986,7 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("REVERSE", 1, 1, reverse),
     cl("NTH", 2, 2, nth),
     cl("NCONC", 0, MANY, nconc),
+    sys("%CHECK-PAIR-BUDGET", 1, 1, check_pair_budget),
     sys("%FIND-PACKAGE-OR-DIE", 1, 1, find_package_or_die),
     sys("%SYMBOL-PLIST", 1, 1, symbol_plist),
     sys("%SET-SYMBOL-PLIST", 2, 2, set_symbol_plist),

@@ -393,6 +393,29 @@ fn list_length<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
 }
 
+/// (sys:%check-cycle list n): for a Lisp loop that has walked n conses of `list`
+/// looking for its end, how many of its conses it may walk before it asks again:
+/// the list's length, or a milestone max(1024, 2n) when it is longer. A type-error
+/// when those conses close a cycle. Asking at n = 0, 1024, 2048... costs the loop at
+/// most four cons steps per element, and lets it compare an index instead of testing
+/// each tail.
+fn check_cycle<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let n = ctx.index_arg(a[1])?;
+    let milestone = n.saturating_mul(2).clamp(1024, i64::MAX as usize);
+    let mut cur = a[0];
+    let mut check = CycleCheck::new(cur);
+    let mut walked = 0;
+    while walked < milestone {
+        let Value::Cons(c) = cur else { break };
+        cur = c.cdr.get();
+        walked += 1;
+        if check.looped(cur) {
+            return Err(list_error(ctx, a[0]));
+        }
+    }
+    Ok(Value::Fixnum(walked as i64))
+}
+
 fn endp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     match a[0] {
         Value::Nil => Ok(ctx.t()),
@@ -455,6 +478,7 @@ fn acons<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 fn pairlis<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let mut out = a.get(2).copied().unwrap_or(Value::Nil);
     let (mut k, mut d) = (a[0], a[1]);
+    let mut check = CycleCheck::new(k);
     loop {
         match (k, d) {
             (Value::Cons(kc), Value::Cons(dc)) => {
@@ -462,6 +486,9 @@ fn pairlis<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                 out = alloc::cons(ctx.mc, pair, out);
                 k = kc.cdr.get();
                 d = dc.cdr.get();
+                if check.looped(k) {
+                    return Err(list_error(ctx, a[0]));
+                }
             }
             (Value::Nil, Value::Nil) => return Ok(out),
             (Value::Nil | Value::Cons(_), Value::Nil | Value::Cons(_)) => {
@@ -478,6 +505,7 @@ fn ldiff<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
     let mut items = Vec::new();
     let mut cur = a[0];
+    let mut check = CycleCheck::new(cur);
     loop {
         if crate::equal::eql(cur, a[1]) {
             return Ok(alloc::list(ctx.mc, &items));
@@ -486,6 +514,9 @@ fn ldiff<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             Value::Cons(c) => {
                 items.push(c.car.get());
                 cur = c.cdr.get();
+                if check.looped(cur) {
+                    return Err(list_error(ctx, a[0]));
+                }
             }
             tail => return Ok(alloc::list_with_tail(ctx.mc, &items, tail)),
         }
@@ -497,6 +528,7 @@ fn tailp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         return Err(list_error(ctx, a[1]));
     }
     let mut cur = a[1];
+    let mut check = CycleCheck::new(cur);
     loop {
         if crate::equal::eql(cur, a[0]) {
             return Ok(ctx.t());
@@ -504,6 +536,9 @@ fn tailp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         match cur {
             Value::Cons(c) => cur = c.cdr.get(),
             _ => return Ok(Value::Nil),
+        }
+        if check.looped(cur) {
+            return Err(list_error(ctx, a[1]));
         }
     }
 }
@@ -516,6 +551,7 @@ fn plist_error<'gc>(ctx: &Ctx<'_, 'gc>, plist: Value<'gc>) -> Raise<'gc> {
 /// The cons holding the indicator, or None.
 fn plist_find<'gc>(ctx: &Ctx<'_, 'gc>, plist: Value<'gc>, ind: Value<'gc>) -> Result<Option<Gc<'gc, Cons<'gc>>>, Raise<'gc>> {
     let mut cur = plist;
+    let mut check = CycleCheck::new(cur);
     loop {
         match cur {
             Value::Nil => return Ok(None),
@@ -525,6 +561,9 @@ fn plist_find<'gc>(ctx: &Ctx<'_, 'gc>, plist: Value<'gc>, ind: Value<'gc>) -> Re
                     return Ok(Some(c));
                 }
                 cur = v.cdr.get();
+                if check.looped(cur) {
+                    return Err(plist_error(ctx, plist));
+                }
             }
             _ => return Err(plist_error(ctx, plist)),
         }
@@ -560,6 +599,7 @@ fn remf<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let plist = a[0];
     let mut prev: Option<Gc<'gc, Cons<'gc>>> = None;
     let mut cur = plist;
+    let mut check = CycleCheck::new(cur);
     loop {
         match cur {
             Value::Nil => return Ok(ctx.set_values(&[plist, Value::Nil])),
@@ -578,6 +618,9 @@ fn remf<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                 }
                 prev = Some(v);
                 cur = v.cdr.get();
+                if check.looped(cur) {
+                    return Err(plist_error(ctx, plist));
+                }
             }
             _ => return Err(plist_error(ctx, plist)),
         }
@@ -586,17 +629,22 @@ fn remf<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 
 fn get_properties<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let plist = a[0];
+    let indicators = proper_items(ctx, a[1])?;
     let mut cur = plist;
+    let mut check = CycleCheck::new(cur);
     loop {
         match cur {
             Value::Nil => return Ok(ctx.set_values(&[Value::Nil, Value::Nil, Value::Nil])),
             Value::Cons(c) => {
                 let Value::Cons(v) = c.cdr.get() else { return Err(plist_error(ctx, plist)) };
                 let ind = c.car.get();
-                if alloc::list_iter(a[1]).any(|x| x.eq(ind)) {
+                if indicators.iter().any(|x| x.eq(ind)) {
                     return Ok(ctx.set_values(&[ind, v.car.get(), cur]));
                 }
                 cur = v.cdr.get();
+                if check.looped(cur) {
+                    return Err(plist_error(ctx, plist));
+                }
             }
             _ => return Err(plist_error(ctx, plist)),
         }
@@ -610,6 +658,7 @@ fn member<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let test = Test::from_code(ctx, a[2])?;
     let item = a[0];
     let mut cur = a[1];
+    let mut check = CycleCheck::new(cur);
     loop {
         match cur {
             Value::Cons(c) => {
@@ -617,6 +666,9 @@ fn member<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                     return Ok(cur);
                 }
                 cur = c.cdr.get();
+                if check.looped(cur) {
+                    return Err(list_error(ctx, a[1]));
+                }
             }
             Value::Nil => return Ok(Value::Nil),
             _ => return Err(list_error(ctx, a[1])),
@@ -638,6 +690,7 @@ fn assoc_side<'gc>(ctx: &Ctx<'_, 'gc>, a: A<'_, 'gc>, by_car: bool) -> LResult<'
     let test = Test::from_code(ctx, a[2])?;
     let item = a[0];
     let mut cur = a[1];
+    let mut check = CycleCheck::new(cur);
     loop {
         match cur {
             Value::Cons(c) => {
@@ -652,6 +705,9 @@ fn assoc_side<'gc>(ctx: &Ctx<'_, 'gc>, a: A<'_, 'gc>, by_car: bool) -> LResult<'
                     other => return Err(list_error(ctx, other)),
                 }
                 cur = c.cdr.get();
+                if check.looped(cur) {
+                    return Err(list_error(ctx, a[1]));
+                }
             }
             Value::Nil => return Ok(Value::Nil),
             _ => return Err(list_error(ctx, a[1])),
@@ -833,6 +889,7 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%PUTF", 3, 3, putf),
     sys("%REMF", 2, 2, remf),
     sys("%LIST-MEMBER", 3, 3, member),
+    sys("%CHECK-CYCLE", 2, 2, check_cycle),
     sys("%LIST-ASSOC", 3, 3, assoc),
     sys("%LIST-RASSOC", 3, 3, rassoc),
     sys("%SET-OP", 4, 4, set_op),

@@ -511,6 +511,7 @@ fn find<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             // The common case: stop at the first match without measuring the list.
             let mut cur = seq;
             let mut i = 0;
+            let mut check = crate::cycle::CycleCheck::new(cur);
             loop {
                 match cur {
                     Value::Cons(c) => {
@@ -520,6 +521,9 @@ fn find<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                         }
                         cur = c.cdr.get();
                         i += 1;
+                        if check.looped(cur) {
+                            return Err(ctx.type_error(seq, "LIST"));
+                        }
                     }
                     Value::Nil => return Ok(Value::Nil),
                     _ => return Err(ctx.type_error(seq, "LIST")),

@@ -471,7 +471,6 @@ fn read_from_text<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, preserve: bool
         match read_text(&text, all, preserve) {
             ReadResult::Datum(datum, used) => {
                 let v = datum_value(ctx, &datum)?;
-                mprof_reader::dismantle(datum);
                 if let StreamKind::StringInput { pos, .. } = &mut alloc::borrow_mut(ctx.mc, s).kind {
                     *pos = start + used;
                 }
@@ -511,7 +510,6 @@ fn read_from_host<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, ch: u32, prese
         match read_text(&text, all, preserve) {
             ReadResult::Datum(datum, used) => {
                 let v = datum_value(ctx, &datum)?;
-                mprof_reader::dismantle(datum);
                 let rest: String = text.chars().skip(used).collect();
                 if !rest.is_empty() {
                     push_back(ctx.host, ch, rest.as_bytes());

@@ -6,15 +6,21 @@
 //! have it notes the call, compiles NIL in its place and goes on; a pass that
 //! noted calls ends in [`CompileError::NeedExpansions`]. The VM calls their
 //! expanders, records the expansions (keyed by the identity of the form) in
-//! the [`Expansions`] table and compiles again; each macro call is expanded
-//! once per top-level form. A pass thus expands every macro call it reaches,
-//! so the passes number the depth of macro calls inside expansions, not the
-//! number of calls: compiling N sibling macro calls takes two passes, not N.
+//! the [`Expansions`] table, searches each expansion for the calls inside it
+//! (`Front::discover`, in the call's scope, see `front/scope.rs`), expands
+//! those in turn, and compiles again once no call is left; each macro call is
+//! expanded once per top-level form. So a top-level form costs about two passes
+//! plus one walk of each expansion, however many macro calls it holds and however
+//! deep they nest inside one another's expansions (`bench/compile`).
 //!
 //! Invariant: the front end allocates no heap objects except constants it
 //! builds for destructuring and backquote; it never calls the VM.
 
 use std::collections::HashMap;
+
+mod env;
+mod scope;
+pub use scope::Needs;
 
 use gc_arena::Mutation;
 use mprof_heap::alloc::{self, car, cdr, list_to_vec};
@@ -38,9 +44,10 @@ pub const MAX_FORM_DEPTH: usize = 100_000;
 
 #[derive(Debug)]
 pub enum CompileError<'gc> {
-    /// For each (expander, call) pair, flattened: call `expander` on the call
-    /// form (and NIL as the environment), record the result; then compile again.
-    NeedExpansions(Vec<Value<'gc>>),
+    /// For each (expander, call) pair: call `expander` on the call form (and NIL
+    /// as the environment), record the result; then discover the calls inside the
+    /// expansions (`Front::discover`) and compile again.
+    NeedExpansions(Needs<'gc>),
     /// Compile `lambda` (a macro expander from MACROLET) into a function, record it
     /// under the identity of the definition `key`, and compile again.
     NeedMacroFunction { key: Value<'gc>, lambda: Value<'gc> },
@@ -97,7 +104,7 @@ pub struct Front<'a, 'gc> {
     pub expansions: &'a Expansions<'gc>,
     pub synthesized: &'a mut Synthesized<'gc>,
     pub unit: Unit<'gc>,
-    env: Vec<EnvEntry<'gc>>,
+    env: env::Env<'gc>,
     current_fn: FnId,
     up_depth: u32,
     depth: usize,
@@ -113,8 +120,8 @@ pub struct Front<'a, 'gc> {
     anchor: Option<mprof_reader::Span>,
     /// Names of the functions being compiled, outermost first (for count points).
     fn_names: Vec<String>,
-    /// Macro calls this pass found unexpanded: (expander, call) pairs, flattened.
-    pub needs: Vec<Value<'gc>>,
+    /// Macro calls this pass found unexpanded, with their scopes.
+    pub needs: Needs<'gc>,
     /// The addresses of the calls in `needs`.
     needed: std::collections::HashSet<usize>,
 }
@@ -140,7 +147,7 @@ impl<'a, 'gc> Front<'a, 'gc> {
             expansions,
             synthesized,
             unit: Unit::default(),
-            env: Vec::new(),
+            env: env::Env::default(),
             current_fn: 0,
             up_depth: 0,
             depth: 0,
@@ -150,7 +157,7 @@ impl<'a, 'gc> Front<'a, 'gc> {
             macro_pending: None,
             anchor: None,
             fn_names: Vec::new(),
-            needs: Vec::new(),
+            needs: Needs::default(),
             needed: std::collections::HashSet::new(),
         }
     }
@@ -210,25 +217,11 @@ impl<'a, 'gc> Front<'a, 'gc> {
     }
 
     fn lookup_var(&self, name: Value<'gc>) -> VarKind<'gc> {
-        for e in self.env.iter().rev() {
-            if let EnvEntry::Var { name: n, kind } = e
-                && n.eq(name)
-            {
-                return *kind;
-            }
-        }
-        VarKind::Special
+        self.env.lookup_var(name)
     }
 
     fn lookup_fun(&self, name: Value<'gc>) -> Option<FunKind<'gc>> {
-        for e in self.env.iter().rev() {
-            if let EnvEntry::Fun { name: n, kind } = e
-                && crate::equal::equal(*n, name)
-            {
-                return Some(*kind);
-            }
-        }
-        None
+        self.env.lookup_fun(name)
     }
 
     fn globally_special(&self, name: Value<'gc>) -> bool {
@@ -645,8 +638,10 @@ impl<'a, 'gc> Front<'a, 'gc> {
             Some(&exp) => Ok(exp),
             None => {
                 if self.needed.insert(key) {
-                    self.needs.push(expander);
-                    self.needs.push(form);
+                    self.needs.calls.push(expander);
+                    self.needs.calls.push(form);
+                    let scope = self.scope();
+                    self.needs.scopes.push(scope);
                 }
                 Ok(Value::Nil)
             }

@@ -3,8 +3,10 @@
 //! [`mprof_heap::code::Proto`]s.
 //!
 //! The compiler never runs Lisp code. When it needs macro expansions it has
-//! not got, it returns [`CompileError::NeedExpansions`] and the VM runs the
-//! expanders and compiles again.
+//! not got, it returns [`CompileError::NeedExpansions`]; the VM runs the
+//! expanders, has [`discover`] find the calls inside their expansions (and
+//! expands those, until none is left), and compiles again. `expansions` is the
+//! VM's table of the expansions made.
 
 pub mod codegen;
 pub mod front;
@@ -15,7 +17,9 @@ use mprof_heap::Value;
 use mprof_heap::code::Proto;
 use mprof_heap::value::Ptr;
 
-pub use front::{CompileError, Expansions, Synthesized};
+pub mod expansions;
+
+pub use front::{CompileError, Expansions, Needs, Synthesized};
 
 /// Stack the compiler keeps free before each recursive step: more than one
 /// step of the front end or code generator uses (a debug build's frames are large).
@@ -66,4 +70,28 @@ pub fn compile_toplevel<'gc>(
     let mut cg = codegen::Codegen::new(mc, &world.syms, &unit, file.map(String::from));
     cg.toplevel = true;
     Ok(cg.function(&lam))
+}
+
+/// The macro calls inside the expansions of `expanded` (a round of calls whose
+/// expansions `expansions` now holds) that have no expansion yet, each in its
+/// scope: the next round for the VM to expand. Each expansion is walked in its
+/// call's scope, so the calls found are the ones a whole pass would meet.
+pub fn discover<'gc>(
+    mc: &Mutation<'gc>,
+    world: &World<'gc>,
+    expansions: &Expansions<'gc>,
+    synthesized: &mut Synthesized<'gc>,
+    expanded: &Needs<'gc>,
+) -> Needs<'gc> {
+    let mut front = front::Front::new(mc, &world.packages, &world.syms, expansions, synthesized);
+    for (i, scope) in expanded.scopes.iter().enumerate() {
+        let expansion = expanded
+            .pair(i)
+            .and_then(|(_, call)| call.heap_address())
+            .and_then(|a| expansions.get(&a).copied());
+        if let Some(expansion) = expansion {
+            front.discover(expansion, scope);
+        }
+    }
+    front.needs
 }

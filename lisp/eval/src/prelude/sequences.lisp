@@ -55,7 +55,7 @@ the test against ITEM (called as (test item key-of-element))."
 to its position, from the end when FROM-END. Lists are walked by their
 conses (from the end through a reversed copy of the range)."
   (let ((s (gensym "SEQ")) (st (gensym "START")) (en (gensym "END"))
-        (tail (gensym "TAIL")) (rev (gensym "REV")))
+        (tail (gensym "TAIL")) (rev (gensym "REV")) (check (gensym "CHECK")))
     `(let* ((,s ,seq) (,st (or ,start 0)) (,en ,end))
        (if (listp ,s)
            (progn
@@ -76,12 +76,20 @@ conses (from the end through a reversed copy of the range)."
                         (let ((,var (car ,rev))) ,@body)
                         (setq ,rev (cdr ,rev))
                         (go next))))
-                 (let ((,tail (nthcdr ,st ,s)) (,index ,st))
+                 ;; Without an end, SYS::%CHECK-CYCLE says how many conses the walk
+                 ;; may take (the list's length, or a milestone doubling from 1,024)
+                 ;; after making sure they close no cycle: linear in all, and the
+                 ;; loop compares its index alone.
+                 (let* ((,tail (nthcdr ,st ,s)) (,index ,st)
+                        (,check (or ,en (sys::%check-cycle ,s ,st))))
                    (tagbody
                     next
-                      (when (if ,en (< ,index ,en) (consp ,tail))
+                      (when (< ,index ,check)
                         (let ((,var (car ,tail))) ,@body)
                         (setq ,tail (cdr ,tail) ,index (1+ ,index))
+                        (go next))
+                      (when (and (null ,en) (consp ,tail))
+                        (setq ,check (sys::%check-cycle ,s ,index))
                         (go next)))
                    (when (and ,tail (atom ,tail))
                      (error 'type-error :datum ,s :expected-type 'list)))))
@@ -126,26 +134,47 @@ them (the last ones when FROM-END)."
 
 ;;; Lists: membership and association
 
+(defmacro sys::%do-tails ((var list) &body body)
+  "Run BODY with VAR bound to each tail of LIST in turn, in a block NIL that
+returns NIL at the end; a dotted LIST is a type-error, and so is a circular
+one: SYS::%CHECK-CYCLE says how many tails may be taken without looking (the
+length, or a milestone doubling from 1,024) once it has looked for a cycle."
+  (let ((l (gensym "LIST")) (n (gensym "N")) (check (gensym "CHECK")))
+    `(let* ((,l ,list) (,var ,l) (,n 0) (,check (sys::%check-cycle ,l 0)))
+       (block nil
+         (tagbody
+          next
+            (when (< ,n ,check)
+              (progn ,@body)
+              (setq ,var (cdr ,var) ,n (1+ ,n))
+              (go next))
+            (when (consp ,var)
+              (setq ,check (sys::%check-cycle ,l ,n))
+              (go next))
+            (when ,var (error 'type-error :datum ,l :expected-type 'list)))
+         nil))))
+
 (defun member (item list &key key test test-not)
   (let ((code (sys::%test-code test test-not key)))
     (if code
         (sys::%list-member item list code)
         (let ((pred (sys::%test-pred item test test-not key)))
-          (do ((tail list (cdr tail))) ((endp tail) nil)
+          (sys::%do-tails (tail list)
             (when (funcall pred (car tail)) (return tail)))))))
 
 (defun member-if (predicate list &key key)
-  (do ((tail list (cdr tail))) ((endp tail) nil)
+  (sys::%do-tails (tail list)
     (when (funcall predicate (if key (funcall key (car tail)) (car tail))) (return tail))))
 
 (defun member-if-not (predicate list &key key)
-  (do ((tail list (cdr tail))) ((endp tail) nil)
+  (sys::%do-tails (tail list)
     (unless (funcall predicate (if key (funcall key (car tail)) (car tail))) (return tail))))
 
 (defun sys::%assoc-general (pred alist by-car)
-  (dolist (pair alist nil)
-    (when (and pair (funcall pred (if by-car (car pair) (cdr pair))))
-      (return pair))))
+  (sys::%do-tails (tail alist)
+    (let ((pair (car tail)))
+      (when (and pair (funcall pred (if by-car (car pair) (cdr pair))))
+        (return pair)))))
 
 (defun assoc (item alist &key key test test-not)
   (let ((code (sys::%test-code test test-not key)))
@@ -186,11 +215,16 @@ them (the last ones when FROM-END)."
   (let ((test (cond (test-not (lambda (a b) (not (funcall test-not a b))))
                     (test test)
                     (t #'eql)))
-        (pending (list (cons x y))))
+        (pending (list (cons x y)))
+        (steps 0) (check 1048576))
     (loop
       (when (null pending) (return t))
       (let* ((pair (pop pending)) (a (car pair)) (b (cdr pair)))
         (cond ((and (consp a) (consp b))
+               ;; Two circular lists never run out of pairs: past twice as many
+               ;; pairs as the heap could hold conses, give up as EQUAL does.
+               (when (= (setq steps (1+ steps)) check)
+                 (setq check (sys::%check-pair-budget steps)))
                ;; The cars are compared first, as SBCL does.
                (push (cons (cdr a) (cdr b)) pending)
                (push (cons (car a) (car b)) pending))
@@ -416,7 +450,7 @@ replace (not descended into), else NIL. Unchanged conses are shared."
 (defun map (result-type function sequence &rest more-sequences)
   (let ((kind (if result-type (sys::%result-kind result-type) nil)))
     (if (and (null more-sequences) (listp sequence))
-        (cond ((null kind) (dolist (x sequence nil) (funcall function x)))
+        (cond ((null kind) (sys::%do-seq (x i sequence nil nil nil) (funcall function x)))
               ((eql kind 0) (mapcar function sequence))
               (t (let* ((n (length sequence)) (out (sys::%make-kind kind n)) (i 0))
                    (dolist (x sequence out)
@@ -545,7 +579,11 @@ true (WANT-TRUE) or the first false one."
   (if (and (listp sequence) (null start) (null end) (null count) (not destructive))
       ;; The common (remove-if p list): one pass, no index list; the result
       ;; shares the original tail after the last removed element.
+      ;; The walk goes to the end: LIST-LENGTH (in Rust) first turns a circular list
+      ;; into a type-error, at a small fraction of the walk's own cost.
       (let* ((head (cons nil nil)) (tail head) (pending sequence) (l sequence))
+        (unless (list-length sequence)
+          (error 'type-error :datum sequence :expected-type 'list))
         (tagbody
          next
            (when (consp l)
