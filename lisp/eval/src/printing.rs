@@ -80,6 +80,7 @@ pub fn settings<'gc>(world: &World<'gc>) -> Settings {
     };
     Settings {
         readably: s.print_readably.value.get().truthy(),
+        pretty: s.print_pretty.value.get().truthy(),
         circle: s.print_circle.value.get().truthy(),
         length: limit(s.print_length),
         level: limit(s.print_level),
@@ -188,6 +189,9 @@ fn apply_write_keys<'gc>(keys: &[Option<Value<'gc>>], escape: &mut bool, s: &mut
     if let Some(v) = get(2) {
         s.readably = v.truthy();
     }
+    if let Some(v) = get(3) {
+        s.pretty = v.truthy();
+    }
     if let Some(v) = get(4) {
         s.base = match v {
             Value::Fixnum(b @ 2..=36) => b as u32,
@@ -271,7 +275,13 @@ pub fn start<'gc>(ctx: &mut Ctx<'_, 'gc>, kind: PrintFn, a: &[Value<'gc>]) -> Re
         let world = ctx.world;
         let method_of = |v: Value<'gc>, e: bool| method(world, v, e);
         let pctx = context(world, escape, settings, &method_of);
-        Job::new(object, &pctx)
+        // Within a print (a method's or the pretty printer's), *print-level*
+        // counts from the level reached.
+        let depth = match world.syms.print_current_level.value.get() {
+            Value::Fixnum(n) if n > 0 => n as usize,
+            _ => 0,
+        };
+        Job::at_depth(object, &pctx, depth)
     };
     Ok(PrintTask { job, object, stream, text: String::new(), kind, escape, settings, dyn_mark: 0 })
 }
@@ -286,8 +296,29 @@ fn context<'a, 'gc>(
         settings,
         condition_report: Some(crate::conditions::static_report),
         method: Some(method_of),
+        pretty: pretty_hook(world),
         ..PrintContext::new(&world.packages, current_package(world), escape)
     }
+}
+
+/// The Lisp pretty printer (`SYS::%PPRINT-OBJECT`, `prelude/pprint.lisp`),
+/// once the prelude has defined it; `all` when the current dispatch table
+/// has entries for types other than conses and arrays (its slot OTHERS-P).
+pub fn pretty_hook<'gc>(world: &World<'gc>) -> Option<mprof_heap::printer::PrettyHook<'gc>> {
+    let function = world.syms.pprint_object.function.get();
+    if !matches!(function, Value::Function(_)) {
+        return None;
+    }
+    let all = match world.syms.print_pprint_dispatch.value.get() {
+        Value::Struct(t) => {
+            let stype = t.stype();
+            let names = stype.slot_names.borrow();
+            let slots = t.slots.borrow();
+            names.iter().position(|n| matches!(n, Value::Symbol(s) if &*s.name == "OTHERS-P")).is_some_and(|i| slots.get(i).is_some_and(|v| v.truthy()))
+        }
+        _ => false,
+    };
+    Some(mprof_heap::printer::PrettyHook { function, all })
 }
 
 fn current_package<'gc>(world: &World<'gc>) -> Ptr<'gc, mprof_heap::value::Package<'gc>> {
@@ -379,6 +410,7 @@ pub fn bindings<'gc>(ctx: &Ctx<'_, 'gc>, task: &PrintTask<'gc>) -> Vec<(Ptr<'gc,
     vec![
         (s.print_escape, ctx.bool(task.escape)),
         (s.print_readably, ctx.bool(st.readably)),
+        (s.print_pretty, ctx.bool(st.pretty)),
         (s.print_circle, ctx.bool(st.circle)),
         (s.print_length, limit(st.length)),
         (s.print_level, limit(st.level)),

@@ -164,6 +164,18 @@ impl Engine {
         self.ready.len()
     }
 
+    /// Bytes owned out of line (for the heap's size accounting), read from
+    /// capacities in O(1): the prefix and suffix strings of queued blocks
+    /// are left out (a line's worth at most).
+    pub fn heap_bytes(&self) -> usize {
+        let c = std::mem::size_of::<char>();
+        (self.buffer.capacity() + self.prefix.capacity() + self.suffix.capacity()) * c
+            + self.queue.capacity() * std::mem::size_of::<Op>()
+            + self.blocks.capacity() * std::mem::size_of::<Block>()
+            + self.pending_blocks.capacity() * std::mem::size_of::<(u64, String)>()
+            + self.ready.capacity()
+    }
+
     /// The column the next character written would be at.
     pub fn column(&self) -> usize {
         self.index_column(self.buffer.len() as i64).max(0) as usize

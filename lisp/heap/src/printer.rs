@@ -45,11 +45,15 @@ pub enum Case {
 
 /// The print control variables other than `*print-escape*` (which printing
 /// functions override one by one, so it lives in [`PrintContext`]).
-/// `lines` and `right_margin` only shape pretty printing, which is off
-/// (`*print-pretty*` NIL); they are kept so `write` accepts and passes them.
+/// `lines`, `right_margin` and `miser_width` only shape pretty printing,
+/// which the evaluator's pretty streams do; they are kept here so `write`'s
+/// keywords reach the print methods it calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
     pub readably: bool,
+    /// `*print-pretty*`: lists and arrays are printed by the Lisp pretty
+    /// printer ([`PrintContext::pretty`]).
+    pub pretty: bool,
     pub circle: bool,
     pub length: Option<usize>,
     pub level: Option<usize>,
@@ -67,6 +71,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             readably: false,
+            pretty: false,
             circle: false,
             length: None,
             level: None,
@@ -85,7 +90,7 @@ impl Settings {
     /// For text the implementation prints on its own (error messages, values
     /// handed to the host): circular data terminates.
     pub fn safe() -> Settings {
-        Settings { circle: true, ..Settings::default() }
+        Settings { circle: true, pretty: false, ..Settings::default() }
     }
 }
 
@@ -114,6 +119,16 @@ impl<'gc> LispPrinted<'gc> {
 /// for a condition it may be its report string instead.
 pub type MethodFn<'a, 'gc> = &'a dyn Fn(Value<'gc>, bool) -> Option<Value<'gc>>;
 
+/// The Lisp pretty printer, called as a print method (object, stream, depth)
+/// for the objects it lays out when `*print-pretty*` is true.
+#[derive(Clone, Copy)]
+pub struct PrettyHook<'gc> {
+    pub function: Value<'gc>,
+    /// The pprint-dispatch table in use has entries for types other than
+    /// conses and arrays, so every object goes to it.
+    pub all: bool,
+}
+
 /// What the printer needs to know of the environment.
 #[derive(Clone, Copy)]
 pub struct PrintContext<'a, 'gc> {
@@ -129,6 +144,8 @@ pub struct PrintContext<'a, 'gc> {
     pub method: Option<MethodFn<'a, 'gc>>,
     /// Texts of Lisp-printed objects, for prints that cannot stop.
     pub lisp_printed: Option<&'a LispPrinted<'gc>>,
+    /// The Lisp pretty printer, when the evaluator has one.
+    pub pretty: Option<PrettyHook<'gc>>,
     /// Stop printing when this is set (the evaluator's interrupt flag).
     pub interrupt: Option<&'a AtomicBool>,
     /// The most bytes [`print_to_limited_string`] produces (the evaluator's heap
@@ -147,6 +164,7 @@ impl<'a, 'gc> PrintContext<'a, 'gc> {
             condition_report: None,
             method: None,
             lisp_printed: None,
+            pretty: None,
             interrupt: None,
             max_output: usize::MAX,
         }
@@ -172,6 +190,26 @@ impl<'a, 'gc> PrintContext<'a, 'gc> {
 
     pub fn lisp_method(&self, v: Value<'gc>) -> Option<Value<'gc>> {
         self.method.and_then(|m| m(v, self.escaping()))
+    }
+
+    /// The pretty printer's function when it prints `v`: with
+    /// `*print-pretty*`, conses and arrays other than strings and bit
+    /// vectors (and everything, under a dispatch table with other entries).
+    /// With `*print-circle*` too, printing stays in Rust (labels are this
+    /// job's), so circular data prints correctly but is not laid out.
+    pub fn pretty_printer(&self, v: Value<'gc>) -> Option<Value<'gc>> {
+        let hook = self.pretty.filter(|_| self.settings.pretty && !self.settings.circle)?;
+        let laid_out = match v {
+            Value::Cons(_) | Value::Vector(_) | Value::Array(_) => true,
+            Value::SpecArray(a) => {
+                let a = a.borrow();
+                a.dims.len() != 1 || !matches!(a.element_type, ElementType::Character | ElementType::Bit)
+            }
+            Value::Unbound => false,
+            _ => hook.all,
+        };
+        (laid_out && (hook.all || !matches!(v, Value::Vector(_) | Value::Array(_) | Value::SpecArray(_)) || self.prints_arrays()))
+            .then_some(hook.function)
     }
 }
 
@@ -296,8 +334,15 @@ pub struct Job<'gc> {
 impl<'gc> Job<'gc> {
     /// A job printing `v`; with `*print-circle*` this scans `v` first.
     pub fn new(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Job<'gc> {
+        Job::at_depth(v, ctx, 0)
+    }
+
+    /// A job printing `v` as an element `depth` levels down (a print made by
+    /// a print method or the pretty printer, within an outer print).
+    pub fn at_depth(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>, depth: usize) -> Job<'gc> {
         let labels = if ctx.settings.circle { circle::shared_objects(v, ctx) } else { Default::default() };
-        Job { work: vec![Work::Object { value: v, depth: 0 }], labels, next_label: 1, steps: 0, buffer: String::new() }
+        let depth = depth.min(u32::MAX as usize) as u32;
+        Job { work: vec![Work::Object { value: v, depth }], labels, next_label: 1, steps: 0, buffer: String::new() }
     }
 
     /// Print until done, until Lisp code is needed (only when `can_yield`;
@@ -394,7 +439,8 @@ impl<'gc> Job<'gc> {
 
     /// Print an element at `depth`: atoms at once, the rest queued.
     fn element(&mut self, v: Value<'gc>, depth: u32, ctx: &PrintContext<'_, 'gc>) {
-        if !self.atom(v, ctx) {
+        let all = ctx.pretty.is_some_and(|h| h.all && ctx.settings.pretty);
+        if all || !self.atom(v, ctx) {
             self.work.push(Work::Object { value: v, depth });
         }
     }
@@ -407,6 +453,15 @@ impl<'gc> Job<'gc> {
         can_yield: bool,
     ) -> Result<Option<Outcome<'gc>>, Stop<'gc>> {
         let escape = ctx.escaping();
+        if let Some(printer) = ctx.pretty_printer(v) {
+            let compound = matches!(v, Value::Cons(_) | Value::Vector(_) | Value::Array(_) | Value::SpecArray(_));
+            if compound && self.cut(depth, ctx) {
+                return Ok(None);
+            }
+            if let Some(done) = self.by_lisp(v, printer, depth, ctx, can_yield) {
+                return Ok(done);
+            }
+        }
         let s = &ctx.settings;
         let out = &mut self.buffer;
         match v {
@@ -591,6 +646,32 @@ impl<'gc> Job<'gc> {
             Value::Proto(_) => return self.unreadable(v, ctx, "#<code>"),
         }
         Ok(None)
+    }
+
+    /// Have `method` print `v`: its text when a print that cannot stop has
+    /// it already, a stop for Lisp when this one can, or nothing (None: the
+    /// printer prints it itself; a pass collecting texts notes it missing).
+    fn by_lisp(
+        &mut self,
+        v: Value<'gc>,
+        method: Value<'gc>,
+        depth: u32,
+        ctx: &PrintContext<'_, 'gc>,
+        can_yield: bool,
+    ) -> Option<Option<Outcome<'gc>>> {
+        let escape = ctx.escaping();
+        if let Some(text) = ctx.lisp_printed.and_then(|p| p.text(v, escape)) {
+            self.buffer.push_str(text);
+            return Some(None);
+        }
+        if can_yield {
+            return Some(Some(Outcome::NeedsLisp { object: v, method, depth: depth as usize }));
+        }
+        if let Some(p) = ctx.lisp_printed {
+            p.note_missing(v, escape);
+            return Some(None);
+        }
+        None
     }
 
     fn unreadable(
