@@ -4,9 +4,13 @@
 //! the text; the `format` builtin writes it to the destination. The control
 //! string is first split into tokens (literal text and directives); the
 //! interpreter then walks token slices, finding the matching close directive
-//! of `~[ ~{ ~( ~<` by nesting depth when it meets an opener. Not supported
-//! (errors, since they need a pretty printer or line length): `~<...~:>`
-//! logical blocks, `~:;` overflow text in justification, `~/fn/`.
+//! of `~[ ~{ ~( ~<` by nesting depth when it meets an opener. The pretty
+//! printer's directives (`~<...~:>` logical blocks, `~_`, `~I`, `~:T`) do not
+//! lay anything out here: they are recorded as [`PrettyOp`]s at their byte
+//! offsets in the text ([`Formatted`]), and the `format` builtin replays text
+//! and operations through a pretty stream's engine. Inside a logical block,
+//! taking an argument is `pprint-pop` (`*print-length*`, dotted tails). Not
+//! supported (errors): `~:;` overflow text in justification, `~/fn/`.
 //!
 //! Invariants: every malformed control string or unsuitable argument is an
 //! `Err` naming the problem, never a panic; `~^` unwinds through [`Flow`]
@@ -15,6 +19,7 @@
 //! SBCL's floating-point `scale-exponent` for `~E`), so rounding matches.
 
 use mprof_heap::Value;
+use mprof_heap::pretty::{IndentKind, NewlineKind, TabKind};
 use mprof_heap::printer::{PrintContext, print_to_limited_string, print_to_string};
 use num_bigint::BigInt;
 use num_traits::{One, Signed, ToPrimitive, Zero};
@@ -23,24 +28,51 @@ use num_traits::{One, Signed, ToPrimitive, Zero};
 /// (the caller signals a storage-condition for it).
 pub const HEAP_EXHAUSTED: &str = "Heap exhausted: ";
 
-/// Format `control` with `args`; `Err` carries a message naming the directive.
-pub fn format_to_string<'gc>(ctx: &PrintContext<'_, 'gc>, control: &str, args: &[Value<'gc>]) -> Result<String, String> {
-    format_with_column(ctx, control, args, 0)
+/// A pretty-printing operation of FORMAT's output.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PrettyOp {
+    /// A logical block starts (the prefix is not in the text: the engine writes it).
+    Start { prefix: String, per_line: bool, suffix: String },
+    /// The innermost block ends (its suffix is written by the engine).
+    End,
+    Newline(NewlineKind),
+    Indent(IndentKind, i64),
+    Tab(TabKind, i64, i64),
 }
 
-/// As [`format_to_string`], starting at output column `column` (for `~&` and `~T`).
+/// FORMAT's output: text, and pretty-printing operations at byte offsets in it
+/// (in order).
+#[derive(Debug, Default)]
+pub struct Formatted {
+    pub text: String,
+    pub ops: Vec<(usize, PrettyOp)>,
+}
+
+/// Format `control` with `args`; `Err` carries a message naming the directive.
+/// Pretty-printing operations are dropped (the text is as if printed flat).
+pub fn format_to_string<'gc>(ctx: &PrintContext<'_, 'gc>, control: &str, args: &[Value<'gc>]) -> Result<String, String> {
+    format_with_column(ctx, control, args, 0, true).map(|f| f.text)
+}
+
+/// As [`format_to_string`], starting at output column `column` (for `~&` and
+/// `~T`), with `*print-escape*`'s value (for `~W`), keeping the operations.
 pub fn format_with_column<'gc>(
     ctx: &PrintContext<'_, 'gc>,
     control: &str,
     args: &[Value<'gc>],
     column: usize,
-) -> Result<String, String> {
+    print_escape: bool,
+) -> Result<Formatted, String> {
     let toks = tokenize_cached(control)?;
-    let mut f = Fmt { pctx: ctx, out: String::new(), base_col: column, depth: 0 };
-    let mut a = Args { items: args.to_vec(), pos: 0 };
+    let mut f = Fmt { pctx: ctx, out: String::new(), base_col: column, depth: 0, ops: Vec::new(), print_escape };
+    let mut a = Args::new(args.to_vec());
     f.run(&toks, &mut a, None)?;
-    Ok(f.out)
+    Ok(Formatted { text: f.out, ops: f.ops })
 }
+
+/// The error that ends a logical block's body when `pprint-pop` stops
+/// (`*print-length*` reached, or a dotted tail): caught by the block.
+const BLOCK_EXIT: &str = "\u{0}logical block ends";
 
 /// Directives (`~( ~[ ~{ ~< ~?`) nested deeper than this are an error: running a
 /// nested body recurses in Rust, and a control string that includes itself
@@ -208,16 +240,53 @@ fn tokenize(control: &str) -> Result<Vec<Tok>, String> {
 struct Args<'gc> {
     items: Vec<Value<'gc>>,
     pos: usize,
+    /// Inside a logical block: taking an argument is `pprint-pop`.
+    block: Option<BlockArgs<'gc>>,
+}
+
+/// A logical block's list: its dotted tail (NIL for a proper list), the
+/// `*print-length*` in force, and why `pprint-pop` stopped.
+struct BlockArgs<'gc> {
+    tail: Value<'gc>,
+    length: Option<usize>,
+    stopped: Option<BlockStop>,
+}
+
+#[derive(Clone, Copy)]
+enum BlockStop {
+    Length,
+    Tail,
 }
 
 impl<'gc> Args<'gc> {
+    fn new(items: Vec<Value<'gc>>) -> Args<'gc> {
+        Args { items, pos: 0, block: None }
+    }
+
     fn next(&mut self, d: char) -> Result<Value<'gc>, String> {
+        if let Some(b) = &mut self.block {
+            if b.length.is_some_and(|n| self.pos >= n) {
+                b.stopped = Some(BlockStop::Length);
+                return Err(BLOCK_EXIT.into());
+            }
+            if self.pos >= self.items.len() {
+                if !b.tail.is_nil() {
+                    b.stopped = Some(BlockStop::Tail);
+                    return Err(BLOCK_EXIT.into());
+                }
+                // pprint-pop of an exhausted list gives NIL.
+                return Ok(Value::Nil);
+            }
+        }
         let v = self.items.get(self.pos).copied().ok_or_else(|| format!("no more arguments for ~{d}"))?;
         self.pos += 1;
         Ok(v)
     }
+
+    /// Arguments left (a dotted tail counts: the next pop prints it).
     fn remaining(&self) -> usize {
-        self.items.len().saturating_sub(self.pos)
+        let tail = self.block.as_ref().is_some_and(|b| !b.tail.is_nil());
+        self.items.len().saturating_sub(self.pos) + usize::from(tail && self.pos >= self.items.len())
     }
 }
 
@@ -241,6 +310,9 @@ struct Fmt<'a, 'c, 'gc> {
     out: String,
     base_col: usize,
     depth: usize,
+    ops: Vec<(usize, PrettyOp)>,
+    /// `*print-escape*` (for `~W`).
+    print_escape: bool,
 }
 
 fn list_items<'gc>(v: Value<'gc>, what: &str) -> Result<Vec<Value<'gc>>, String> {
@@ -404,8 +476,12 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                 ';' => return Err("~; outside ~[...~]".into()),
                 '<' => {
                     let (close, seps) = find_close(toks, i, '>')?;
-                    if matches!(&toks[close], Tok::Dir(c) if c.colon) {
-                        return Err("~<...~:> logical blocks are not supported (no pretty printer)".into());
+                    if let Tok::Dir(c) = &toks[close]
+                        && c.colon
+                    {
+                        self.logical_block(d, c.at, toks, i, close, &seps, args)?;
+                        i = close + 1;
+                        continue;
                     }
                     let flow = self.justify(d, toks, i, close, &seps, args)?;
                     if flow == Flow::UpUp {
@@ -419,6 +495,99 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             i += 1;
         }
         Ok(Flow::Normal)
+    }
+
+    /// `~<prefix~;body~;suffix~:>`: a logical block over the next argument
+    /// (all the remaining ones with `~@<`); `~@;` makes the prefix a per-line
+    /// prefix; `~:@>` puts a fill newline after each run of blanks in the body's text.
+    #[allow(clippy::too_many_arguments)]
+    fn logical_block(
+        &mut self,
+        d: &Directive,
+        fill: bool,
+        toks: &[Tok],
+        open: usize,
+        close: usize,
+        seps: &[usize],
+        args: &mut Args<'gc>,
+    ) -> Result<(), String> {
+        let mut bounds = vec![open];
+        bounds.extend_from_slice(seps);
+        bounds.push(close);
+        let segs: Vec<&[Tok]> = bounds.windows(2).map(|w| &toks[w[0] + 1..w[1]]).collect();
+        let literal = |seg: &[Tok], what: &str| -> Result<String, String> {
+            seg.iter()
+                .map(|t| match t {
+                    Tok::Text(s) => Ok(s.as_str()),
+                    Tok::Dir(_) => Err(format!("the {what} of ~<...~:> must be literal text, without directives")),
+                })
+                .collect()
+        };
+        let (mut prefix, mut suffix) = if d.colon { ("(".to_string(), ")".to_string()) } else { (String::new(), String::new()) };
+        let body = match segs.len() {
+            1 => segs[0],
+            2 => {
+                prefix = literal(segs[0], "prefix")?;
+                segs[1]
+            }
+            3 => {
+                prefix = literal(segs[0], "prefix")?;
+                suffix = literal(segs[2], "suffix")?;
+                segs[1]
+            }
+            _ => return Err("~<...~:> takes at most three segments (prefix, body, suffix)".into()),
+        };
+        let per_line = seps.first().is_some_and(|&s| matches!(&toks[s], Tok::Dir(sep) if sep.at));
+        // The list the block prints.
+        let (items, tail) = if d.at {
+            let rest = args.items[args.pos.min(args.items.len())..].to_vec();
+            args.pos = args.items.len();
+            (rest, Value::Nil)
+        } else {
+            let v = args.next('<')?;
+            if !matches!(v, Value::Nil | Value::Cons(_)) {
+                // Not a list: printed as by WRITE, the body is not run.
+                let text = self.output(v, self.print_escape)?;
+                self.out.push_str(&text);
+                return Ok(());
+            }
+            let mut items = Vec::new();
+            let mut cur = v;
+            while let Value::Cons(c) = cur {
+                if items.len() as u64 >= MAX_PARAM {
+                    return Err("the argument of ~<...~:> is too long or circular".into());
+                }
+                items.push(c.car.get());
+                cur = c.cdr.get();
+            }
+            (items, cur)
+        };
+        let filled;
+        let body = if fill {
+            filled = fill_blanks(body);
+            &filled[..]
+        } else {
+            body
+        };
+        self.ops.push((self.out.len(), PrettyOp::Start { prefix, per_line, suffix }));
+        let mut block_args =
+            Args { items, pos: 0, block: Some(BlockArgs { tail, length: self.pctx.length(), stopped: None }) };
+        match self.run(body, &mut block_args, None) {
+            Ok(_) => {}
+            Err(e) if e == BLOCK_EXIT => match block_args.block.as_ref().and_then(|b| b.stopped) {
+                Some(BlockStop::Length) => self.out.push_str("..."),
+                Some(BlockStop::Tail) => {
+                    let tail = block_args.block.as_ref().map_or(Value::Nil, |b| b.tail);
+                    let text = self.output(tail, self.print_escape)?;
+                    self.out.push_str(". ");
+                    self.out.push_str(&text);
+                }
+                None => {}
+            },
+            Err(e) => return Err(e),
+        }
+        self.ops.push((self.out.len(), PrettyOp::End));
+        Ok(())
     }
 
     /// `~mincol,colinc,minpad,padchar<seg~;seg~>`: justify the segments in a
@@ -590,7 +759,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             args
         } else {
             let v = args.next('{')?;
-            own = Args { items: list_items(v, "~{")?, pos: 0 };
+            own = Args::new(list_items(v, "~{")?);
             &mut own
         };
         loop {
@@ -606,7 +775,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             let before = iter_args.pos;
             let flow = if d.colon {
                 let sub = iter_args.next('{')?;
-                let mut sub_args = Args { items: list_items(sub, "~:{")?, pos: 0 };
+                let mut sub_args = Args::new(list_items(sub, "~:{")?);
                 let outside_empty = iter_args.remaining() == 0;
                 self.run(body, &mut sub_args, Some(outside_empty))?
             } else {
@@ -666,7 +835,18 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             'W' => {
                 max_params(0)?;
                 let v = args.next('W')?;
-                let text = self.output(v, true)?;
+                // ~:W prints pretty, ~@W without *print-level* and *print-length*.
+                let mut settings = self.pctx.settings;
+                if d.colon {
+                    settings.pretty = true;
+                }
+                if d.at {
+                    settings.level = None;
+                    settings.length = None;
+                }
+                let pctx = PrintContext { settings, ..*self.pctx };
+                let text = Fmt { pctx: &pctx, out: String::new(), base_col: 0, depth: 0, ops: Vec::new(), print_escape: true }
+                    .output(v, self.print_escape)?;
                 self.out.push_str(&text);
             }
             'C' => {
@@ -833,7 +1013,11 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             'T' => {
                 max_params(2)?;
                 if d.colon {
-                    // Section-relative tabs only act on pretty-printing streams.
+                    // Section tabs are the pretty stream's: ~:T, ~:@T.
+                    let colnum = int(0, Some(1))?.unwrap_or(1);
+                    let colinc = int(1, Some(1))?.unwrap_or(1);
+                    let kind = if d.at { TabKind::SectionRelative } else { TabKind::Section };
+                    self.ops.push((self.out.len(), PrettyOp::Tab(kind, colnum, colinc)));
                     return Ok(());
                 }
                 let cur = self.column() as i64;
@@ -888,12 +1072,25 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                     self.run(&toks, args, None)?;
                 } else {
                     let l = args.next('?')?;
-                    let mut sub = Args { items: list_items(l, "~?")?, pos: 0 };
+                    let mut sub = Args::new(list_items(l, "~?")?);
                     self.run(&toks, &mut sub, None)?;
                 }
             }
-            '_' | 'I' => {
-                // Conditional newlines and indentation only act on pretty-printing streams.
+            '_' => {
+                max_params(0)?;
+                let kind = match (d.colon, d.at) {
+                    (false, false) => NewlineKind::Linear,
+                    (true, false) => NewlineKind::Fill,
+                    (false, true) => NewlineKind::Miser,
+                    (true, true) => NewlineKind::Mandatory,
+                };
+                self.ops.push((self.out.len(), PrettyOp::Newline(kind)));
+            }
+            'I' => {
+                max_params(1)?;
+                let n = int(0, Some(0))?.unwrap_or(0);
+                let kind = if d.colon { IndentKind::Current } else { IndentKind::Block };
+                self.ops.push((self.out.len(), PrettyOp::Indent(kind, n)));
             }
             other => return Err(format!("unknown format directive ~{other}")),
         }
@@ -931,6 +1128,32 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             digits
         })
     }
+}
+
+/// A body's tokens with a fill newline (`~:_`) after each run of blanks in its
+/// text (`~<...~:@>`).
+fn fill_blanks(body: &[Tok]) -> Vec<Tok> {
+    let fill = || Tok::Dir(Directive { ch: '_', params: Vec::new(), colon: true, at: false });
+    let mut out = Vec::new();
+    for t in body {
+        let Tok::Text(text) = t else {
+            out.push(t.clone());
+            continue;
+        };
+        let mut piece = String::new();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            piece.push(c);
+            if c == ' ' && chars.peek() != Some(&' ') {
+                out.push(Tok::Text(std::mem::take(&mut piece)));
+                out.push(fill());
+            }
+        }
+        if !piece.is_empty() {
+            out.push(Tok::Text(piece));
+        }
+    }
+    out
 }
 
 fn opt_chr(ps: &[Option<PVal>], k: usize) -> Result<Option<char>, String> {

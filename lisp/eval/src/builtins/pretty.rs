@@ -15,6 +15,7 @@ use mprof_heap::{Value, alloc};
 
 use super::{BuiltinDef, cl, sys};
 use crate::ctx::Ctx;
+use crate::format::{Formatted, PrettyOp};
 use crate::raise::{LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
@@ -33,18 +34,23 @@ fn limit<'gc>(v: Value<'gc>) -> Option<usize> {
     }
 }
 
-/// (sys:%make-pretty-stream target): a pretty stream writing to `target`,
-/// laid out under the print variables' current values.
-fn make_pretty_stream<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let target = ctx.output_stream(a[0])?;
+/// The layout settings of a pretty stream made now, starting at `start_column`.
+fn config(ctx: &Ctx<'_, '_>, start_column: usize) -> Config {
     let s = &ctx.world.syms;
-    let cfg = Config {
+    Config {
         line_length: limit(s.print_right_margin.value.get()).unwrap_or(DEFAULT_LINE_LENGTH),
         miser_width: limit(s.print_miser_width.value.get()),
         lines: limit(s.print_lines.value.get()),
         readably: s.print_readably.value.get().truthy(),
-        start_column: ctx.stream_column(target),
-    };
+        start_column,
+    }
+}
+
+/// (sys:%make-pretty-stream target): a pretty stream writing to `target`,
+/// laid out under the print variables' current values.
+fn make_pretty_stream<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let target = ctx.output_stream(a[0])?;
+    let cfg = config(ctx, ctx.stream_column(target));
     let stream = alloc::stream(ctx.mc, "pretty stream", StreamKind::Pretty(Box::new(Engine::new(cfg))));
     if let Value::Stream(st) = stream {
         alloc::borrow_mut(ctx.mc, st).column = cfg.start_column;
@@ -63,6 +69,52 @@ fn with_engine<'gc>(ctx: &mut Ctx<'_, 'gc>, stream: Value<'gc>, f: impl FnOnce(&
         st.column = crate::ctx::pretty_column(&st);
     }
     ctx.pretty_flush(stream, false)
+}
+
+/// Feed FORMAT's text and operations to an engine; without `*print-pretty*`
+/// only the blocks' prefixes and suffixes act.
+fn replay(engine: &mut Engine, f: &Formatted, pretty: bool) {
+    let mut at = 0;
+    for (pos, op) in &f.ops {
+        let mut pos = (*pos).clamp(at, f.text.len());
+        while !f.text.is_char_boundary(pos) {
+            pos -= 1;
+        }
+        engine.write_str(&f.text[at..pos]);
+        at = pos;
+        match op {
+            PrettyOp::Start { prefix, per_line, suffix } => engine.start_block(prefix, *per_line, suffix),
+            PrettyOp::End => engine.end_block(),
+            PrettyOp::Newline(kind) if pretty => engine.newline(*kind),
+            PrettyOp::Indent(kind, n) if pretty => engine.indent(*kind, *n),
+            PrettyOp::Tab(kind, colnum, colinc) if pretty => engine.tab(*kind, *colnum, *colinc),
+            _ => {}
+        }
+    }
+    engine.write_str(&f.text[at..]);
+}
+
+/// FORMAT's output to a pretty stream: its engine lays it out (false when
+/// `stream` is not a pretty stream).
+pub fn replay_into<'gc>(ctx: &mut Ctx<'_, 'gc>, stream: Value<'gc>, f: &Formatted) -> Result<bool, Raise<'gc>> {
+    if !is_pretty(stream) {
+        return Ok(false);
+    }
+    let pretty = ctx.world.syms.print_pretty.value.get().truthy();
+    with_engine(ctx, stream, |e| replay(e, f, pretty))?;
+    Ok(true)
+}
+
+/// FORMAT's output laid out on its own, from `column`: the text to write.
+pub fn lay_out(ctx: &Ctx<'_, '_>, f: &Formatted, column: usize) -> String {
+    let pretty = ctx.world.syms.print_pretty.value.get().truthy();
+    let mut engine = Engine::new(config(ctx, column));
+    replay(&mut engine, f, pretty);
+    while engine.open_blocks() > 0 {
+        engine.end_block();
+    }
+    engine.finish();
+    engine.take_ready()
 }
 
 /// (sys:%pretty-start-block stream prefix per-line-p suffix)
