@@ -48,10 +48,41 @@ pub struct Formatted {
     pub ops: Vec<(usize, PrettyOp)>,
 }
 
+impl Formatted {
+    /// The text printed on one line: blocks give their prefixes and suffixes,
+    /// newlines, indentations and tabs nothing.
+    pub fn flat(self) -> String {
+        if self.ops.is_empty() {
+            return self.text;
+        }
+        let mut out = String::with_capacity(self.text.len());
+        let mut suffixes = Vec::new();
+        let mut at = 0;
+        for (pos, op) in &self.ops {
+            let mut pos = (*pos).clamp(at, self.text.len());
+            while !self.text.is_char_boundary(pos) {
+                pos -= 1;
+            }
+            out.push_str(&self.text[at..pos]);
+            at = pos;
+            match op {
+                PrettyOp::Start { prefix, suffix, .. } => {
+                    out.push_str(prefix);
+                    suffixes.push(suffix.clone());
+                }
+                PrettyOp::End => out.push_str(&suffixes.pop().unwrap_or_default()),
+                _ => {}
+            }
+        }
+        out.push_str(&self.text[at..]);
+        out
+    }
+}
+
 /// Format `control` with `args`; `Err` carries a message naming the directive.
-/// Pretty-printing operations are dropped (the text is as if printed flat).
+/// Pretty-printing directives lay nothing out (the text is as if it fit on a line).
 pub fn format_to_string<'gc>(ctx: &PrintContext<'_, 'gc>, control: &str, args: &[Value<'gc>]) -> Result<String, String> {
-    format_with_column(ctx, control, args, 0, true).map(|f| f.text)
+    format_with_column(ctx, control, args, 0, true).map(Formatted::flat)
 }
 
 /// As [`format_to_string`], starting at output column `column` (for `~&` and
@@ -2140,6 +2171,12 @@ mod tests {
                 ("~*", vec![]),
                 ("~100000000%", vec![]),
                 ("~{x~}", vec![mprof_heap::alloc::list(mc, &[n(1)])]),
+                ("~<a~;b~;c~;d~:>", vec![mprof_heap::alloc::list(mc, &[])]),
+                ("~<~a~;b~:>", vec![mprof_heap::alloc::list(mc, &[n(1)])]),
+                ("~:<~a~^ ~a~:>", vec![mprof_heap::alloc::list(mc, &[n(1), n(2)])]),
+                ("~@<~a ~_~a~:>", vec![n(1), n(2)]),
+                ("~<~a~:>", vec![n(7)]),
+                ("~3_", vec![]),
             ];
             let mut out = String::new();
             for (control, args) in &cases {
