@@ -46,6 +46,8 @@ pub enum PrettyOp {
 pub struct Formatted {
     pub text: String,
     pub ops: Vec<(usize, PrettyOp)>,
+    /// How many of the arguments the directives consumed.
+    pub consumed: usize,
 }
 
 impl Formatted {
@@ -98,7 +100,7 @@ pub fn format_with_column<'gc>(
     let mut f = Fmt { pctx: ctx, out: String::new(), base_col: column, depth: 0, ops: Vec::new(), print_escape };
     let mut a = Args::new(args.to_vec());
     f.run(&toks, &mut a, None)?;
-    Ok(Formatted { text: f.out, ops: f.ops })
+    Ok(Formatted { text: f.out, ops: f.ops, consumed: a.pos })
 }
 
 /// The error that ends a logical block's body when `pprint-pop` stops

@@ -923,6 +923,7 @@ fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
         syms.print_pretty,
         syms.print_miser_width,
         syms.pretty_targets,
+        syms.circle_table,
     ] {
         set_special(s, Value::Nil);
     }

@@ -132,6 +132,7 @@ well_known_symbols! {
     pretty_targets = SYS "*PRETTY-TARGETS*";
     print_current_level = SYS "*CURRENT-PRINT-LEVEL*";
     pprint_object = SYS "%PPRINT-OBJECT";
+    circle_table = SYS "*CIRCLE-TABLE*";
     star = CL "*";
     star2 = CL "**";
     star3 = CL "***";

@@ -499,6 +499,8 @@ impl Engine {
             None => self.buffer.len() as i64,
         }
         .clamp(0, self.buffer.len() as i64) as usize;
+        // Blanks at the end stay: a newline after them would drop them.
+        let count = self.buffer[..count].iter().rposition(|c| *c != ' ').map_or(0, |i| i + 1);
         if count == 0 {
             return false;
         }
@@ -632,7 +634,7 @@ fn tab_size(t: &Tab, section_start: i64, column: i64) -> i64 {
             }
         }
         colnum.max(0)
-    } else if column <= colnum + origin {
+    } else if column < colnum + origin {
         colnum + origin - column
     } else if colinc <= 0 {
         0

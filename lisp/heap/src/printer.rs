@@ -22,6 +22,7 @@
 //! job holds only values reachable from the object it prints.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use gc_arena::{Collect, Gc};
@@ -195,10 +196,8 @@ impl<'a, 'gc> PrintContext<'a, 'gc> {
     /// The pretty printer's function when it prints `v`: with
     /// `*print-pretty*`, conses and arrays other than strings and bit
     /// vectors (and everything, under a dispatch table with other entries).
-    /// With `*print-circle*` too, printing stays in Rust (labels are this
-    /// job's), so circular data prints correctly but is not laid out.
     pub fn pretty_printer(&self, v: Value<'gc>) -> Option<Value<'gc>> {
-        let hook = self.pretty.filter(|_| self.settings.pretty && !self.settings.circle)?;
+        let hook = self.pretty.filter(|_| self.settings.pretty)?;
         let laid_out = match v {
             Value::Cons(_) | Value::Vector(_) | Value::Array(_) => true,
             Value::SpecArray(a) => {
@@ -315,15 +314,52 @@ enum Work<'gc> {
 /// Steps between two looks at the interrupt flag.
 const POLL_EVERY: u32 = 4096;
 
+/// `*print-circle*`'s labels of one print, shared with the prints made
+/// within it (by print methods and the pretty printer), so labels are
+/// numbered and `#n#` references resolved across all of them.
+#[derive(Default, Debug)]
+pub struct CircleState {
+    labels: circle::Labels,
+    next_label: u32,
+}
+
+pub type SharedCircle = Rc<RefCell<CircleState>>;
+
+impl CircleState {
+    /// A table for printing `v`: its shared objects, none labeled yet.
+    pub fn scan<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> SharedCircle {
+        Rc::new(RefCell::new(CircleState { labels: circle::shared_objects(v, ctx), next_label: 1 }))
+    }
+
+    /// Whether `v` is printed more than once (it gets a label).
+    pub fn is_shared(&self, v: Value<'_>) -> bool {
+        v.heap_address().is_some_and(|a| self.labels.contains_key(&a))
+    }
+
+    /// `#n#` when `v` was printed already, `#n=` (and the label assigned)
+    /// before its first printing, None when it is not shared.
+    pub fn mark(&mut self, v: Value<'_>) -> Option<String> {
+        let addr = v.heap_address()?;
+        let n = self.labels.get_mut(&addr)?;
+        if *n != 0 {
+            return Some(format!("#{n}#"));
+        }
+        *n = self.next_label;
+        self.next_label += 1;
+        Some(format!("#{n}="))
+    }
+}
+
 /// A print in progress.
 #[derive(Collect)]
 #[collect(no_drop)]
 pub struct Job<'gc> {
     work: Vec<Work<'gc>>,
     #[collect(require_static)]
-    labels: circle::Labels,
+    circle: SharedCircle,
+    /// Whether `circle` has any label (fixed once scanned): the fast paths skip it otherwise.
     #[collect(require_static)]
-    next_label: u32,
+    has_labels: bool,
     #[collect(require_static)]
     steps: u32,
     /// Text not yet handed to the sink (written in chunks).
@@ -340,9 +376,20 @@ impl<'gc> Job<'gc> {
     /// A job printing `v` as an element `depth` levels down (a print made by
     /// a print method or the pretty printer, within an outer print).
     pub fn at_depth(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>, depth: usize) -> Job<'gc> {
-        let labels = if ctx.settings.circle { circle::shared_objects(v, ctx) } else { Default::default() };
+        let circle = if ctx.settings.circle { CircleState::scan(v, ctx) } else { SharedCircle::default() };
+        Job::within(v, depth, circle)
+    }
+
+    /// A job printing `v` within an outer print whose labels it shares.
+    pub fn within(v: Value<'gc>, depth: usize, circle: SharedCircle) -> Job<'gc> {
         let depth = depth.min(u32::MAX as usize) as u32;
-        Job { work: vec![Work::Object { value: v, depth }], labels, next_label: 1, steps: 0, buffer: String::new() }
+        let has_labels = !circle.borrow().labels.is_empty();
+        Job { work: vec![Work::Object { value: v, depth }], circle, has_labels, steps: 0, buffer: String::new() }
+    }
+
+    /// The labels this job prints with, for the prints made within it.
+    pub fn circle(&self) -> SharedCircle {
+        self.circle.clone()
     }
 
     /// Print until done, until Lisp code is needed (only when `can_yield`;
@@ -404,20 +451,13 @@ impl<'gc> Job<'gc> {
     /// `#n#` when `v` was printed already, `#n=` before its first printing.
     /// True when the object is done (a reference was printed).
     fn label(&mut self, v: Value<'gc>) -> bool {
-        let Some(addr) = v.heap_address() else { return false };
-        let Some(n) = self.labels.get_mut(&addr) else { return false };
-        if *n != 0 {
-            self.buffer.push_str(&format!("#{n}#"));
-            return true;
-        }
-        *n = self.next_label;
-        self.next_label += 1;
-        self.buffer.push_str(&format!("#{n}="));
-        false
+        let Some(mark) = self.circle.borrow_mut().mark(v) else { return false };
+        self.buffer.push_str(&mark);
+        mark.ends_with('#')
     }
 
     fn is_labeled(&self, v: Value<'gc>) -> bool {
-        v.heap_address().is_some_and(|a| self.labels.contains_key(&a))
+        self.has_labels && self.circle.borrow().is_shared(v)
     }
 
     /// Print `v` at once when it is an atom that needs no label; false otherwise.
@@ -431,7 +471,7 @@ impl<'gc> Job<'gc> {
             Value::Float(f) => out.push_str(&format_float(f.val)),
             Value::Char(c) => atoms::character(out, c, ctx.escaping()),
             Value::String(st) => atoms::string(out, &st.borrow(), ctx.escaping()),
-            Value::Symbol(sym) if self.labels.is_empty() => atoms::symbol(out, sym, ctx),
+            Value::Symbol(sym) if !self.has_labels => atoms::symbol(out, sym, ctx),
             _ => return false,
         }
         true
@@ -458,6 +498,14 @@ impl<'gc> Job<'gc> {
             if compound && self.cut(depth, ctx) {
                 return Ok(None);
             }
+            if can_yield && ctx.lisp_printed.is_none() {
+                // The label goes before the layout; the Lisp side knows the
+                // object it is called for is labeled already.
+                if self.has_labels && self.label(v) {
+                    return Ok(None);
+                }
+                return Ok(Some(Outcome::NeedsLisp { object: v, method: printer, depth: depth as usize }));
+            }
             if let Some(done) = self.by_lisp(v, printer, depth, ctx, can_yield) {
                 return Ok(done);
             }
@@ -474,13 +522,13 @@ impl<'gc> Job<'gc> {
             Value::Char(c) => atoms::character(out, c, escape),
             Value::String(st) => atoms::string(out, &st.borrow(), escape),
             Value::Symbol(sym) => {
-                if !self.labels.is_empty() && self.label(v) {
+                if self.has_labels && self.label(v) {
                     return Ok(None);
                 }
                 atoms::symbol(&mut self.buffer, sym, ctx)
             }
             Value::Cons(c) => {
-                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                if self.cut(depth, ctx) || (self.has_labels && self.label(v)) {
                     return Ok(None);
                 }
                 self.buffer.push('(');
@@ -501,7 +549,7 @@ impl<'gc> Job<'gc> {
                 self.buffer.push_str(&text);
             }
             Value::Vector(_) => {
-                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                if self.cut(depth, ctx) || (self.has_labels && self.label(v)) {
                     return Ok(None);
                 }
                 self.buffer.push_str("#(");
@@ -515,14 +563,14 @@ impl<'gc> Job<'gc> {
                 }
             }
             Value::SpecArray(a) if a.borrow().dims.len() == 1 => {
-                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                if self.cut(depth, ctx) || (self.has_labels && self.label(v)) {
                     return Ok(None);
                 }
                 self.buffer.push_str("#(");
                 self.work.push(Work::VectorRest { vector: v, index: 0, depth });
             }
             Value::Array(_) | Value::SpecArray(_) => {
-                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                if self.cut(depth, ctx) || (self.has_labels && self.label(v)) {
                     return Ok(None);
                 }
                 let rank = array_dims(v).len();
@@ -556,7 +604,7 @@ impl<'gc> Job<'gc> {
                 self.buffer.push('>');
             }
             Value::Struct(st) => {
-                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                if self.cut(depth, ctx) || (self.has_labels && self.label(v)) {
                     return Ok(None);
                 }
                 if let Some(Value::String(text)) = ctx.lisp_method(v) {

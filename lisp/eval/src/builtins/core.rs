@@ -628,6 +628,7 @@ pub fn format_run<'gc>(
     if !lisp_printed.missing.borrow().is_empty() {
         return Ok(None);
     }
+    ctx.host.format_consumed = text.consumed;
     // Pretty-printing directives: laid out by the destination's pretty
     // stream, or by one made for this call.
     let text = if text.ops.is_empty() {

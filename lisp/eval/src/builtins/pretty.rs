@@ -72,8 +72,11 @@ fn with_engine<'gc>(ctx: &mut Ctx<'_, 'gc>, stream: Value<'gc>, f: impl FnOnce(&
 }
 
 /// Feed FORMAT's text and operations to an engine; without `*print-pretty*`
-/// only the blocks' prefixes and suffixes act.
-fn replay(engine: &mut Engine, f: &Formatted, pretty: bool) {
+/// only the blocks' prefixes and suffixes act, and outside every block
+/// (`outside`: false for an engine made for this FORMAT, whose destination
+/// is not a pretty stream) newlines, indentations and tabs do nothing.
+fn replay(engine: &mut Engine, f: &Formatted, pretty: bool, outside: bool) {
+    let mut depth = 0usize;
     let mut at = 0;
     for (pos, op) in &f.ops {
         let mut pos = (*pos).clamp(at, f.text.len());
@@ -82,12 +85,19 @@ fn replay(engine: &mut Engine, f: &Formatted, pretty: bool) {
         }
         engine.write_str(&f.text[at..pos]);
         at = pos;
+        let acts = pretty && (outside || depth > 0);
         match op {
-            PrettyOp::Start { prefix, per_line, suffix } => engine.start_block(prefix, *per_line, suffix),
-            PrettyOp::End => engine.end_block(),
-            PrettyOp::Newline(kind) if pretty => engine.newline(*kind),
-            PrettyOp::Indent(kind, n) if pretty => engine.indent(*kind, *n),
-            PrettyOp::Tab(kind, colnum, colinc) if pretty => engine.tab(*kind, *colnum, *colinc),
+            PrettyOp::Start { prefix, per_line, suffix } => {
+                depth += 1;
+                engine.start_block(prefix, *per_line, suffix)
+            }
+            PrettyOp::End => {
+                depth = depth.saturating_sub(1);
+                engine.end_block()
+            }
+            PrettyOp::Newline(kind) if acts => engine.newline(*kind),
+            PrettyOp::Indent(kind, n) if acts => engine.indent(*kind, *n),
+            PrettyOp::Tab(kind, colnum, colinc) if acts => engine.tab(*kind, *colnum, *colinc),
             _ => {}
         }
     }
@@ -101,7 +111,7 @@ pub fn replay_into<'gc>(ctx: &mut Ctx<'_, 'gc>, stream: Value<'gc>, f: &Formatte
         return Ok(false);
     }
     let pretty = ctx.world.syms.print_pretty.value.get().truthy();
-    with_engine(ctx, stream, |e| replay(e, f, pretty))?;
+    with_engine(ctx, stream, |e| replay(e, f, pretty, true))?;
     Ok(true)
 }
 
@@ -109,7 +119,7 @@ pub fn replay_into<'gc>(ctx: &mut Ctx<'_, 'gc>, stream: Value<'gc>, f: &Formatte
 pub fn lay_out(ctx: &Ctx<'_, '_>, f: &Formatted, column: usize) -> String {
     let pretty = ctx.world.syms.print_pretty.value.get().truthy();
     let mut engine = Engine::new(config(ctx, column));
-    replay(&mut engine, f, pretty);
+    replay(&mut engine, f, pretty, false);
     while engine.open_blocks() > 0 {
         engine.end_block();
     }
@@ -235,7 +245,57 @@ fn pprint_tab<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(Value::Nil)
 }
 
+/// (sys:%circle-begin object): with `*print-circle*` and no print in
+/// progress, a label table for `object`'s shared parts (an id to bind
+/// `SYS::*CIRCLE-TABLE*` to, released by `%circle-end`); otherwise NIL.
+fn circle_begin<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let world = ctx.world;
+    if !world.syms.print_circle.value.get().truthy() || crate::printing::current_circle(world, ctx.host).is_some() {
+        return Ok(Value::Nil);
+    }
+    let method_of = |v: Value<'gc>, e: bool| crate::printing::method(world, v, e);
+    let pctx = mprof_heap::printer::PrintContext {
+        settings: crate::printing::settings(world),
+        method: Some(&method_of),
+        ..ctx.print_context(true)
+    };
+    let circle = mprof_heap::printer::CircleState::scan(a[0], &pctx);
+    Ok(Value::Fixnum(crate::printing::register_circle(ctx.host, &circle, true)))
+}
+
+/// (sys:%circle-end id)
+fn circle_end<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    if let Value::Fixnum(id) = a[0] {
+        crate::printing::release_circle(ctx.host, id);
+    }
+    Ok(Value::Nil)
+}
+
+/// (sys:%circle-mark object): "#n#" when `object` was printed already in
+/// this print, "#n=" (assigning the label) before its first printing, NIL
+/// when it is not shared or no labels are in use.
+fn circle_mark<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let mark = crate::printing::current_circle(ctx.world, ctx.host).and_then(|c| c.borrow_mut().mark(a[0]));
+    Ok(mark.map_or(Value::Nil, |m| alloc::string(ctx.mc, &m)))
+}
+
+/// (sys:%circle-shared-p object): whether `object` gets a label in this print.
+fn circle_shared_p<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let shared = crate::printing::current_circle(ctx.world, ctx.host).is_some_and(|c| c.borrow().is_shared(a[0]));
+    Ok(ctx.bool(shared))
+}
+
+/// (sys:%format-consumed): how many arguments the last FORMAT consumed.
+fn format_consumed<'gc>(ctx: &mut Ctx<'_, 'gc>, _a: A<'_, 'gc>) -> LResult<'gc> {
+    Ok(Value::Fixnum(ctx.host.format_consumed.min(i64::MAX as usize) as i64))
+}
+
 pub const BUILTINS: &[BuiltinDef] = &[
+    sys("%FORMAT-CONSUMED", 0, 0, format_consumed),
+    sys("%CIRCLE-BEGIN", 1, 1, circle_begin),
+    sys("%CIRCLE-END", 1, 1, circle_end),
+    sys("%CIRCLE-MARK", 1, 1, circle_mark),
+    sys("%CIRCLE-SHARED-P", 1, 1, circle_shared_p),
     sys("%MAKE-PRETTY-STREAM", 1, 1, make_pretty_stream),
     sys("%PRETTY-START-BLOCK", 4, 4, start_block),
     sys("%PRETTY-END-BLOCK", 1, 1, end_block),

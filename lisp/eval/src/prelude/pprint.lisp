@@ -21,6 +21,10 @@
 ;;;; *PRINT-LEVEL* for the elements.
 
 (defvar sys::*current-print-level* 0)
+(defvar sys::*circle-table* nil
+  "The id of the *PRINT-CIRCLE* label table of the print in progress (see builtins/pretty.rs).")
+(defvar sys::*circle-marked* nil
+  "The object the pretty printer was called for: the Rust printer has printed its label.")
 (defvar sys::*pretty-targets* nil
   "An alist (pretty stream . target) of the pretty streams in use.")
 
@@ -43,12 +47,17 @@ is one); the text is all out when this returns."
 
 (defun sys::%block-skipped-p (object stream)
   "Print what stands for a logical block whose body is not run: OBJECT when
-it is not a list, # past *PRINT-LEVEL*."
+it is not a list, # past *PRINT-LEVEL*, #n# when *PRINT-CIRCLE* printed it
+already (and print #n= before its first printing)."
   (cond ((not (listp object)) (write object :stream stream) t)
         ((and *print-level* (not *print-readably*)
               (>= sys::*current-print-level* *print-level*))
          (write-char #\# stream)
          t)
+        ((and *print-circle* object (not (eq object sys::*circle-marked*)))
+         (let ((mark (sys::%circle-mark object)))
+           (when mark (write-string mark stream))
+           (and mark (char= (char mark (1- (length mark))) #\#))))
         (t nil)))
 
 (defun sys::%pprint-pop-ok-p (stream rest count)
@@ -56,7 +65,9 @@ it is not a list, # past *PRINT-LEVEL*."
 (printed here as . TAIL), past *PRINT-LENGTH* (printed as ...), or once
 *PRINT-LINES* has cut the output."
   (cond ((sys::%pretty-abbreviated-p stream) nil)
-        ((and rest (not (listp rest)))
+        ((or (and rest (not (listp rest)))
+             (and *print-circle* rest (plusp count) (sys::%circle-shared-p rest)))
+         ;; A dotted tail, or a shared one: . #n# / . #n=(...)
          (write-string ". " stream)
          (write rest :stream stream)
          nil)
@@ -81,11 +92,15 @@ pretty stream bound to STREAM-SYMBOL (NIL: *STANDARD-OUTPUT*, T: *TERMINAL-IO*).
            (,pre ,(if per-line-p per-line-prefix (if prefix-p prefix "")))
            (,suf ,suffix))
        (sys::%check-block-strings ,pre ,suf)
+       (sys::%call-with-circle-table
+        ,obj
+        (lambda ()
        (sys::%call-with-pretty-stream
         ,var
         (lambda (,var)
           (unless (sys::%block-skipped-p ,obj ,var)
             (let ((,rest ,obj) (,count 0)
+                  (sys::*circle-marked* nil)
                   (sys::*current-print-level* (1+ sys::*current-print-level*)))
               (declare (ignorable ,rest ,count))
               (sys::%pretty-start-block ,var ,pre ,(and per-line-p t) ,suf)
@@ -97,7 +112,16 @@ pretty stream bound to STREAM-SYMBOL (NIL: *STANDARD-OUTPUT*, T: *TERMINAL-IO*).
                            (pprint-exit-if-list-exhausted ()
                              '(when (null ,rest) (return-from ,blk nil))))
                   (locally ,@body)))
-              (sys::%pretty-end-block ,var))))))))
+              (sys::%pretty-end-block ,var))))))))))
+
+(defun sys::%call-with-circle-table (object function)
+  "Call FUNCTION with *PRINT-CIRCLE*'s labels found for OBJECT, unless a print
+in progress has them already."
+  (let ((id (sys::%circle-begin object)))
+    (if id
+        (unwind-protect (let ((sys::*circle-table* id)) (funcall function))
+          (sys::%circle-end id))
+        (funcall function))))
 
 (defun sys::%check-block-strings (prefix suffix)
   (unless (stringp prefix) (error 'type-error :datum prefix :expected-type 'string))
@@ -235,7 +259,8 @@ ones, then the higher priority."
 
 (defun sys::%pprint-object (object stream depth)
   "The Rust printer's entry into the pretty printer (see the file's comment)."
-  (let ((sys::*current-print-level* depth))
+  (let ((sys::*current-print-level* depth)
+        (sys::*circle-marked* object))
     (let ((function (pprint-dispatch object)))
       (sys::%call-with-pretty-stream stream (lambda (s) (funcall function s object))))))
 
@@ -245,6 +270,16 @@ ones, then the higher priority."
     (terpri s)
     (write object :stream s :pretty t :escape t)
     (values)))
+
+(defmacro formatter (control-string)
+  "A function of (stream &rest args) that formats ARGS to STREAM under
+CONTROL-STRING and returns the arguments it did not consume."
+  (unless (stringp control-string)
+    (error 'type-error :datum control-string :expected-type 'string))
+  (let ((stream (gensym "STREAM")) (args (gensym "ARGS")))
+    `(function (lambda (,stream &rest ,args)
+       (apply #'format ,stream ,control-string ,args)
+       (nthcdr (sys::%format-consumed) ,args)))))
 
 ;;; The initial table's layouts (SBCL's).
 

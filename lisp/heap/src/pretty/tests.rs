@@ -76,6 +76,8 @@ fn tabs_as_sbcl() {
         (TabKind::Line, 1, 4, 2),
         (TabKind::Line, 3, 4, 4),
         (TabKind::Line, 5, 0, 0),
+        // At the column already: one colinc further (CLHS 22.3.6.1).
+        (TabKind::Line, 7, 3, 3),
         (TabKind::Section, 0, 4, 2),
         (TabKind::Section, 5, 4, 3),
         (TabKind::LineRelative, 3, 4, 5),
@@ -115,4 +117,22 @@ fn long_output_streams_in_pieces() {
     assert!(most < 200, "undecided text grew to {most}");
     assert_eq!(out.lines().count(), 100_000usize.div_ceil(15));
     assert!(out.lines().all(|l| l.len() <= 80));
+}
+
+#[test]
+fn blanks_before_a_break_are_dropped_even_past_the_margin() {
+    // SBCL: (format nil "~:@<~@{~A~^ ~_~}~:>" 1 2 3) with a margin of 2.
+    let mut e = engine(2);
+    e.start_block("(", false, ")");
+    for (i, item) in ["1", "2", "3"].iter().enumerate() {
+        if i > 0 {
+            e.newline(NewlineKind::Linear);
+        }
+        e.write_str(item);
+        if i < 2 {
+            e.write_str(" ");
+        }
+    }
+    e.end_block();
+    assert_eq!(done(e), "(1\n 2\n 3)");
 }
