@@ -128,6 +128,8 @@ enum Param {
 #[derive(Clone, Debug)]
 struct Directive {
     ch: char,
+    /// The function name of `~/name/`, upcased (empty for other directives).
+    name: String,
     params: Vec<Option<Param>>,
     colon: bool,
     at: bool,
@@ -258,10 +260,18 @@ fn tokenize(control: &str) -> Result<Vec<Tok>, String> {
             }
             continue;
         }
+        let mut name = String::new();
+        if d == '/' {
+            let Some(len) = chars[i..].iter().position(|&c| c == '/') else {
+                return Err("~/ without the closing / of its function name".into());
+            };
+            name = chars[i..i + len].iter().collect::<String>().to_uppercase();
+            i += len + 1;
+        }
         if !text.is_empty() {
             toks.push(Tok::Text(std::mem::take(&mut text)));
         }
-        toks.push(Tok::Dir(Directive { ch: d.to_ascii_uppercase(), params, colon, at }));
+        toks.push(Tok::Dir(Directive { ch: d.to_ascii_uppercase(), name, params, colon, at }));
     }
     if !text.is_empty() {
         toks.push(Tok::Text(text));
@@ -367,9 +377,20 @@ fn list_items<'gc>(v: Value<'gc>, what: &str) -> Result<Vec<Value<'gc>>, String>
     }
 }
 
+/// A control string argument (`~?`, `~{~}`): a string, or a function made by
+/// FORMATTER, which is named `(SYS::FORMATTER control-string)` for this.
 fn string_of(v: Value<'_>) -> Option<String> {
     match v {
         Value::String(s) => Some(s.borrow().to_rust_string()),
+        Value::Function(f) => match f.name() {
+            Value::Cons(c) if matches!(c.car.get(), Value::Symbol(s) if &*s.name == "FORMATTER") => {
+                match mprof_heap::alloc::car(c.cdr.get()) {
+                    Value::String(s) => Some(s.borrow().to_rust_string()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -618,6 +639,48 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                 None => {}
             },
             Err(e) => return Err(e),
+        }
+        self.ops.push((self.out.len(), PrettyOp::End));
+        Ok(())
+    }
+
+    /// `~/pprint-linear/`, `~/pprint-fill/`, `~/pprint-tabular/`: the list
+    /// `v` as those functions lay it out (in parentheses with `:`).
+    fn list_layout(&mut self, v: Value<'gc>, colon: bool, kind: NewlineKind, tabsize: Option<i64>) -> Result<(), String> {
+        if !matches!(v, Value::Nil | Value::Cons(_)) {
+            let text = self.output(v, self.print_escape)?;
+            self.out.push_str(&text);
+            return Ok(());
+        }
+        let (prefix, suffix) = if colon { ("(", ")") } else { ("", "") };
+        self.ops.push((self.out.len(), PrettyOp::Start { prefix: prefix.into(), per_line: false, suffix: suffix.into() }));
+        let mut cur = v;
+        let mut count = 0usize;
+        while let Value::Cons(c) = cur {
+            if count > 0 {
+                self.out.push(' ');
+                if let Some(t) = tabsize {
+                    self.ops.push((self.out.len(), PrettyOp::Tab(TabKind::SectionRelative, 0, t)));
+                }
+                self.ops.push((self.out.len(), PrettyOp::Newline(kind)));
+            }
+            if self.pctx.length().is_some_and(|n| count >= n) {
+                self.out.push_str("...");
+                cur = Value::Nil;
+                break;
+            }
+            if count as u64 >= MAX_PARAM {
+                return Err("the list of ~/pprint-.../ is too long or circular".into());
+            }
+            let text = self.output(c.car.get(), self.print_escape)?;
+            self.out.push_str(&text);
+            count += 1;
+            cur = c.cdr.get();
+        }
+        if !cur.is_nil() {
+            let text = self.output(cur, self.print_escape)?;
+            self.out.push_str(" . ");
+            self.out.push_str(&text);
         }
         self.ops.push((self.out.len(), PrettyOp::End));
         Ok(())
@@ -1109,6 +1172,18 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                     self.run(&toks, &mut sub, None)?;
                 }
             }
+            '/' => {
+                let name = d.name.rsplit(':').next().unwrap_or("");
+                let kind = match name {
+                    "PPRINT-LINEAR" => NewlineKind::Linear,
+                    "PPRINT-FILL" => NewlineKind::Fill,
+                    "PPRINT-TABULAR" => NewlineKind::Fill,
+                    _ => return Err(format!("~/{}/ calls a function, which FORMAT does only for PPRINT-LINEAR, PPRINT-FILL and PPRINT-TABULAR", d.name)),
+                };
+                let tabsize = if name == "PPRINT-TABULAR" { Some(int(0, Some(16))?.unwrap_or(16)) } else { None };
+                let v = args.next('/')?;
+                self.list_layout(v, d.colon, kind, tabsize)?;
+            }
             '_' => {
                 max_params(0)?;
                 let kind = match (d.colon, d.at) {
@@ -1166,7 +1241,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
 /// A body's tokens with a fill newline (`~:_`) after each run of blanks in its
 /// text (`~<...~:@>`).
 fn fill_blanks(body: &[Tok]) -> Vec<Tok> {
-    let fill = || Tok::Dir(Directive { ch: '_', params: Vec::new(), colon: true, at: false });
+    let fill = || Tok::Dir(Directive { ch: '_', name: String::new(), params: Vec::new(), colon: true, at: false });
     let mut out = Vec::new();
     for t in body {
         let Tok::Text(text) = t else {

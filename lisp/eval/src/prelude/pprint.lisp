@@ -277,9 +277,10 @@ CONTROL-STRING and returns the arguments it did not consume."
   (unless (stringp control-string)
     (error 'type-error :datum control-string :expected-type 'string))
   (let ((stream (gensym "STREAM")) (args (gensym "ARGS")))
-    `(function (lambda (,stream &rest ,args)
+    ;; The name carries the control string, for ~? and ~{~} given this function.
+    `(sys::named-lambda (sys::formatter ,control-string) (,stream &rest ,args)
        (apply #'format ,stream ,control-string ,args)
-       (nthcdr (sys::%format-consumed) ,args)))))
+       (nthcdr (sys::%format-consumed) ,args))))
 
 ;;; The initial table's layouts (SBCL's).
 
