@@ -434,9 +434,11 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                     other => return Err(format!("the V parameter {} is neither an integer nor a character", self.print(other, true))),
                 },
             };
-            // Parameters size padding and digit counts; past this they would only exhaust memory.
+            // Parameters size padding and digit counts; past this they would only
+            // exhaust memory. ~^'s are only compared.
             if let Some(PVal::Int(n)) = v
                 && n.unsigned_abs() > MAX_PARAM
+                && d.ch != '^'
             {
                 return Err(format!("the parameter {n} of ~{} is too large", d.ch));
             }
@@ -1336,9 +1338,7 @@ fn write_field(out: &mut String, s: &str, mincol: i64, colinc: i64, minpad: i64,
     if colinc <= 0 {
         return Err(format!("the value of colinc is {colinc}, should be a positive integer"));
     }
-    if mincol < 0 {
-        return Err(format!("the value of mincol is {mincol}, should be a non-negative integer"));
-    }
+    // A negative mincol pads nothing, as in SBCL.
     let len = s.chars().count() as i64;
     let mut padding = minpad.max(0);
     let mut chars = len + padding;
