@@ -18,3 +18,13 @@
 (print (format nil "~:<~a~:>" '(1)))
 (print (format nil "~:<~a~:>" 'not-a-list))
 (terpri)
+(print (format nil "~<~:/pprint-tabular/~:>" '((m))))
+(print (format nil "~<~4:/pprint-tabular/~:>" '((m m))))
+(print (format nil "~/pprint-linear/" '(1 2 3)))
+(print (format nil "~:/pprint-linear/" '(1 2 . 3)))
+(let ((*print-pretty* t) (*print-right-margin* 10)) (print (format nil "~:/pprint-fill/" '(aaa bbb ccc ddd eee))))
+;; FORMATTER: the function returns the arguments it did not consume.
+(print (funcall (formatter "~a-~a") *standard-output* 1 2 3 4))
+(print (format nil "~{~}" (formatter "<~a>") (list 1 2 3)))
+(print (format nil "~?" (formatter "~a+~a") (list 1 2)))
+(terpri)
