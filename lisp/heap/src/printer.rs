@@ -660,6 +660,13 @@ impl<'gc> Job<'gc> {
                     self.buffer.push_str(&format!(" {{{:X}}}>", Gc::as_ptr(st) as usize));
                     return Ok(None);
                 }
+                // With *print-pretty*, the pretty printer lays the slots out.
+                if can_yield
+                    && ctx.lisp_printed.is_none()
+                    && let Some(hook) = ctx.pretty.filter(|_| ctx.settings.pretty)
+                {
+                    return Ok(Some(Outcome::NeedsLisp { object: v, method: hook.function, depth: depth as usize }));
+                }
                 self.buffer.push_str("#S(");
                 self.symbol_text(st.stype().name, ctx);
                 self.work.push(Work::SlotsRest { object: v, index: 0, depth });

@@ -558,9 +558,36 @@ CONTROL-STRING and returns the arguments it did not consume."
                (write (aref array) :stream stream)
                (sys::%pprint-array-level stream array 0 (array-dimensions array))))))
 
+(defun sys::%pprint-structure (stream object)
+  "A structure without a print method: #S(NAME :SLOT value ...), one slot per
+line when it does not fit."
+  (if (not (typep object 'structure-object))
+      (sys::%print-not-pretty stream object)
+      (let* ((name (sys::%struct-type-name object))
+             (slots (sys::%struct-type-slots name)))
+        (pprint-logical-block (stream nil :prefix "#S(" :suffix ")")
+          (write name :stream stream :escape t)
+          (when slots
+            (write-char #\space stream)
+            (pprint-newline :linear stream)
+            (let ((i 0))
+              (loop
+                (pprint-pop)
+                (let ((key (intern (symbol-name (pop slots)) "KEYWORD")))
+                  (unless (or *print-escape* *print-readably*) (write-char #\: stream))
+                  (write key :stream stream))
+                (write-char #\space stream)
+                (pprint-newline :miser stream)
+                (write (sys::%struct-ref object i nil) :stream stream)
+                (incf i)
+                (when (null slots) (return))
+                (write-char #\space stream)
+                (pprint-newline :linear stream))))))))
+
 (let ((table (sys::%make-pprint-table)))
   (sys::%set-pprint-dispatch 'cons #'sys::%pprint-cons-default -2 table t)
   (sys::%set-pprint-dispatch 'array #'sys::%pprint-array -1 table t)
+  (sys::%set-pprint-dispatch 'structure-object #'sys::%pprint-structure -1 table t)
   (dolist (layout '((sys::%pprint-block
                      block catch eval-when multiple-value-call multiple-value-prog1 return-from
                      throw unwind-protect defconstant defparameter defvar defstruct
