@@ -258,6 +258,11 @@ fn tokenize(control: &str) -> Result<Vec<Tok>, String> {
                     i += 1;
                 }
             }
+            // The directive is there even when it prints nothing: `~{~<newline>~}`
+            // has a body (it does not take its control string from the arguments).
+            if text.is_empty() {
+                toks.push(Tok::Text(String::new()));
+            }
             continue;
         }
         let mut name = String::new();
