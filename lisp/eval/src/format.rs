@@ -707,6 +707,13 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
         if seps.iter().any(|&s| matches!(&toks[s], Tok::Dir(x) if x.colon)) {
             return Err("~:; in ~<...~> (line-overflow text) is not supported".into());
         }
+        // CLHS 22.3.5.2: no pretty-printing directive inside a justification.
+        let pretty = |t: &Tok| {
+            matches!(t, Tok::Dir(x) if matches!(x.ch, 'W' | '_' | 'I') || (x.colon && matches!(x.ch, 'T' | '>')))
+        };
+        if toks[open + 1..close].iter().any(pretty) {
+            return Err("~W, ~_, ~I, ~:T and ~<...~:> cannot appear inside a ~<...~> justification".into());
+        }
         let ps = self.resolve(d, args)?;
         let int = |k: usize, default: i64| -> Result<i64, String> {
             match ps.get(k).copied().flatten() {
@@ -2259,6 +2266,7 @@ mod tests {
                 ("~@<~a ~_~a~:>", vec![n(1), n(2)]),
                 ("~<~a~:>", vec![n(7)]),
                 ("~3_", vec![]),
+                ("~< ~W ~>", vec![n(1)]),
             ];
             let mut out = String::new();
             for (control, args) in &cases {
