@@ -41,7 +41,8 @@ import paths  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHAPTERS = ["cons", "sequences", "strings", "characters", "hash-tables",
             "iteration", "data-and-control-flow", "numbers", "objects", "arrays",
-            "symbols", "packages", "reader", "streams", "structures", "conditions", "misc"]
+            "symbols", "packages", "reader", "streams", "structures", "conditions", "misc",
+            "printer"]
 SUITE_URL = "https://github.com/pfdietz/ansi-test"
 
 # Loaded before every chapter, in the order the suite's gclload1.lsp uses.
@@ -80,7 +81,16 @@ def chapter_files(suite, chapter):
     aux = ["auxiliary/" + m for m in re.findall(r'compile-and-load\s+"ANSI-TESTS:AUX;([^"]+)"', text)]
     # Older chapters say (load "f.lsp"), newer ones (load-here "f.lsp").
     tests = [f"{chapter}/{m}" for m in re.findall(r'\(load(?:-here)?\s+"([^"]+)"\)', text)]
-    return aux, tests
+    # A nested load list (printer/format/load.lsp) names its files from the chapter's folder.
+    expanded = []
+    for t in tests:
+        if t.endswith("/load.lsp"):
+            inner = open(os.path.join(suite, t), encoding="utf-8").read()
+            inner = re.sub(r"(?m)^\s*;[^\n]*", "", inner)
+            expanded += [f"{chapter}/{m}" for m in re.findall(r'\(load(?:-here)?\s+"([^"]+)"\)', inner)]
+        else:
+            expanded.append(t)
+    return aux, expanded
 
 
 def write_job(suite, chapter, path):

@@ -156,6 +156,12 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
         }
         match &mut st.kind {
             StreamKind::StringOutput { buffer } => buffer.push_str(text),
+            StreamKind::Pretty(engine) => {
+                engine.write_str(text);
+                st.column = pretty_column(&st);
+                drop(st);
+                return self.pretty_flush(stream, false);
+            }
             StreamKind::Host { channel, output: true, .. } => {
                 let ch = *channel;
                 self.host.write(ch, text).map_err(|e| Raise::simple(ErrorKind::Stream, e))?;
@@ -171,6 +177,41 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
             st.column += text.chars().count();
         }
         Ok(())
+    }
+
+    /// Move the text a pretty stream has decided to its target: all of it
+    /// (`all`, at the end of a print) or once it is a few kilobytes, so the
+    /// output streams without many small writes.
+    pub fn pretty_flush(&mut self, stream: Value<'gc>, all: bool) -> Result<(), Raise<'gc>> {
+        let Value::Stream(s) = stream else { return Ok(()) };
+        let text = {
+            let mut st = alloc::borrow_mut(self.mc, s);
+            match &mut st.kind {
+                StreamKind::Pretty(engine) if all || engine.ready_len() >= PRETTY_FLUSH_BYTES => engine.take_ready(),
+                _ => return Ok(()),
+            }
+        };
+        if text.is_empty() {
+            return Ok(());
+        }
+        let target = self.pretty_target(stream)?;
+        self.write_stream(target, &text)
+    }
+
+    /// The stream a pretty stream writes to: `SYS::*PRETTY-TARGETS*` is an
+    /// alist (pretty stream . target) bound by the Lisp that made it
+    /// (`prelude/pprint.lisp`), since a stream object holds no values.
+    pub fn pretty_target(&self, stream: Value<'gc>) -> Result<Value<'gc>, Raise<'gc>> {
+        let mut l = self.world.syms.pretty_targets.value.get();
+        while let Value::Cons(c) = l {
+            if let Value::Cons(entry) = c.car.get()
+                && entry.car.get().eq(stream)
+            {
+                return Ok(entry.cdr.get());
+            }
+            l = c.cdr.get();
+        }
+        Err(Raise::simple(ErrorKind::Stream, "a pretty-printing stream was used after the print that made it ended"))
     }
 
     /// Write to a stream designator.
@@ -212,3 +253,14 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
     }
 }
 
+
+/// Decided text a pretty stream keeps before handing it to its target.
+const PRETTY_FLUSH_BYTES: usize = 4096;
+
+/// A pretty stream's column (where its next character goes, after layout).
+pub fn pretty_column(st: &mprof_heap::value::Stream) -> usize {
+    match &st.kind {
+        StreamKind::Pretty(engine) => engine.column(),
+        _ => st.column,
+    }
+}

@@ -4,9 +4,13 @@
 //! the text; the `format` builtin writes it to the destination. The control
 //! string is first split into tokens (literal text and directives); the
 //! interpreter then walks token slices, finding the matching close directive
-//! of `~[ ~{ ~( ~<` by nesting depth when it meets an opener. Not supported
-//! (errors, since they need a pretty printer or line length): `~<...~:>`
-//! logical blocks, `~:;` overflow text in justification, `~/fn/`.
+//! of `~[ ~{ ~( ~<` by nesting depth when it meets an opener. The pretty
+//! printer's directives (`~<...~:>` logical blocks, `~_`, `~I`, `~:T`) do not
+//! lay anything out here: they are recorded as [`PrettyOp`]s at their byte
+//! offsets in the text ([`Formatted`]), and the `format` builtin replays text
+//! and operations through a pretty stream's engine. Inside a logical block,
+//! taking an argument is `pprint-pop` (`*print-length*`, dotted tails). Not
+//! supported (errors): `~:;` overflow text in justification, `~/fn/`.
 //!
 //! Invariants: every malformed control string or unsuitable argument is an
 //! `Err` naming the problem, never a panic; `~^` unwinds through [`Flow`]
@@ -15,6 +19,7 @@
 //! SBCL's floating-point `scale-exponent` for `~E`), so rounding matches.
 
 use mprof_heap::Value;
+use mprof_heap::pretty::{IndentKind, NewlineKind, TabKind};
 use mprof_heap::printer::{PrintContext, print_to_limited_string, print_to_string};
 use num_bigint::BigInt;
 use num_traits::{One, Signed, ToPrimitive, Zero};
@@ -23,24 +28,84 @@ use num_traits::{One, Signed, ToPrimitive, Zero};
 /// (the caller signals a storage-condition for it).
 pub const HEAP_EXHAUSTED: &str = "Heap exhausted: ";
 
-/// Format `control` with `args`; `Err` carries a message naming the directive.
-pub fn format_to_string<'gc>(ctx: &PrintContext<'_, 'gc>, control: &str, args: &[Value<'gc>]) -> Result<String, String> {
-    format_with_column(ctx, control, args, 0)
+/// A pretty-printing operation of FORMAT's output.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PrettyOp {
+    /// A logical block starts (the prefix is not in the text: the engine writes it).
+    Start { prefix: String, per_line: bool, suffix: String },
+    /// The innermost block ends (its suffix is written by the engine).
+    End,
+    Newline(NewlineKind),
+    Indent(IndentKind, i64),
+    Tab(TabKind, i64, i64),
 }
 
-/// As [`format_to_string`], starting at output column `column` (for `~&` and `~T`).
+/// FORMAT's output: text, and pretty-printing operations at byte offsets in it
+/// (in order).
+#[derive(Debug, Default)]
+pub struct Formatted {
+    pub text: String,
+    pub ops: Vec<(usize, PrettyOp)>,
+    /// How many of the arguments the directives consumed.
+    pub consumed: usize,
+}
+
+impl Formatted {
+    /// The text printed on one line: blocks give their prefixes and suffixes,
+    /// newlines, indentations and tabs nothing.
+    pub fn flat(self) -> String {
+        if self.ops.is_empty() {
+            return self.text;
+        }
+        let mut out = String::with_capacity(self.text.len());
+        let mut suffixes = Vec::new();
+        let mut at = 0;
+        for (pos, op) in &self.ops {
+            let mut pos = (*pos).clamp(at, self.text.len());
+            while !self.text.is_char_boundary(pos) {
+                pos -= 1;
+            }
+            out.push_str(&self.text[at..pos]);
+            at = pos;
+            match op {
+                PrettyOp::Start { prefix, suffix, .. } => {
+                    out.push_str(prefix);
+                    suffixes.push(suffix.clone());
+                }
+                PrettyOp::End => out.push_str(&suffixes.pop().unwrap_or_default()),
+                _ => {}
+            }
+        }
+        out.push_str(&self.text[at..]);
+        out
+    }
+}
+
+/// Format `control` with `args`; `Err` carries a message naming the directive.
+/// Pretty-printing directives lay nothing out (the text is as if it fit on a line).
+pub fn format_to_string<'gc>(ctx: &PrintContext<'_, 'gc>, control: &str, args: &[Value<'gc>]) -> Result<String, String> {
+    format_with_column(ctx, control, args, 0, true).map(Formatted::flat)
+}
+
+/// As [`format_to_string`], starting at output column `column` (for `~&` and
+/// `~T`), with `*print-escape*`'s value (for `~W`), keeping the operations.
 pub fn format_with_column<'gc>(
     ctx: &PrintContext<'_, 'gc>,
     control: &str,
     args: &[Value<'gc>],
     column: usize,
-) -> Result<String, String> {
+    print_escape: bool,
+) -> Result<Formatted, String> {
     let toks = tokenize_cached(control)?;
-    let mut f = Fmt { pctx: ctx, out: String::new(), base_col: column, depth: 0 };
-    let mut a = Args { items: args.to_vec(), pos: 0 };
+    let mut f = Fmt { pctx: ctx, out: String::new(), base_col: column, depth: 0, ops: Vec::new(), print_escape };
+    let mut a = Args::new(args.to_vec());
     f.run(&toks, &mut a, None)?;
-    Ok(f.out)
+    Ok(Formatted { text: f.out, ops: f.ops, consumed: a.pos })
 }
+
+/// The error that ends a logical block's body when `pprint-pop` stops
+/// (`*print-length*` reached, or a dotted tail): caught by the block.
+const BLOCK_EXIT: &str = "\u{0}logical block ends";
 
 /// Directives (`~( ~[ ~{ ~< ~?`) nested deeper than this are an error: running a
 /// nested body recurses in Rust, and a control string that includes itself
@@ -63,6 +128,8 @@ enum Param {
 #[derive(Clone, Debug)]
 struct Directive {
     ch: char,
+    /// The function name of `~/name/`, upcased (empty for other directives).
+    name: String,
     params: Vec<Option<Param>>,
     colon: bool,
     at: bool,
@@ -191,12 +258,25 @@ fn tokenize(control: &str) -> Result<Vec<Tok>, String> {
                     i += 1;
                 }
             }
+            // The directive is there even when it prints nothing: `~{~<newline>~}`
+            // has a body (it does not take its control string from the arguments).
+            if text.is_empty() {
+                toks.push(Tok::Text(String::new()));
+            }
             continue;
+        }
+        let mut name = String::new();
+        if d == '/' {
+            let Some(len) = chars[i..].iter().position(|&c| c == '/') else {
+                return Err("~/ without the closing / of its function name".into());
+            };
+            name = chars[i..i + len].iter().collect::<String>().to_uppercase();
+            i += len + 1;
         }
         if !text.is_empty() {
             toks.push(Tok::Text(std::mem::take(&mut text)));
         }
-        toks.push(Tok::Dir(Directive { ch: d.to_ascii_uppercase(), params, colon, at }));
+        toks.push(Tok::Dir(Directive { ch: d.to_ascii_uppercase(), name, params, colon, at }));
     }
     if !text.is_empty() {
         toks.push(Tok::Text(text));
@@ -208,16 +288,53 @@ fn tokenize(control: &str) -> Result<Vec<Tok>, String> {
 struct Args<'gc> {
     items: Vec<Value<'gc>>,
     pos: usize,
+    /// Inside a logical block: taking an argument is `pprint-pop`.
+    block: Option<BlockArgs<'gc>>,
+}
+
+/// A logical block's list: its dotted tail (NIL for a proper list), the
+/// `*print-length*` in force, and why `pprint-pop` stopped.
+struct BlockArgs<'gc> {
+    tail: Value<'gc>,
+    length: Option<usize>,
+    stopped: Option<BlockStop>,
+}
+
+#[derive(Clone, Copy)]
+enum BlockStop {
+    Length,
+    Tail,
 }
 
 impl<'gc> Args<'gc> {
+    fn new(items: Vec<Value<'gc>>) -> Args<'gc> {
+        Args { items, pos: 0, block: None }
+    }
+
     fn next(&mut self, d: char) -> Result<Value<'gc>, String> {
+        if let Some(b) = &mut self.block {
+            if b.length.is_some_and(|n| self.pos >= n) {
+                b.stopped = Some(BlockStop::Length);
+                return Err(BLOCK_EXIT.into());
+            }
+            if self.pos >= self.items.len() {
+                if !b.tail.is_nil() {
+                    b.stopped = Some(BlockStop::Tail);
+                    return Err(BLOCK_EXIT.into());
+                }
+                // pprint-pop of an exhausted list gives NIL.
+                return Ok(Value::Nil);
+            }
+        }
         let v = self.items.get(self.pos).copied().ok_or_else(|| format!("no more arguments for ~{d}"))?;
         self.pos += 1;
         Ok(v)
     }
+
+    /// Arguments left (a dotted tail counts: the next pop prints it).
     fn remaining(&self) -> usize {
-        self.items.len().saturating_sub(self.pos)
+        let tail = self.block.as_ref().is_some_and(|b| !b.tail.is_nil());
+        self.items.len().saturating_sub(self.pos) + usize::from(tail && self.pos >= self.items.len())
     }
 }
 
@@ -241,6 +358,9 @@ struct Fmt<'a, 'c, 'gc> {
     out: String,
     base_col: usize,
     depth: usize,
+    ops: Vec<(usize, PrettyOp)>,
+    /// `*print-escape*` (for `~W`).
+    print_escape: bool,
 }
 
 fn list_items<'gc>(v: Value<'gc>, what: &str) -> Result<Vec<Value<'gc>>, String> {
@@ -262,9 +382,20 @@ fn list_items<'gc>(v: Value<'gc>, what: &str) -> Result<Vec<Value<'gc>>, String>
     }
 }
 
+/// A control string argument (`~?`, `~{~}`): a string, or a function made by
+/// FORMATTER, which is named `(SYS::FORMATTER control-string)` for this.
 fn string_of(v: Value<'_>) -> Option<String> {
     match v {
         Value::String(s) => Some(s.borrow().to_rust_string()),
+        Value::Function(f) => match f.name() {
+            Value::Cons(c) if matches!(c.car.get(), Value::Symbol(s) if &*s.name == "FORMATTER") => {
+                match mprof_heap::alloc::car(c.cdr.get()) {
+                    Value::String(s) => Some(s.borrow().to_rust_string()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -308,9 +439,11 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                     other => return Err(format!("the V parameter {} is neither an integer nor a character", self.print(other, true))),
                 },
             };
-            // Parameters size padding and digit counts; past this they would only exhaust memory.
+            // Parameters size padding and digit counts; past this they would only
+            // exhaust memory. ~^'s are only compared.
             if let Some(PVal::Int(n)) = v
                 && n.unsigned_abs() > MAX_PARAM
+                && d.ch != '^'
             {
                 return Err(format!("the parameter {n} of ~{} is too large", d.ch));
             }
@@ -404,8 +537,12 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                 ';' => return Err("~; outside ~[...~]".into()),
                 '<' => {
                     let (close, seps) = find_close(toks, i, '>')?;
-                    if matches!(&toks[close], Tok::Dir(c) if c.colon) {
-                        return Err("~<...~:> logical blocks are not supported (no pretty printer)".into());
+                    if let Tok::Dir(c) = &toks[close]
+                        && c.colon
+                    {
+                        self.logical_block(d, c.at, toks, i, close, &seps, args)?;
+                        i = close + 1;
+                        continue;
                     }
                     let flow = self.justify(d, toks, i, close, &seps, args)?;
                     if flow == Flow::UpUp {
@@ -421,6 +558,141 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
         Ok(Flow::Normal)
     }
 
+    /// `~<prefix~;body~;suffix~:>`: a logical block over the next argument
+    /// (all the remaining ones with `~@<`); `~@;` makes the prefix a per-line
+    /// prefix; `~:@>` puts a fill newline after each run of blanks in the body's text.
+    #[allow(clippy::too_many_arguments)]
+    fn logical_block(
+        &mut self,
+        d: &Directive,
+        fill: bool,
+        toks: &[Tok],
+        open: usize,
+        close: usize,
+        seps: &[usize],
+        args: &mut Args<'gc>,
+    ) -> Result<(), String> {
+        let mut bounds = vec![open];
+        bounds.extend_from_slice(seps);
+        bounds.push(close);
+        let segs: Vec<&[Tok]> = bounds.windows(2).map(|w| &toks[w[0] + 1..w[1]]).collect();
+        let literal = |seg: &[Tok], what: &str| -> Result<String, String> {
+            seg.iter()
+                .map(|t| match t {
+                    Tok::Text(s) => Ok(s.as_str()),
+                    Tok::Dir(_) => Err(format!("the {what} of ~<...~:> must be literal text, without directives")),
+                })
+                .collect()
+        };
+        let (mut prefix, mut suffix) = if d.colon { ("(".to_string(), ")".to_string()) } else { (String::new(), String::new()) };
+        let body = match segs.len() {
+            1 => segs[0],
+            2 => {
+                prefix = literal(segs[0], "prefix")?;
+                segs[1]
+            }
+            3 => {
+                prefix = literal(segs[0], "prefix")?;
+                suffix = literal(segs[2], "suffix")?;
+                segs[1]
+            }
+            _ => return Err("~<...~:> takes at most three segments (prefix, body, suffix)".into()),
+        };
+        let per_line = seps.first().is_some_and(|&s| matches!(&toks[s], Tok::Dir(sep) if sep.at));
+        // The list the block prints.
+        let (items, tail) = if d.at {
+            let rest = args.items[args.pos.min(args.items.len())..].to_vec();
+            args.pos = args.items.len();
+            (rest, Value::Nil)
+        } else {
+            let v = args.next('<')?;
+            if !matches!(v, Value::Nil | Value::Cons(_)) {
+                // Not a list: printed as by WRITE, the body is not run.
+                let text = self.output(v, self.print_escape)?;
+                self.out.push_str(&text);
+                return Ok(());
+            }
+            let mut items = Vec::new();
+            let mut cur = v;
+            while let Value::Cons(c) = cur {
+                if items.len() as u64 >= MAX_PARAM {
+                    return Err("the argument of ~<...~:> is too long or circular".into());
+                }
+                items.push(c.car.get());
+                cur = c.cdr.get();
+            }
+            (items, cur)
+        };
+        let filled;
+        let body = if fill {
+            filled = fill_blanks(body);
+            &filled[..]
+        } else {
+            body
+        };
+        self.ops.push((self.out.len(), PrettyOp::Start { prefix, per_line, suffix }));
+        let mut block_args =
+            Args { items, pos: 0, block: Some(BlockArgs { tail, length: self.pctx.length(), stopped: None }) };
+        match self.run(body, &mut block_args, None) {
+            Ok(_) => {}
+            Err(e) if e == BLOCK_EXIT => match block_args.block.as_ref().and_then(|b| b.stopped) {
+                Some(BlockStop::Length) => self.out.push_str("..."),
+                Some(BlockStop::Tail) => {
+                    let tail = block_args.block.as_ref().map_or(Value::Nil, |b| b.tail);
+                    let text = self.output(tail, self.print_escape)?;
+                    self.out.push_str(". ");
+                    self.out.push_str(&text);
+                }
+                None => {}
+            },
+            Err(e) => return Err(e),
+        }
+        self.ops.push((self.out.len(), PrettyOp::End));
+        Ok(())
+    }
+
+    /// `~/pprint-linear/`, `~/pprint-fill/`, `~/pprint-tabular/`: the list
+    /// `v` as those functions lay it out (in parentheses with `:`).
+    fn list_layout(&mut self, v: Value<'gc>, colon: bool, kind: NewlineKind, tabsize: Option<i64>) -> Result<(), String> {
+        if !matches!(v, Value::Nil | Value::Cons(_)) {
+            let text = self.output(v, self.print_escape)?;
+            self.out.push_str(&text);
+            return Ok(());
+        }
+        let (prefix, suffix) = if colon { ("(", ")") } else { ("", "") };
+        self.ops.push((self.out.len(), PrettyOp::Start { prefix: prefix.into(), per_line: false, suffix: suffix.into() }));
+        let mut cur = v;
+        let mut count = 0usize;
+        while let Value::Cons(c) = cur {
+            if count > 0 {
+                self.out.push(' ');
+                if let Some(t) = tabsize {
+                    self.ops.push((self.out.len(), PrettyOp::Tab(TabKind::SectionRelative, 0, t)));
+                }
+                self.ops.push((self.out.len(), PrettyOp::Newline(kind)));
+            }
+            if self.pctx.length().is_some_and(|n| count >= n) {
+                self.out.push_str("...");
+                cur = Value::Nil;
+                break;
+            }
+            if count as u64 >= MAX_PARAM {
+                return Err("the list of ~/pprint-.../ is too long or circular".into());
+            }
+            let text = self.output(c.car.get(), self.print_escape)?;
+            self.out.push_str(&text);
+            count += 1;
+            cur = c.cdr.get();
+        }
+        if !cur.is_nil() {
+            let text = self.output(cur, self.print_escape)?;
+            self.out.push_str(" . ");
+            self.out.push_str(&text);
+        }
+        self.ops.push((self.out.len(), PrettyOp::End));
+        Ok(())
+    }
+
     /// `~mincol,colinc,minpad,padchar<seg~;seg~>`: justify the segments in a
     /// field, as SBCL's format-justification (`:` pads before, `@` after).
     fn justify(
@@ -434,6 +706,13 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
     ) -> Result<Flow, String> {
         if seps.iter().any(|&s| matches!(&toks[s], Tok::Dir(x) if x.colon)) {
             return Err("~:; in ~<...~> (line-overflow text) is not supported".into());
+        }
+        // CLHS 22.3.5.2: no pretty-printing directive inside a justification.
+        let pretty = |t: &Tok| {
+            matches!(t, Tok::Dir(x) if matches!(x.ch, 'W' | '_' | 'I') || (x.colon && matches!(x.ch, 'T' | '>')))
+        };
+        if toks[open + 1..close].iter().any(pretty) {
+            return Err("~W, ~_, ~I, ~:T and ~<...~:> cannot appear inside a ~<...~> justification".into());
         }
         let ps = self.resolve(d, args)?;
         let int = |k: usize, default: i64| -> Result<i64, String> {
@@ -590,7 +869,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             args
         } else {
             let v = args.next('{')?;
-            own = Args { items: list_items(v, "~{")?, pos: 0 };
+            own = Args::new(list_items(v, "~{")?);
             &mut own
         };
         loop {
@@ -606,7 +885,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             let before = iter_args.pos;
             let flow = if d.colon {
                 let sub = iter_args.next('{')?;
-                let mut sub_args = Args { items: list_items(sub, "~:{")?, pos: 0 };
+                let mut sub_args = Args::new(list_items(sub, "~:{")?);
                 let outside_empty = iter_args.remaining() == 0;
                 self.run(body, &mut sub_args, Some(outside_empty))?
             } else {
@@ -666,7 +945,18 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             'W' => {
                 max_params(0)?;
                 let v = args.next('W')?;
-                let text = self.output(v, true)?;
+                // ~:W prints pretty, ~@W without *print-level* and *print-length*.
+                let mut settings = self.pctx.settings;
+                if d.colon {
+                    settings.pretty = true;
+                }
+                if d.at {
+                    settings.level = None;
+                    settings.length = None;
+                }
+                let pctx = PrintContext { settings, ..*self.pctx };
+                let text = Fmt { pctx: &pctx, out: String::new(), base_col: 0, depth: 0, ops: Vec::new(), print_escape: true }
+                    .output(v, self.print_escape)?;
                 self.out.push_str(&text);
             }
             'C' => {
@@ -833,7 +1123,11 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             'T' => {
                 max_params(2)?;
                 if d.colon {
-                    // Section-relative tabs only act on pretty-printing streams.
+                    // Section tabs are the pretty stream's: ~:T, ~:@T.
+                    let colnum = int(0, Some(1))?.unwrap_or(1);
+                    let colinc = int(1, Some(1))?.unwrap_or(1);
+                    let kind = if d.at { TabKind::SectionRelative } else { TabKind::Section };
+                    self.ops.push((self.out.len(), PrettyOp::Tab(kind, colnum, colinc)));
                     return Ok(());
                 }
                 let cur = self.column() as i64;
@@ -888,12 +1182,37 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                     self.run(&toks, args, None)?;
                 } else {
                     let l = args.next('?')?;
-                    let mut sub = Args { items: list_items(l, "~?")?, pos: 0 };
+                    let mut sub = Args::new(list_items(l, "~?")?);
                     self.run(&toks, &mut sub, None)?;
                 }
             }
-            '_' | 'I' => {
-                // Conditional newlines and indentation only act on pretty-printing streams.
+            '/' => {
+                let name = d.name.rsplit(':').next().unwrap_or("");
+                let kind = match name {
+                    "PPRINT-LINEAR" => NewlineKind::Linear,
+                    "PPRINT-FILL" => NewlineKind::Fill,
+                    "PPRINT-TABULAR" => NewlineKind::Fill,
+                    _ => return Err(format!("~/{}/ calls a function, which FORMAT does only for PPRINT-LINEAR, PPRINT-FILL and PPRINT-TABULAR", d.name)),
+                };
+                let tabsize = if name == "PPRINT-TABULAR" { Some(int(0, Some(16))?.unwrap_or(16)) } else { None };
+                let v = args.next('/')?;
+                self.list_layout(v, d.colon, kind, tabsize)?;
+            }
+            '_' => {
+                max_params(0)?;
+                let kind = match (d.colon, d.at) {
+                    (false, false) => NewlineKind::Linear,
+                    (true, false) => NewlineKind::Fill,
+                    (false, true) => NewlineKind::Miser,
+                    (true, true) => NewlineKind::Mandatory,
+                };
+                self.ops.push((self.out.len(), PrettyOp::Newline(kind)));
+            }
+            'I' => {
+                max_params(1)?;
+                let n = int(0, Some(0))?.unwrap_or(0);
+                let kind = if d.colon { IndentKind::Current } else { IndentKind::Block };
+                self.ops.push((self.out.len(), PrettyOp::Indent(kind, n)));
             }
             other => return Err(format!("unknown format directive ~{other}")),
         }
@@ -931,6 +1250,32 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
             digits
         })
     }
+}
+
+/// A body's tokens with a fill newline (`~:_`) after each run of blanks in its
+/// text (`~<...~:@>`).
+fn fill_blanks(body: &[Tok]) -> Vec<Tok> {
+    let fill = || Tok::Dir(Directive { ch: '_', name: String::new(), params: Vec::new(), colon: true, at: false });
+    let mut out = Vec::new();
+    for t in body {
+        let Tok::Text(text) = t else {
+            out.push(t.clone());
+            continue;
+        };
+        let mut piece = String::new();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            piece.push(c);
+            if c == ' ' && chars.peek() != Some(&' ') {
+                out.push(Tok::Text(std::mem::take(&mut piece)));
+                out.push(fill());
+            }
+        }
+        if !piece.is_empty() {
+            out.push(Tok::Text(piece));
+        }
+    }
+    out
 }
 
 fn opt_chr(ps: &[Option<PVal>], k: usize) -> Result<Option<char>, String> {
@@ -1005,9 +1350,7 @@ fn write_field(out: &mut String, s: &str, mincol: i64, colinc: i64, minpad: i64,
     if colinc <= 0 {
         return Err(format!("the value of colinc is {colinc}, should be a positive integer"));
     }
-    if mincol < 0 {
-        return Err(format!("the value of mincol is {mincol}, should be a non-negative integer"));
-    }
+    // A negative mincol pads nothing, as in SBCL.
     let len = s.chars().count() as i64;
     let mut padding = minpad.max(0);
     let mut chars = len + padding;
@@ -1917,6 +2260,13 @@ mod tests {
                 ("~*", vec![]),
                 ("~100000000%", vec![]),
                 ("~{x~}", vec![mprof_heap::alloc::list(mc, &[n(1)])]),
+                ("~<a~;b~;c~;d~:>", vec![mprof_heap::alloc::list(mc, &[])]),
+                ("~<~a~;b~:>", vec![mprof_heap::alloc::list(mc, &[n(1)])]),
+                ("~:<~a~^ ~a~:>", vec![mprof_heap::alloc::list(mc, &[n(1), n(2)])]),
+                ("~@<~a ~_~a~:>", vec![n(1), n(2)]),
+                ("~<~a~:>", vec![n(7)]),
+                ("~3_", vec![]),
+                ("~< ~W ~>", vec![n(1)]),
             ];
             let mut out = String::new();
             for (control, args) in &cases {

@@ -85,6 +85,18 @@ pub struct Host {
     pub argv: Vec<String>,
     /// Input/output statistics, when being recorded (`--time`, `--io`).
     pub io: Option<IoStats>,
+    /// How many of its arguments the last FORMAT consumed (FORMATTER's
+    /// functions return the rest).
+    pub format_consumed: usize,
+    /// `*print-circle*` label tables of the prints in progress, by the id
+    /// `SYS::*CIRCLE-TABLE*` is bound to while they run Lisp code: weak for
+    /// print tasks (their frame owns the table), strong for the tables a
+    /// top-level `pprint-logical-block` starts (released when it ends).
+    pub circle_tables: Vec<(i64, std::rc::Weak<std::cell::RefCell<mprof_heap::printer::CircleState>>)>,
+    /// The tables the host keeps alive (see `circle_tables`).
+    pub circle_owned: Vec<(i64, mprof_heap::printer::SharedCircle)>,
+    /// The next id of a label table.
+    pub next_circle_id: i64,
 }
 
 /// Per-stream input/output counts and times, ATOM's io tool for Lisp streams. Rows are
@@ -186,6 +198,10 @@ impl Host {
             interrupt: Arc::new(AtomicBool::new(false)),
             argv: Vec::new(),
             io: None,
+            format_consumed: 0,
+            circle_tables: Vec::new(),
+            circle_owned: Vec::new(),
+            next_circle_id: 1,
         }
     }
 

@@ -125,6 +125,7 @@ const PRELUDE: &[(&str, &str)] = &[
     ("prelude/readtable.lisp", include_str!("prelude/readtable.lisp")),
     ("prelude/mprof.lisp", include_str!("prelude/mprof.lisp")),
     ("prelude/devtools.lisp", include_str!("prelude/devtools.lisp")),
+    ("prelude/pprint.lisp", include_str!("prelude/pprint.lisp")),
     ("prelude/end.lisp", include_str!("prelude/end.lisp")),
 ];
 
@@ -911,10 +912,23 @@ fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
     set_special(syms.handler_clusters, Value::Nil);
     set_special(syms.print_escape, world.t());
     set_special(syms.print_readably, Value::Nil);
-    for s in [syms.print_circle, syms.print_length, syms.print_level, syms.print_lines, syms.print_right_margin, syms.print_radix] {
+    // *print-pretty* starts NIL, as the test programs' SBCL runs set it (SBCL's own default is T).
+    for s in [
+        syms.print_circle,
+        syms.print_length,
+        syms.print_level,
+        syms.print_lines,
+        syms.print_right_margin,
+        syms.print_radix,
+        syms.print_pretty,
+        syms.print_miser_width,
+        syms.pretty_targets,
+        syms.circle_table,
+    ] {
         set_special(s, Value::Nil);
     }
     set_special(syms.print_base, Value::Fixnum(10));
+    set_special(syms.print_current_level, Value::Fixnum(0));
     set_special(syms.print_case, p.keyword(mc, "UPCASE"));
     set_special(syms.print_array, world.t());
     set_special(syms.print_gensym, world.t());

@@ -18,7 +18,7 @@
 //! `prelude/clos-standard.lisp`).
 
 use gc_arena::Collect;
-use mprof_heap::printer::{Case, Job, LimitedString, Outcome, PrintContext, Settings, Sink, Stop};
+use mprof_heap::printer::{Case, Job, LimitedString, Outcome, PrintContext, Settings, SharedCircle, Sink, Stop};
 use mprof_heap::value::{Ptr, StreamKind, Symbol};
 use mprof_heap::{Value, alloc};
 
@@ -80,6 +80,7 @@ pub fn settings<'gc>(world: &World<'gc>) -> Settings {
     };
     Settings {
         readably: s.print_readably.value.get().truthy(),
+        pretty: s.print_pretty.value.get().truthy(),
         circle: s.print_circle.value.get().truthy(),
         length: limit(s.print_length),
         level: limit(s.print_level),
@@ -188,6 +189,9 @@ fn apply_write_keys<'gc>(keys: &[Option<Value<'gc>>], escape: &mut bool, s: &mut
     if let Some(v) = get(2) {
         s.readably = v.truthy();
     }
+    if let Some(v) = get(3) {
+        s.pretty = v.truthy();
+    }
     if let Some(v) = get(4) {
         s.base = match v {
             Value::Fixnum(b @ 2..=36) => b as u32,
@@ -271,7 +275,17 @@ pub fn start<'gc>(ctx: &mut Ctx<'_, 'gc>, kind: PrintFn, a: &[Value<'gc>]) -> Re
         let world = ctx.world;
         let method_of = |v: Value<'gc>, e: bool| method(world, v, e);
         let pctx = context(world, escape, settings, &method_of);
-        Job::new(object, &pctx)
+        // Within a print (a method's or the pretty printer's), *print-level*
+        // counts from the level reached, and *print-circle*'s labels are the
+        // outer print's.
+        let depth = match world.syms.print_current_level.value.get() {
+            Value::Fixnum(n) if n > 0 => n as usize,
+            _ => 0,
+        };
+        match current_circle(world, ctx.host).filter(|_| settings.circle) {
+            Some(circle) => Job::within(object, depth, circle),
+            None => Job::at_depth(object, &pctx, depth),
+        }
     };
     Ok(PrintTask { job, object, stream, text: String::new(), kind, escape, settings, dyn_mark: 0 })
 }
@@ -286,8 +300,29 @@ fn context<'a, 'gc>(
         settings,
         condition_report: Some(crate::conditions::static_report),
         method: Some(method_of),
+        pretty: pretty_hook(world),
         ..PrintContext::new(&world.packages, current_package(world), escape)
     }
+}
+
+/// The Lisp pretty printer (`SYS::%PPRINT-OBJECT`, `prelude/pprint.lisp`),
+/// once the prelude has defined it; `all` when the current dispatch table
+/// has entries for types other than conses and arrays (its slot OTHERS-P).
+pub fn pretty_hook<'gc>(world: &World<'gc>) -> Option<mprof_heap::printer::PrettyHook<'gc>> {
+    let function = world.syms.pprint_object.function.get();
+    if !matches!(function, Value::Function(_)) {
+        return None;
+    }
+    let all = match world.syms.print_pprint_dispatch.value.get() {
+        Value::Struct(t) => {
+            let stype = t.stype();
+            let names = stype.slot_names.borrow();
+            let slots = t.slots.borrow();
+            names.iter().position(|n| matches!(n, Value::Symbol(s) if &*s.name == "OTHERS-P")).is_some_and(|i| slots.get(i).is_some_and(|v| v.truthy()))
+        }
+        _ => false,
+    };
+    Some(mprof_heap::printer::PrettyHook { function, all })
 }
 
 fn current_package<'gc>(world: &World<'gc>) -> Ptr<'gc, mprof_heap::value::Package<'gc>> {
@@ -365,9 +400,42 @@ fn not_readable<'gc>(ctx: &mut Ctx<'_, 'gc>, object: Value<'gc>) -> Raise<'gc> {
     }
 }
 
+/// The label table of the print in progress (`SYS::*CIRCLE-TABLE*`'s id), if any.
+pub fn current_circle<'gc>(world: &World<'gc>, host: &crate::host::Host) -> Option<SharedCircle> {
+    let Value::Fixnum(id) = world.syms.circle_table.value.get() else { return None };
+    host.circle_tables
+        .iter()
+        .find(|(i, _)| *i == id)
+        .and_then(|(_, w)| w.upgrade())
+        .or_else(|| host.circle_owned.iter().find(|(i, _)| *i == id).map(|(_, c)| c.clone()))
+}
+
+/// Give a label table an id for `SYS::*CIRCLE-TABLE*` (`owned`: the host
+/// keeps it until [`release_circle`]; otherwise its print task does).
+pub fn register_circle(host: &mut crate::host::Host, circle: &SharedCircle, owned: bool) -> i64 {
+    host.circle_tables.retain(|(_, w)| w.strong_count() > 0);
+    let id = host.next_circle_id;
+    host.next_circle_id += 1;
+    if owned {
+        host.circle_owned.push((id, circle.clone()));
+    } else {
+        host.circle_tables.push((id, std::rc::Rc::downgrade(circle)));
+    }
+    id
+}
+
+pub fn release_circle(host: &mut crate::host::Host, id: i64) {
+    host.circle_owned.retain(|(i, _)| *i != id);
+}
+
 /// The print variables and their values for a task's settings, bound while
 /// one of its methods runs (so a method's own prints follow `write`'s keywords).
-pub fn bindings<'gc>(ctx: &Ctx<'_, 'gc>, task: &PrintTask<'gc>) -> Vec<(Ptr<'gc, Symbol<'gc>>, Value<'gc>)> {
+pub fn bindings<'gc>(ctx: &mut Ctx<'_, 'gc>, task: &PrintTask<'gc>) -> Vec<(Ptr<'gc, Symbol<'gc>>, Value<'gc>)> {
+    let circle = if task.settings.circle {
+        Value::Fixnum(register_circle(ctx.host, &task.job.circle(), false))
+    } else {
+        Value::Nil
+    };
     let s = &ctx.world.syms;
     let st = &task.settings;
     let limit = |n: Option<usize>| n.map_or(Value::Nil, |n| Value::Fixnum(n as i64));
@@ -379,6 +447,7 @@ pub fn bindings<'gc>(ctx: &Ctx<'_, 'gc>, task: &PrintTask<'gc>) -> Vec<(Ptr<'gc,
     vec![
         (s.print_escape, ctx.bool(task.escape)),
         (s.print_readably, ctx.bool(st.readably)),
+        (s.print_pretty, ctx.bool(st.pretty)),
         (s.print_circle, ctx.bool(st.circle)),
         (s.print_length, limit(st.length)),
         (s.print_level, limit(st.level)),
@@ -389,5 +458,6 @@ pub fn bindings<'gc>(ctx: &Ctx<'_, 'gc>, task: &PrintTask<'gc>) -> Vec<(Ptr<'gc,
         (s.print_case, case),
         (s.print_array, ctx.bool(st.array)),
         (s.print_gensym, ctx.bool(st.gensym)),
+        (s.circle_table, circle),
     ]
 }

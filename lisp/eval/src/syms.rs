@@ -126,6 +126,13 @@ well_known_symbols! {
     print_case = CL "*PRINT-CASE*";
     print_array = CL "*PRINT-ARRAY*";
     print_gensym = CL "*PRINT-GENSYM*";
+    print_pretty = CL "*PRINT-PRETTY*";
+    print_miser_width = CL "*PRINT-MISER-WIDTH*";
+    print_pprint_dispatch = CL "*PRINT-PPRINT-DISPATCH*";
+    pretty_targets = SYS "*PRETTY-TARGETS*";
+    print_current_level = SYS "*CURRENT-PRINT-LEVEL*";
+    pprint_object = SYS "%PPRINT-OBJECT";
+    circle_table = SYS "*CIRCLE-TABLE*";
     star = CL "*";
     star2 = CL "**";
     star3 = CL "***";

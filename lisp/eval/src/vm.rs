@@ -1641,8 +1641,9 @@ impl<'gc> Vm<'gc> {
             Err(call) => {
                 task.dyn_mark = self.dyn_stack.len() as u32;
                 let bindings = {
-                    let ctx = Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
-                    printing::bindings(&ctx, &task)
+                    let mut ctx =
+                        Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
+                    printing::bindings(&mut ctx, &task)
                 };
                 for (sym, v) in bindings {
                     self.dyn_stack.push(DynEntry::Special { sym, old: sym.value.get() });

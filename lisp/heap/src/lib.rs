@@ -16,6 +16,7 @@ pub mod footprint;
 pub mod hash_table;
 pub mod object;
 pub mod packages;
+pub mod pretty;
 pub mod printer;
 pub mod spec;
 pub mod value;

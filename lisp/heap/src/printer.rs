@@ -22,6 +22,7 @@
 //! job holds only values reachable from the object it prints.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use gc_arena::{Collect, Gc};
@@ -45,11 +46,15 @@ pub enum Case {
 
 /// The print control variables other than `*print-escape*` (which printing
 /// functions override one by one, so it lives in [`PrintContext`]).
-/// `lines` and `right_margin` only shape pretty printing, which is off
-/// (`*print-pretty*` NIL); they are kept so `write` accepts and passes them.
+/// `lines`, `right_margin` and `miser_width` only shape pretty printing,
+/// which the evaluator's pretty streams do; they are kept here so `write`'s
+/// keywords reach the print methods it calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
     pub readably: bool,
+    /// `*print-pretty*`: lists and arrays are printed by the Lisp pretty
+    /// printer ([`PrintContext::pretty`]).
+    pub pretty: bool,
     pub circle: bool,
     pub length: Option<usize>,
     pub level: Option<usize>,
@@ -67,6 +72,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             readably: false,
+            pretty: false,
             circle: false,
             length: None,
             level: None,
@@ -85,7 +91,7 @@ impl Settings {
     /// For text the implementation prints on its own (error messages, values
     /// handed to the host): circular data terminates.
     pub fn safe() -> Settings {
-        Settings { circle: true, ..Settings::default() }
+        Settings { circle: true, pretty: false, ..Settings::default() }
     }
 }
 
@@ -114,6 +120,16 @@ impl<'gc> LispPrinted<'gc> {
 /// for a condition it may be its report string instead.
 pub type MethodFn<'a, 'gc> = &'a dyn Fn(Value<'gc>, bool) -> Option<Value<'gc>>;
 
+/// The Lisp pretty printer, called as a print method (object, stream, depth)
+/// for the objects it lays out when `*print-pretty*` is true.
+#[derive(Clone, Copy)]
+pub struct PrettyHook<'gc> {
+    pub function: Value<'gc>,
+    /// The pprint-dispatch table in use has entries for types other than
+    /// conses and arrays, so every object goes to it.
+    pub all: bool,
+}
+
 /// What the printer needs to know of the environment.
 #[derive(Clone, Copy)]
 pub struct PrintContext<'a, 'gc> {
@@ -129,6 +145,8 @@ pub struct PrintContext<'a, 'gc> {
     pub method: Option<MethodFn<'a, 'gc>>,
     /// Texts of Lisp-printed objects, for prints that cannot stop.
     pub lisp_printed: Option<&'a LispPrinted<'gc>>,
+    /// The Lisp pretty printer, when the evaluator has one.
+    pub pretty: Option<PrettyHook<'gc>>,
     /// Stop printing when this is set (the evaluator's interrupt flag).
     pub interrupt: Option<&'a AtomicBool>,
     /// The most bytes [`print_to_limited_string`] produces (the evaluator's heap
@@ -147,6 +165,7 @@ impl<'a, 'gc> PrintContext<'a, 'gc> {
             condition_report: None,
             method: None,
             lisp_printed: None,
+            pretty: None,
             interrupt: None,
             max_output: usize::MAX,
         }
@@ -172,6 +191,24 @@ impl<'a, 'gc> PrintContext<'a, 'gc> {
 
     pub fn lisp_method(&self, v: Value<'gc>) -> Option<Value<'gc>> {
         self.method.and_then(|m| m(v, self.escaping()))
+    }
+
+    /// The pretty printer's function when it prints `v`: with
+    /// `*print-pretty*`, conses and arrays other than strings and bit
+    /// vectors (and everything, under a dispatch table with other entries).
+    pub fn pretty_printer(&self, v: Value<'gc>) -> Option<Value<'gc>> {
+        let hook = self.pretty.filter(|_| self.settings.pretty)?;
+        let laid_out = match v {
+            Value::Cons(_) | Value::Vector(_) | Value::Array(_) => true,
+            Value::SpecArray(a) => {
+                let a = a.borrow();
+                a.dims.len() != 1 || !matches!(a.element_type, ElementType::Character | ElementType::Bit)
+            }
+            Value::Unbound => false,
+            _ => hook.all,
+        };
+        (laid_out && (hook.all || !matches!(v, Value::Vector(_) | Value::Array(_) | Value::SpecArray(_)) || self.prints_arrays()))
+            .then_some(hook.function)
     }
 }
 
@@ -277,15 +314,52 @@ enum Work<'gc> {
 /// Steps between two looks at the interrupt flag.
 const POLL_EVERY: u32 = 4096;
 
+/// `*print-circle*`'s labels of one print, shared with the prints made
+/// within it (by print methods and the pretty printer), so labels are
+/// numbered and `#n#` references resolved across all of them.
+#[derive(Default, Debug)]
+pub struct CircleState {
+    labels: circle::Labels,
+    next_label: u32,
+}
+
+pub type SharedCircle = Rc<RefCell<CircleState>>;
+
+impl CircleState {
+    /// A table for printing `v`: its shared objects, none labeled yet.
+    pub fn scan<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> SharedCircle {
+        Rc::new(RefCell::new(CircleState { labels: circle::shared_objects(v, ctx), next_label: 1 }))
+    }
+
+    /// Whether `v` is printed more than once (it gets a label).
+    pub fn is_shared(&self, v: Value<'_>) -> bool {
+        v.heap_address().is_some_and(|a| self.labels.contains_key(&a))
+    }
+
+    /// `#n#` when `v` was printed already, `#n=` (and the label assigned)
+    /// before its first printing, None when it is not shared.
+    pub fn mark(&mut self, v: Value<'_>) -> Option<String> {
+        let addr = v.heap_address()?;
+        let n = self.labels.get_mut(&addr)?;
+        if *n != 0 {
+            return Some(format!("#{n}#"));
+        }
+        *n = self.next_label;
+        self.next_label += 1;
+        Some(format!("#{n}="))
+    }
+}
+
 /// A print in progress.
 #[derive(Collect)]
 #[collect(no_drop)]
 pub struct Job<'gc> {
     work: Vec<Work<'gc>>,
     #[collect(require_static)]
-    labels: circle::Labels,
+    circle: SharedCircle,
+    /// Whether `circle` has any label (fixed once scanned): the fast paths skip it otherwise.
     #[collect(require_static)]
-    next_label: u32,
+    has_labels: bool,
     #[collect(require_static)]
     steps: u32,
     /// Text not yet handed to the sink (written in chunks).
@@ -296,8 +370,26 @@ pub struct Job<'gc> {
 impl<'gc> Job<'gc> {
     /// A job printing `v`; with `*print-circle*` this scans `v` first.
     pub fn new(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Job<'gc> {
-        let labels = if ctx.settings.circle { circle::shared_objects(v, ctx) } else { Default::default() };
-        Job { work: vec![Work::Object { value: v, depth: 0 }], labels, next_label: 1, steps: 0, buffer: String::new() }
+        Job::at_depth(v, ctx, 0)
+    }
+
+    /// A job printing `v` as an element `depth` levels down (a print made by
+    /// a print method or the pretty printer, within an outer print).
+    pub fn at_depth(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>, depth: usize) -> Job<'gc> {
+        let circle = if ctx.settings.circle { CircleState::scan(v, ctx) } else { SharedCircle::default() };
+        Job::within(v, depth, circle)
+    }
+
+    /// A job printing `v` within an outer print whose labels it shares.
+    pub fn within(v: Value<'gc>, depth: usize, circle: SharedCircle) -> Job<'gc> {
+        let depth = depth.min(u32::MAX as usize) as u32;
+        let has_labels = !circle.borrow().labels.is_empty();
+        Job { work: vec![Work::Object { value: v, depth }], circle, has_labels, steps: 0, buffer: String::new() }
+    }
+
+    /// The labels this job prints with, for the prints made within it.
+    pub fn circle(&self) -> SharedCircle {
+        self.circle.clone()
     }
 
     /// Print until done, until Lisp code is needed (only when `can_yield`;
@@ -359,20 +451,13 @@ impl<'gc> Job<'gc> {
     /// `#n#` when `v` was printed already, `#n=` before its first printing.
     /// True when the object is done (a reference was printed).
     fn label(&mut self, v: Value<'gc>) -> bool {
-        let Some(addr) = v.heap_address() else { return false };
-        let Some(n) = self.labels.get_mut(&addr) else { return false };
-        if *n != 0 {
-            self.buffer.push_str(&format!("#{n}#"));
-            return true;
-        }
-        *n = self.next_label;
-        self.next_label += 1;
-        self.buffer.push_str(&format!("#{n}="));
-        false
+        let Some(mark) = self.circle.borrow_mut().mark(v) else { return false };
+        self.buffer.push_str(&mark);
+        mark.ends_with('#')
     }
 
     fn is_labeled(&self, v: Value<'gc>) -> bool {
-        v.heap_address().is_some_and(|a| self.labels.contains_key(&a))
+        self.has_labels && self.circle.borrow().is_shared(v)
     }
 
     /// Print `v` at once when it is an atom that needs no label; false otherwise.
@@ -386,7 +471,7 @@ impl<'gc> Job<'gc> {
             Value::Float(f) => out.push_str(&format_float(f.val)),
             Value::Char(c) => atoms::character(out, c, ctx.escaping()),
             Value::String(st) => atoms::string(out, &st.borrow(), ctx.escaping()),
-            Value::Symbol(sym) if self.labels.is_empty() => atoms::symbol(out, sym, ctx),
+            Value::Symbol(sym) if !self.has_labels => atoms::symbol(out, sym, ctx),
             _ => return false,
         }
         true
@@ -394,7 +479,8 @@ impl<'gc> Job<'gc> {
 
     /// Print an element at `depth`: atoms at once, the rest queued.
     fn element(&mut self, v: Value<'gc>, depth: u32, ctx: &PrintContext<'_, 'gc>) {
-        if !self.atom(v, ctx) {
+        let all = ctx.pretty.is_some_and(|h| h.all && ctx.settings.pretty);
+        if all || !self.atom(v, ctx) {
             self.work.push(Work::Object { value: v, depth });
         }
     }
@@ -407,6 +493,23 @@ impl<'gc> Job<'gc> {
         can_yield: bool,
     ) -> Result<Option<Outcome<'gc>>, Stop<'gc>> {
         let escape = ctx.escaping();
+        if let Some(printer) = ctx.pretty_printer(v) {
+            let compound = matches!(v, Value::Cons(_) | Value::Vector(_) | Value::Array(_) | Value::SpecArray(_));
+            if compound && self.cut(depth, ctx) {
+                return Ok(None);
+            }
+            if can_yield && ctx.lisp_printed.is_none() {
+                // The label goes before the layout; the Lisp side knows the
+                // object it is called for is labeled already.
+                if self.has_labels && self.label(v) {
+                    return Ok(None);
+                }
+                return Ok(Some(Outcome::NeedsLisp { object: v, method: printer, depth: depth as usize }));
+            }
+            if let Some(done) = self.by_lisp(v, printer, depth, ctx, can_yield) {
+                return Ok(done);
+            }
+        }
         let s = &ctx.settings;
         let out = &mut self.buffer;
         match v {
@@ -419,13 +522,13 @@ impl<'gc> Job<'gc> {
             Value::Char(c) => atoms::character(out, c, escape),
             Value::String(st) => atoms::string(out, &st.borrow(), escape),
             Value::Symbol(sym) => {
-                if !self.labels.is_empty() && self.label(v) {
+                if self.has_labels && self.label(v) {
                     return Ok(None);
                 }
                 atoms::symbol(&mut self.buffer, sym, ctx)
             }
             Value::Cons(c) => {
-                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                if self.cut(depth, ctx) || (self.has_labels && self.label(v)) {
                     return Ok(None);
                 }
                 self.buffer.push('(');
@@ -446,7 +549,7 @@ impl<'gc> Job<'gc> {
                 self.buffer.push_str(&text);
             }
             Value::Vector(_) => {
-                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                if self.cut(depth, ctx) || (self.has_labels && self.label(v)) {
                     return Ok(None);
                 }
                 self.buffer.push_str("#(");
@@ -460,14 +563,14 @@ impl<'gc> Job<'gc> {
                 }
             }
             Value::SpecArray(a) if a.borrow().dims.len() == 1 => {
-                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                if self.cut(depth, ctx) || (self.has_labels && self.label(v)) {
                     return Ok(None);
                 }
                 self.buffer.push_str("#(");
                 self.work.push(Work::VectorRest { vector: v, index: 0, depth });
             }
             Value::Array(_) | Value::SpecArray(_) => {
-                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                if self.cut(depth, ctx) || (self.has_labels && self.label(v)) {
                     return Ok(None);
                 }
                 let rank = array_dims(v).len();
@@ -501,7 +604,7 @@ impl<'gc> Job<'gc> {
                 self.buffer.push('>');
             }
             Value::Struct(st) => {
-                if self.cut(depth, ctx) || (!self.labels.is_empty() && self.label(v)) {
+                if self.cut(depth, ctx) || (self.has_labels && self.label(v)) {
                     return Ok(None);
                 }
                 if let Some(Value::String(text)) = ctx.lisp_method(v) {
@@ -557,6 +660,13 @@ impl<'gc> Job<'gc> {
                     self.buffer.push_str(&format!(" {{{:X}}}>", Gc::as_ptr(st) as usize));
                     return Ok(None);
                 }
+                // With *print-pretty*, the pretty printer lays the slots out.
+                if can_yield
+                    && ctx.lisp_printed.is_none()
+                    && let Some(hook) = ctx.pretty.filter(|_| ctx.settings.pretty)
+                {
+                    return Ok(Some(Outcome::NeedsLisp { object: v, method: hook.function, depth: depth as usize }));
+                }
                 self.buffer.push_str("#S(");
                 self.symbol_text(st.stype().name, ctx);
                 self.work.push(Work::SlotsRest { object: v, index: 0, depth });
@@ -591,6 +701,32 @@ impl<'gc> Job<'gc> {
             Value::Proto(_) => return self.unreadable(v, ctx, "#<code>"),
         }
         Ok(None)
+    }
+
+    /// Have `method` print `v`: its text when a print that cannot stop has
+    /// it already, a stop for Lisp when this one can, or nothing (None: the
+    /// printer prints it itself; a pass collecting texts notes it missing).
+    fn by_lisp(
+        &mut self,
+        v: Value<'gc>,
+        method: Value<'gc>,
+        depth: u32,
+        ctx: &PrintContext<'_, 'gc>,
+        can_yield: bool,
+    ) -> Option<Option<Outcome<'gc>>> {
+        let escape = ctx.escaping();
+        if let Some(text) = ctx.lisp_printed.and_then(|p| p.text(v, escape)) {
+            self.buffer.push_str(text);
+            return Some(None);
+        }
+        if can_yield {
+            return Some(Some(Outcome::NeedsLisp { object: v, method, depth: depth as usize }));
+        }
+        if let Some(p) = ctx.lisp_printed {
+            p.note_missing(v, escape);
+            return Some(None);
+        }
+        None
     }
 
     fn unreadable(

@@ -380,6 +380,9 @@ pub enum StreamKind {
     Host { channel: u32, input: bool, output: bool },
     StringOutput { buffer: String },
     StringInput { text: Vec<char>, pos: usize },
+    /// A pretty-printing stream: its layout engine. The text it decides goes
+    /// to a target stream the evaluator keeps (a stream holds no values).
+    Pretty(Box<crate::pretty::Engine>),
 }
 
 /// A stream: its data plus the column (for `fresh-line` and `~&`) and whether it is open.

@@ -628,7 +628,9 @@ pub fn format_run<'gc>(
             max_output: ctx.host.options.max_heap,
             ..ctx.print_context(false)
         };
-        let text = crate::format::format_with_column(&pctx, &control, &a[2..], column);
+        let pctx = mprof_heap::printer::PrintContext { pretty: crate::printing::pretty_hook(world), ..pctx };
+        let escape = world.syms.print_escape.value.get().truthy();
+        let text = crate::format::format_with_column(&pctx, &control, &a[2..], column, escape);
         // A print inside stopped at Ctrl-C (circular data): signal it now.
         if flag.swap(false, std::sync::atomic::Ordering::SeqCst) {
             return Err(Raise::simple(crate::raise::ErrorKind::Interrupt, "interrupted"));
@@ -645,6 +647,21 @@ pub fn format_run<'gc>(
     if !lisp_printed.missing.borrow().is_empty() {
         return Ok(None);
     }
+    ctx.host.format_consumed = text.consumed;
+    // Pretty-printing directives: laid out by the destination's pretty
+    // stream, or by one made for this call.
+    let text = if text.ops.is_empty() {
+        text.text
+    } else {
+        let stream = match dest {
+            Value::Nil | Value::String(_) => None,
+            d => Some(ctx.output_stream(d)?),
+        };
+        match stream {
+            Some(s) if super::pretty::replay_into(ctx, s, &text)? => return Ok(Some(Value::Nil)),
+            _ => super::pretty::lay_out(ctx, &text, column),
+        }
+    };
     Ok(Some(match dest {
         Value::Nil => alloc::string(ctx.mc, &text),
         Value::String(s) => {

@@ -25,6 +25,7 @@ pub mod devtools;
 pub mod hash;
 pub mod lists;
 pub mod numbers;
+pub mod pretty;
 pub mod profiling;
 pub mod sequences;
 pub mod streams;
@@ -151,6 +152,7 @@ pub fn table() -> &'static [BuiltinDef] {
         t.extend_from_slice(profiling::BUILTINS);
         t.extend_from_slice(clos::BUILTINS);
         t.extend_from_slice(devtools::BUILTINS);
+        t.extend_from_slice(pretty::BUILTINS);
         t
     })
 }

@@ -699,7 +699,7 @@ fn close<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                 *text = Vec::new();
                 *pos = 0;
             }
-            StreamKind::StringOutput { .. } => {}
+            StreamKind::StringOutput { .. } | StreamKind::Pretty(_) => {}
         }
     }
     Ok(ctx.t())

@@ -384,10 +384,3 @@
 (defun simple-string-p (object)
   (and (stringp object) (typep object 'simple-string)))
 
-(defun pprint (object &optional stream)
-  "Print OBJECT on a fresh line. (There is no pretty printer: *PRINT-PRETTY*
-is always NIL here, so this is PRIN1 after a newline.)"
-  (let ((s (cond ((null stream) *standard-output*) ((eq stream t) *terminal-io*) (t stream))))
-    (terpri s)
-    (prin1 object s)
-    (values)))

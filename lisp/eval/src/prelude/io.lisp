@@ -30,10 +30,11 @@
   (if string
       (let ((target (gensym "STRING")))
         `(let ((,target ,string) (,var (make-string-output-stream)))
-           (multiple-value-prog1 (progn ,@body)
+           (multiple-value-prog1 (locally ,@body)
              (sys::%append-to-string ,target (get-output-stream-string ,var)))))
+      ;; The body may start with declarations (of VAR too).
       `(let ((,var (make-string-output-stream)))
-         (progn ,@body)
+         ,@body
          (get-output-stream-string ,var))))
 
 (defvar *load-pathname* nil)
