@@ -125,7 +125,6 @@ const PRELUDE: &[(&str, &str)] = &[
     ("prelude/readtable.lisp", include_str!("prelude/readtable.lisp")),
     ("prelude/mprof.lisp", include_str!("prelude/mprof.lisp")),
     ("prelude/devtools.lisp", include_str!("prelude/devtools.lisp")),
-    ("prelude/end.lisp", include_str!("prelude/end.lisp")),
 ];
 
 impl Interpreter {
@@ -174,22 +173,25 @@ impl Interpreter {
             last_sample: std::time::Instant::now(),
             time_profile: None,
         };
-        // The prelude defines COMMON-LISP's functions: read it in that package.
-        interp.set_package_cl(true);
+        // The prelude is read in MPROF-SYSTEM, which uses COMMON-LISP and
+        // MPROF-EXT: the standard names it defines are COMMON-LISP's (all made by
+        // `Packages::new`), and every other name it reads (helpers, parameter
+        // names) stays internal to MPROF-SYSTEM.
+        interp.set_package_system(true);
         for (name, src) in PRELUDE {
             interp.eval_source(src, Some(name)).map_err(|e| LispError {
                 message: format!("in the prelude {name}: {}", e.message),
                 ..e
             })?;
         }
-        interp.set_package_cl(false);
+        interp.set_package_system(false);
         Ok(interp)
     }
 
-    fn set_package_cl(&mut self, cl: bool) {
+    fn set_package_system(&mut self, system: bool) {
         self.arena.mutate_root(|mc, root| {
             let p = &root.world.packages;
-            let pkg = if cl { p.common_lisp } else { p.user };
+            let pkg = if system { p.system } else { p.user };
             alloc::symbol_set_value(mc, root.world.syms.package, Value::Package(pkg));
         });
     }
@@ -868,6 +870,7 @@ fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
         let package = match def.package {
             Pkg::Cl => p.common_lisp,
             Pkg::Sys => p.system,
+            Pkg::Ext => p.extensions,
             Pkg::Mprof => p.mprof,
         };
         let name = p.intern_external(mc, package, def.name);

@@ -771,17 +771,6 @@ fn type_precedence<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(alloc::list(ctx.mc, &p))
 }
 
-/// Export every symbol present in COMMON-LISP (run at the end of the prelude,
-/// which defines its functions while *PACKAGE* is COMMON-LISP).
-fn export_all_cl<'gc>(ctx: &mut Ctx<'_, 'gc>, _a: A<'_, 'gc>) -> LResult<'gc> {
-    let cl = ctx.world.packages.common_lisp;
-    let mut map = alloc::package_symbols_mut(ctx.mc, cl);
-    for (_, entry) in map.iter_mut() {
-        entry.1 = true;
-    }
-    Ok(Value::Nil)
-}
-
 fn intern<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let name = ctx.string_arg(a[0])?;
     let package = match a.get(1) {
@@ -967,7 +956,6 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%SYMBOL-PLIST", 1, 1, symbol_plist),
     sys("%SET-SYMBOL-PLIST", 2, 2, set_symbol_plist),
     sys("%TYPE-PRECEDENCE", 1, 1, type_precedence),
-    sys("%EXPORT-ALL-CL", 0, 0, export_all_cl),
     sys("%SET-FDEFINITION", 2, 2, set_fdefinition),
     sys("%SET-MACRO-FUNCTION", 2, 2, set_macro),
     sys("%PROCLAIM-SPECIAL", 1, 1, proclaim_special),
