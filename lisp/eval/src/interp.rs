@@ -763,7 +763,8 @@ impl Interpreter {
         })
     }
 
-    /// Set `*`, `**` and `***` after a REPL evaluation (from the values of the last run).
+    /// Set `*`, `**` and `***`, and `/`, `//` and `///`, after a REPL evaluation
+    /// (from the values of the last run).
     pub fn record_repl_values(&mut self) {
         self.arena.mutate_root(|mc, root| {
             let s = &root.world.syms;
@@ -771,6 +772,15 @@ impl Interpreter {
             alloc::symbol_set_value(mc, s.star3, s.star2.value.get());
             alloc::symbol_set_value(mc, s.star2, s.star.value.get());
             alloc::symbol_set_value(mc, s.star, v);
+            let values = alloc::list(mc, &root.vm.result_values());
+            let [Value::Symbol(slash), Value::Symbol(slash2), Value::Symbol(slash3)] =
+                ["/", "//", "///"].map(|n| root.world.intern_cl(mc, n))
+            else {
+                return;
+            };
+            alloc::symbol_set_value(mc, slash3, slash2.value.get());
+            alloc::symbol_set_value(mc, slash2, slash.value.get());
+            alloc::symbol_set_value(mc, slash, values);
         });
     }
 }

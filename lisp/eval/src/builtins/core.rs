@@ -235,8 +235,19 @@ fn macro_function<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 fn special_operator_p<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    // NIL is a symbol (Value::Nil), and names no special operator.
+    if a[0].is_nil() {
+        return Ok(Value::Nil);
+    }
     let s = symbol_arg(ctx, a[0])?;
     Ok(ctx.bool(s.has_flag(mprof_heap::value::SYM_SPECIAL_OPERATOR)))
+}
+
+/// (sys:%constant-symbol-p symbol): whether it names a constant (DEFCONSTANT,
+/// a keyword, T), for CONSTANTP.
+fn constant_symbol_p<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let s = symbol_arg(ctx, a[0])?;
+    Ok(ctx.bool(s.has_flag(SYM_CONSTANT)))
 }
 
 /// (sys:%proclaim-special symbol)
@@ -955,6 +966,7 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%FIND-PACKAGE-OR-DIE", 1, 1, find_package_or_die),
     sys("%SYMBOL-PLIST", 1, 1, symbol_plist),
     sys("%SET-SYMBOL-PLIST", 2, 2, set_symbol_plist),
+    sys("%CONSTANT-SYMBOL-P", 1, 1, constant_symbol_p),
     sys("%TYPE-PRECEDENCE", 1, 1, type_precedence),
     sys("%SET-FDEFINITION", 2, 2, set_fdefinition),
     sys("%SET-MACRO-FUNCTION", 2, 2, set_macro),

@@ -110,7 +110,7 @@
   (if (consp form)
       (eq (car form) 'quote)
       (if (symbolp form)
-          (if (null form) t (if (eq form t) t (keywordp form)))
+          (if (null form) t (sys::%constant-symbol-p form))
           t)))
 
 (defun symbol-plist (symbol) (sys::%symbol-plist symbol))

@@ -247,6 +247,16 @@ store forms."
 (defun (setf symbol-function) (function name) (sys:%set-fdefinition name function) function)
 (defun (setf fdefinition) (function name) (sys:%set-fdefinition name function) function)
 (defun (setf symbol-plist) (plist symbol) (sys::%set-symbol-plist symbol plist))
+
+(defun copy-symbol (symbol &optional copy-properties)
+  "A fresh uninterned symbol of the same name; with COPY-PROPERTIES, it also gets
+SYMBOL's value, function and a copy of its property list."
+  (let ((new (make-symbol (symbol-name symbol))))
+    (when copy-properties
+      (when (boundp symbol) (set new (symbol-value symbol)))
+      (when (fboundp symbol) (sys:%set-fdefinition new (symbol-function symbol)))
+      (sys::%set-symbol-plist new (copy-list (symbol-plist symbol))))
+    new))
 (defun (setf get) (value symbol indicator &optional default)
   (declare (ignore default))
   (sys::%putprop symbol indicator value))
