@@ -125,6 +125,7 @@ const PRELUDE: &[(&str, &str)] = &[
     ("prelude/readtable.lisp", include_str!("prelude/readtable.lisp")),
     ("prelude/mprof.lisp", include_str!("prelude/mprof.lisp")),
     ("prelude/devtools.lisp", include_str!("prelude/devtools.lisp")),
+    ("prelude/direct-macros.lisp", include_str!("prelude/direct-macros.lisp")),
 ];
 
 impl Interpreter {

@@ -2,6 +2,7 @@
 //! the system helpers the prelude's macros expand into, type tests, and
 //! printing.
 
+use gc_arena::Gc;
 use mprof_heap::value::{SYM_CONSTANT, SYM_MACRO, SYM_SPECIAL, StructType};
 use mprof_heap::{Value, alloc};
 
@@ -161,40 +162,83 @@ fn makunbound<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(a[0])
 }
 
-fn symbol_function<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    match crate::vm::function_of(a[0]) {
+/// A function name: a symbol (`None` for NIL, which names no function) or
+/// `(SETF symbol)`.
+enum FunctionName<'gc> {
+    Symbol(Option<mprof_heap::value::Ptr<'gc, mprof_heap::value::Symbol<'gc>>>),
+    Setf(Option<mprof_heap::value::Ptr<'gc, mprof_heap::value::Symbol<'gc>>>),
+}
+
+/// `v` as a function name, or the type error FBOUNDP, FMAKUNBOUND and
+/// FDEFINITION signal for anything else (a dotted or longer SETF list too).
+fn function_name_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<FunctionName<'gc>, Raise<'gc>> {
+    let as_symbol = |x: Value<'gc>| match x {
+        Value::Nil => Some(None),
+        Value::Symbol(s) => Some(Some(s)),
+        _ => None,
+    };
+    if let Some(s) = as_symbol(v) {
+        return Ok(FunctionName::Symbol(s));
+    }
+    if let Value::Cons(c) = v
+        && matches!(c.car.get(), Value::Symbol(h) if Gc::ptr_eq(h, ctx.world.syms.setf))
+        && let Value::Cons(rest) = c.cdr.get()
+        && rest.cdr.get().is_nil()
+        && let Some(s) = as_symbol(rest.car.get())
+    {
+        return Ok(FunctionName::Setf(s));
+    }
+    Err(ctx.type_error(v, "(OR SYMBOL (CONS (EQL SETF) (CONS SYMBOL NULL)))"))
+}
+
+/// (symbol-function symbol)
+fn symbol_function<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    if !a[0].is_nil() {
+        symbol_arg(ctx, a[0])?;
+    }
+    global_function(a[0])
+}
+
+/// (fdefinition function-name)
+fn fdefinition<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    function_name_arg(ctx, a[0])?;
+    global_function(a[0])
+}
+
+/// The global function (or macro function) of a valid function name. A
+/// special operator is fbound, and the standard leaves what this returns for
+/// one to the implementation: here, its name.
+fn global_function<'gc>(name: Value<'gc>) -> LResult<'gc> {
+    match crate::vm::function_of(name) {
         Some(f) => Ok(f),
-        None => {
-            if let Value::Symbol(s) = a[0]
-                && s.has_flag(SYM_MACRO)
-            {
-                return Ok(s.function.get());
-            }
-            Err(Raise::UndefinedFunction(a[0]))
-        }
+        None => match name {
+            Value::Symbol(s) if s.has_flag(SYM_MACRO) => Ok(s.function.get()),
+            Value::Symbol(s) if s.has_flag(mprof_heap::value::SYM_SPECIAL_OPERATOR) => Ok(name),
+            _ => Err(Raise::UndefinedFunction(name)),
+        },
     }
 }
 
 fn fboundp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(ctx.bool(match a[0] {
-        Value::Symbol(s) => !matches!(s.function.get(), Value::Unbound),
-        name @ Value::Cons(_) => crate::vm::function_of(name).is_some(),
-        _ => false,
-    }))
+    let bound = match function_name_arg(ctx, a[0])? {
+        // A special operator is fbound too (CLHS FBOUNDP).
+        FunctionName::Symbol(Some(s)) => {
+            !matches!(s.function.get(), Value::Unbound) || s.has_flag(mprof_heap::value::SYM_SPECIAL_OPERATOR)
+        }
+        FunctionName::Setf(Some(s)) => !matches!(s.setf_function.get(), Value::Unbound),
+        FunctionName::Symbol(None) | FunctionName::Setf(None) => false,
+    };
+    Ok(ctx.bool(bound))
 }
 
 fn fmakunbound<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    match a[0] {
-        Value::Symbol(s) => {
+    match function_name_arg(ctx, a[0])? {
+        FunctionName::Symbol(Some(s)) => {
             alloc::symbol_set_function(ctx.mc, s, Value::Unbound);
             s.set_flag(SYM_MACRO, false);
         }
-        Value::Cons(_) => {
-            if let Value::Symbol(s) = alloc::car(alloc::cdr(a[0])) {
-                alloc::symbol_set_setf_function(ctx.mc, s, Value::Unbound);
-            }
-        }
-        other => return Err(ctx.type_error(other, "SYMBOL")),
+        FunctionName::Setf(Some(s)) => alloc::symbol_set_setf_function(ctx.mc, s, Value::Unbound),
+        FunctionName::Symbol(None) | FunctionName::Setf(None) => {}
     }
     Ok(a[0])
 }
@@ -270,6 +314,23 @@ fn specialp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 // ---- destructuring helpers (see compiler::front::build_destructuring) ----
+
+/// (sys:%destructuring-expansion lambda-list expression body): the form the
+/// compiler compiles a DESTRUCTURING-BIND as, for its MACRO-FUNCTION
+/// (prelude/direct-macros.lisp).
+fn destructuring_expansion<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let body: Vec<Value<'gc>> = alloc::list_iter(a[2]).collect();
+    let w = ctx.world;
+    Ok(crate::compiler::front::build_destructuring(ctx.mc, &w.packages, &w.syms, a[0], a[1], &body, None))
+}
+
+/// (sys:%macro-lambda name lambda-list body): the expander function form a
+/// DEFMACRO compiles, `(lambda (form env) ...)`, for DEFMACRO's MACRO-FUNCTION.
+fn macro_lambda<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let body: Vec<Value<'gc>> = alloc::list_iter(a[2]).collect();
+    let w = ctx.world;
+    Ok(crate::compiler::front::build_macro_lambda(ctx.mc, &w.packages, &w.syms, a[0], a[1], &body))
+}
 
 fn dcar<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     match a[0] {
@@ -938,7 +999,7 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("BOUNDP", 1, 1, boundp),
     cl("MAKUNBOUND", 1, 1, makunbound),
     cl("SYMBOL-FUNCTION", 1, 1, symbol_function),
-    cl("FDEFINITION", 1, 1, symbol_function),
+    cl("FDEFINITION", 1, 1, fdefinition),
     cl("FBOUNDP", 1, 1, fboundp),
     cl("FMAKUNBOUND", 1, 1, fmakunbound),
     cl("MACRO-FUNCTION", 1, 2, macro_function),
@@ -967,6 +1028,8 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%SYMBOL-PLIST", 1, 1, symbol_plist),
     sys("%SET-SYMBOL-PLIST", 2, 2, set_symbol_plist),
     sys("%CONSTANT-SYMBOL-P", 1, 1, constant_symbol_p),
+    sys("%DESTRUCTURING-EXPANSION", 3, 3, destructuring_expansion),
+    sys("%MACRO-LAMBDA", 3, 3, macro_lambda),
     sys("%TYPE-PRECEDENCE", 1, 1, type_precedence),
     sys("%SET-FDEFINITION", 2, 2, set_fdefinition),
     sys("%SET-MACRO-FUNCTION", 2, 2, set_macro),
