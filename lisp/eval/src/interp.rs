@@ -126,6 +126,7 @@ const PRELUDE: &[(&str, &str)] = &[
     ("prelude/mprof.lisp", include_str!("prelude/mprof.lisp")),
     ("prelude/devtools.lisp", include_str!("prelude/devtools.lisp")),
     ("prelude/direct-macros.lisp", include_str!("prelude/direct-macros.lisp")),
+    ("prelude/compiler-macros.lisp", include_str!("prelude/compiler-macros.lisp")),
 ];
 
 impl Interpreter {

@@ -622,15 +622,27 @@ fn fresh_line<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(Value::Nil)
 }
 
-fn write_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+/// The text of (write-string string &optional stream &key start end): the
+/// characters of STRING between the bounding indices.
+fn bounded_text<'gc>(ctx: &Ctx<'_, 'gc>, a: A<'_, 'gc>) -> Result<String, Raise<'gc>> {
     let text = ctx.string_arg(a[0])?;
+    if a.len() <= 2 {
+        return Ok(text);
+    }
+    let keys = super::strings::keyword_args(ctx, &a[2..], &["START", "END"])?;
+    let (start, end) = super::strings::bounds(ctx, keys[0], keys[1], text.chars().count())?;
+    Ok(text.chars().skip(start).take(end - start).collect())
+}
+
+fn write_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let text = bounded_text(ctx, a)?;
     let s = stream_of(ctx, a, 1)?;
     ctx.write_stream(s, &text)?;
     Ok(a[0])
 }
 
 fn write_line<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let text = ctx.string_arg(a[0])?;
+    let text = bounded_text(ctx, a)?;
     let s = stream_of(ctx, a, 1)?;
     ctx.write_stream(s, &text)?;
     ctx.write_stream(s, "\n")?;
@@ -1012,8 +1024,8 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("TYPE-OF", 1, 1, type_of),
     cl("TERPRI", 0, 1, terpri),
     cl("FRESH-LINE", 0, 1, fresh_line),
-    cl("WRITE-STRING", 1, 4, write_string),
-    cl("WRITE-LINE", 1, 4, write_line),
+    cl("WRITE-STRING", 1, 6, write_string),
+    cl("WRITE-LINE", 1, 6, write_line),
     cl("WRITE-CHAR", 1, 2, write_char),
     cl("LENGTH", 1, 1, length),
     cl("GET-INTERNAL-REAL-TIME", 0, 0, get_internal_real_time),

@@ -61,7 +61,7 @@ fn new_string<'gc>(ctx: &Ctx<'_, 'gc>, chars: Vec<char>) -> Value<'gc> {
 }
 
 /// Bounding indices `start`/`end` (NIL end = length), checked against `len`.
-fn bounds<'gc>(ctx: &Ctx<'_, 'gc>, start: Option<Value<'gc>>, end: Option<Value<'gc>>, len: usize) -> Result<(usize, usize), Raise<'gc>> {
+pub(crate) fn bounds<'gc>(ctx: &Ctx<'_, 'gc>, start: Option<Value<'gc>>, end: Option<Value<'gc>>, len: usize) -> Result<(usize, usize), Raise<'gc>> {
     let s = match start {
         None | Some(Value::Nil) => 0,
         Some(v) => ctx.index_arg(v)?,
