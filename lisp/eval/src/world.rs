@@ -60,6 +60,18 @@ impl<'gc> World<'gc> {
         }
     }
 
+    /// The value of `*read-base*` when it is a radix (2 to 36), else 10.
+    pub fn read_base(&self) -> u32 {
+        let p = &self.packages;
+        match p.find_symbol(p.common_lisp, "*READ-BASE*") {
+            Some((Value::Symbol(s), _)) => match s.value.get() {
+                Value::Fixnum(b @ 2..=36) => b as u32,
+                _ => 10,
+            },
+            _ => 10,
+        }
+    }
+
     pub fn intern_sys(&self, mc: &Mutation<'gc>, name: &str) -> Value<'gc> {
         self.packages.intern_external(mc, self.packages.system, name)
     }

@@ -416,8 +416,8 @@ enum ReadResult {
 
 /// Read one datum from the start of `text`. A token that touches the end of
 /// `text` is reported incomplete unless `all` says no more text follows.
-fn read_text(text: &str, all: bool, preserve_whitespace: bool) -> ReadResult {
-    match mprof_reader::read_one(text, 0, &mprof_reader::ReadOptions::default()) {
+fn read_text(text: &str, all: bool, preserve_whitespace: bool, read_base: u32) -> ReadResult {
+    match mprof_reader::read_one(text, 0, &mprof_reader::ReadOptions { read_base, ..Default::default() }) {
         Ok(Some((datum, end))) => {
             if end >= text.len() && !all {
                 return ReadResult::Incomplete;
@@ -468,7 +468,7 @@ fn read_from_text<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, preserve: bool
             StreamKind::StringInput { text, .. } => text[start..start + window.min(remaining)].iter().collect(),
             _ => String::new(),
         };
-        match read_text(&text, all, preserve) {
+        match read_text(&text, all, preserve, ctx.world.read_base()) {
             ReadResult::Datum(datum, used) => {
                 let v = datum_value(ctx, &datum)?;
                 mprof_reader::dismantle(datum);
@@ -508,7 +508,7 @@ fn read_from_host<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, ch: u32, prese
                 text.push('\n');
             }
         }
-        match read_text(&text, all, preserve) {
+        match read_text(&text, all, preserve, ctx.world.read_base()) {
             ReadResult::Datum(datum, used) => {
                 let v = datum_value(ctx, &datum)?;
                 mprof_reader::dismantle(datum);
