@@ -11,17 +11,19 @@ files/gabriel.lisp). The benchmarks, their setup functions and their files
 are read from cl-bench's tests.lisp (every DEFBENCH outside the :gabriel
 group) and from the DEFPACKAGE of each file under files/.
 
-Each benchmark runs in its own process per implementation under a
-wall-clock limit: the process does what cl-bench's ASDF system would
-(loads package.lisp and sets CL-BENCH::*MISC-DIR*), loads the benchmark's file (reporting
-@@LOAD ok, or the error that stopped the load), runs the setup function if
-any, then calls the benchmark function once with its standard output
-captured, and prints what was printed and the result (PRIN1ed with
-*PRINT-PRETTY* NIL) between @@OUTPUT/@@RESULT markers. A benchmark counts
-as "same" when both implementations finish it with the same output and the
-same printed result (addresses in #<...> masked).
+The benchmarks of one file run in one process per implementation, in the
+order of tests.lisp (cl-bench runs them all in one image, and the CLOS ones
+use the classes and methods the earlier ones define), under a wall-clock
+limit per file. The process does what cl-bench's ASDF system would (loads
+package.lisp and sets CL-BENCH::*MISC-DIR*), loads the file (printing @@LOAD
+ok, or the error that stopped the load), then for each benchmark runs its
+setup function if any and calls it once with its standard output captured,
+and prints what was printed and the result (PRIN1ed with *PRINT-PRETTY*
+NIL) between @@OUTPUT/@@RESULT markers. A benchmark counts as "same" when
+both implementations finish it with the same output and the same printed
+result (unreadable #<...> objects compared by type only).
 
-Usage: cl_bench.py [--only richards,crc40] [--timeout S] [--impl sbcl,mprof] [--details]
+Usage: cl_bench.py [--only richards,crc40] [--timeout S-per-file] [--impl sbcl,mprof] [--details]
 """
 
 import argparse
@@ -79,13 +81,16 @@ def lisp_string(text):
 
 # What cl-bench's ASDF system does before the files: package.lisp, and the one
 # variable of cl-bench.lisp the files use (cl-bench.lisp itself needs ASDF).
-SCRIPT = """(setf *print-pretty* nil)
+SCRIPT_HEAD = """(setf *print-pretty* nil)
 (load {package_file})
 (defparameter cl-bench::*misc-dir* (pathname {misc_dir}))
 (format t "~&@@LOAD ~a~%"
         (handler-case (progn (load {file}) "ok")
           (error (c) (substitute #\\space #\\newline (format nil "error: ~a" c)))))
 (finish-output)
+"""
+
+SCRIPT_BENCH = """(format t "~&@@BENCH {name}~%")
 (let* ((package (find-package {package}))
        (setup {setup})
        (out (make-string-output-stream))
@@ -104,41 +109,48 @@ SCRIPT = """(setf *print-pretty* nil)
 """
 
 
-def run(impl, d, bench, timeout, workdir):
-    name, _group, package, function, setup, file = bench
-    script = os.path.join(workdir, f"{impl}-{name.replace('/', '_')}.lisp")
+def run(impl, d, file, benches, timeout, workdir):
+    """Run the benchmarks of one file in order in one process, as cl-bench runs
+    them in one image (the CLOS ones use the classes and methods that the
+    earlier ones define). -> (load status, {name: result})."""
+    script = os.path.join(workdir, f"{impl}-{file.replace('.lisp', '')}.lisp")
     with open(script, "w") as f:
-        f.write(SCRIPT.format(package_file=lisp_string(os.path.join(d, "package.lisp")),
-                              misc_dir=lisp_string(os.path.join(d, "misc") + "/"),
-                              file=lisp_string(os.path.join(d, "files", file)), package=lisp_string(package),
-                              setup=lisp_string(setup) if setup else "nil", function=lisp_string(function)))
+        f.write(SCRIPT_HEAD.format(package_file=lisp_string(os.path.join(d, "package.lisp")),
+                                   misc_dir=lisp_string(os.path.join(d, "misc") + "/"),
+                                   file=lisp_string(os.path.join(d, "files", file))))
+        for name, _group, package, function, setup, _file in benches:
+            f.write(SCRIPT_BENCH.format(name=name, package=lisp_string(package),
+                                        setup=lisp_string(setup) if setup else "nil",
+                                        function=lisp_string(function)))
     if impl == "sbcl":
         cmd = ["sbcl", "--noinform", "--non-interactive", "--no-sysinit", "--no-userinit", "--load", script]
     else:
         cmd = [paths.mprof_lisp(), script]
     t0 = time.time()
+    status_if_missing = "not reached"
     try:
         p = subprocess.run(cmd, capture_output=True, timeout=timeout, cwd=workdir, stdin=subprocess.DEVNULL)
+        text = p.stdout.decode("utf-8", "replace")
+        err = p.stderr.decode("utf-8", "replace").strip().splitlines()
+        ended = "ended early: " + (err[0][:160] if err else f"exit {p.returncode}")
     except subprocess.TimeoutExpired as e:
         text = (e.stdout or b"").decode("utf-8", "replace")
-        load = re.search(r"^@@LOAD (.*)$", text, re.M)
-        return {"load": load.group(1) if load else "(no output)", "status": f"timeout (>{timeout:.0f} s)",
-                "wall": time.time() - t0}
-    text = p.stdout.decode("utf-8", "replace")
+        ended = status_if_missing = f"timeout (file >{timeout:.0f} s)"
+    wall = time.time() - t0
     load = re.search(r"^@@LOAD (.*)$", text, re.M)
-    res = {"load": load.group(1) if load else "(no output)", "wall": time.time() - t0}
-    error = re.search(r"^@@ERROR (.*)$", text, re.M)
-    body = re.search(r"^@@OUTPUT\n(.*?)^@@RESULT\n(.*?)^@@END$", text, re.M | re.S)
-    if body:
-        res["output"], res["result"] = body.group(1), body.group(2).strip()
-    if error:
-        res["status"] = "error: " + error.group(1)[:160]
-    elif body:
-        res["status"] = "ok"
-    else:
-        err = p.stderr.decode("utf-8", "replace").strip().splitlines()
-        res["status"] = "ended early: " + (err[0][:160] if err else f"exit {p.returncode}")
-    return res
+    results = {}
+    parts = re.split(r"^@@BENCH (\S+)\n", text, flags=re.M)
+    for name, body in zip(parts[1::2], parts[2::2]):
+        res = {}
+        error = re.search(r"^@@ERROR (.*)$", body, re.M)
+        m = re.search(r"^@@OUTPUT\n(.*?)^@@RESULT\n(.*?)^@@END$", body, re.M | re.S)
+        if m:
+            res["output"], res["result"] = m.group(1), m.group(2).strip()
+        res["status"] = "error: " + error.group(1)[:160] if error else ("ok" if m else ended)
+        results[name] = res
+    for name, *_ in benches:
+        results.setdefault(name, {"status": status_if_missing})
+    return (load.group(1) if load else "(no output)"), results, wall
 
 
 def masked(text):
@@ -150,43 +162,49 @@ def masked(text):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default="", help="benchmark names or file names, comma-separated")
-    ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--only", default="", help="file names (richards or richards.lisp), comma-separated")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per file and implementation")
     ap.add_argument("--impl", default="sbcl,mprof")
     ap.add_argument("--details", action="store_true", help="print both results when they differ")
     args = ap.parse_args()
     d = bench_dir()
     workdir = os.environ.get("CL_BENCH_WORK_DIR") or paths.cache_dir("cl-bench-run")
-    only = set(args.only.split(",")) if args.only else None
+    only = {o.removesuffix(".lisp") for o in args.only.split(",")} if args.only else None
     impls = args.impl.split(",")
-    print("| file | benchmark | SBCL | mprof-lisp loads | mprof-lisp status | s (SBCL / mprof-lisp) | same output and result as SBCL |")
-    print("|---|---|---|---|---|---:|---|")
-    same = total = 0
+    by_file = {}
     for bench in benchmarks(d):
-        name, file = bench[0], bench[5]
-        if only and name not in only and file not in only and (file or "").removesuffix(".lisp") not in only:
-            continue
+        by_file.setdefault(bench[5], []).append(bench)
+    print("| file | loads (SBCL / mprof-lisp) | s (SBCL / mprof-lisp) | benchmark | SBCL | mprof-lisp | same output and result as SBCL |")
+    print("|---|---|---:|---|---|---|---|")
+    same = total = 0
+    for file, benches in by_file.items():
         if file is None:
-            print(f"| ? | {name} | no file defines package {bench[2]} | | | | |")
+            print(f"| ? | | | {', '.join(b[0] for b in benches)} | no file defines the package | | |")
             continue
-        res = {impl: run(impl, d, bench, args.timeout, workdir) for impl in impls}
-        s, m = res.get("sbcl"), res.get("mprof")
-        verdict = ""
-        if s and m:
-            ok = (s["status"] == "ok" and m["status"] == "ok"
-                  and masked(s.get("output")) == masked(m.get("output"))
-                  and masked(s.get("result")) == masked(m.get("result")))
-            if s["status"] == "ok":
-                total += 1
-                same += ok
-            verdict = "yes" if ok else ("no" if s["status"] == "ok" else "(SBCL fails)")
-        walls = " / ".join(f"{res[i]['wall']:.1f}" for i in impls)
-        print(f"| {file} | {name} | {s['status'] if s else ''} | {m['load'] if m else ''} "
-              f"| {m['status'] if m else ''} | {walls} | {verdict} |", flush=True)
-        if args.details and s and m and verdict == "no":
-            for key in ("output", "result"):
-                if masked(s.get(key)) != masked(m.get(key)):
-                    print(f"    {key}: SBCL {s.get(key, '')[:300]!r}\n    {key}: mprof {m.get(key, '')[:300]!r}")
+        if only and file.removesuffix(".lisp") not in only:
+            continue
+        runs = {impl: run(impl, d, file, benches, args.timeout, workdir) for impl in impls}
+        loads = " / ".join(runs[i][0] for i in impls)
+        walls = " / ".join(f"{runs[i][2]:.1f}" for i in impls)
+        for k, (name, *_rest) in enumerate(benches):
+            s = runs["sbcl"][1][name] if "sbcl" in runs else None
+            m = runs["mprof"][1][name] if "mprof" in runs else None
+            verdict = ""
+            if s and m:
+                ok = (s["status"] == "ok" and m["status"] == "ok"
+                      and masked(s.get("output")) == masked(m.get("output"))
+                      and masked(s.get("result")) == masked(m.get("result")))
+                if s["status"] == "ok":
+                    total += 1
+                    same += ok
+                verdict = "yes" if ok else ("no" if s["status"] == "ok" else "(SBCL fails)")
+            head = f"| {file} | {loads} | {walls} " if k == 0 else "| | | "
+            print(f"{head}| {name} | {s['status'] if s else ''} | {m['status'] if m else ''} | {verdict} |",
+                  flush=True)
+            if args.details and s and m and verdict == "no":
+                for key in ("output", "result"):
+                    if masked(s.get(key)) != masked(m.get(key)):
+                        print(f"    {key}: SBCL {s.get(key, '')[:300]!r}\n    {key}: mprof {m.get(key, '')[:300]!r}")
     if "sbcl" in impls and "mprof" in impls:
         print(f"\nsame output and result as SBCL: {same} of the {total} benchmarks SBCL finishes")
 

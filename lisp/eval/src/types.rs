@@ -90,7 +90,7 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
         "HASH-TABLE" => matches!(obj, HashTable(_)),
         "PACKAGE" => matches!(obj, Package(_)),
         "STREAM" => matches!(obj, Stream(_)),
-        "STRING-STREAM" => matches!(obj, Stream(s) if !matches!(s.borrow().kind, mprof_heap::value::StreamKind::Host { .. })),
+        "STRING-STREAM" => matches!(obj, Stream(s) if !matches!(s.borrow().kind, mprof_heap::value::StreamKind::Host { .. } | mprof_heap::value::StreamKind::BytesInput { .. })),
         "RANDOM-STATE" => matches!(obj, RandomState(_)),
         // CLOS instances are structures whose types descend from STANDARD-OBJECT.
         "STRUCTURE-OBJECT" => matches!(obj, Struct(s) if !s.stype().is_condition && !s.stype().precedence.borrow().iter().any(|n| n.eq(spec_standard_object(ctx)))),

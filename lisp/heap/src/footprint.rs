@@ -106,6 +106,7 @@ impl Footprint for Stream {
                 StreamKind::Host { .. } => 0,
                 StreamKind::StringOutput { buffer } => buffer.capacity(),
                 StreamKind::StringInput { text, .. } => text.capacity() * std::mem::size_of::<char>(),
+                StreamKind::BytesInput { bytes, .. } => bytes.capacity(),
             }
     }
 }

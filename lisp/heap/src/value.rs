@@ -371,6 +371,8 @@ pub enum StreamKind {
     Host { channel: u32, input: bool, output: bool },
     StringOutput { buffer: String },
     StringInput { text: Vec<char>, pos: usize },
+    /// A file opened for input with an integer element type: its bytes, for `read-byte`.
+    BytesInput { bytes: Vec<u8>, pos: usize },
 }
 
 /// A stream: its data plus the column (for `fresh-line` and `~&`) and whether it is open.

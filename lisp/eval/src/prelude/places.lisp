@@ -308,6 +308,11 @@ SYMBOL's value, function and a copy of its property list."
             `(progn ,@(reverse store-forms) (values ,@stores))
             `(values ,@(reverse accesses)))))
 
+(define-setf-expander the (type place &environment env)
+  ;; (setf (the type place) value) stores into PLACE (types are not checked).
+  (multiple-value-bind (temps vals stores store-form access) (get-setf-expansion place env)
+    (values temps vals stores store-form `(the ,type ,access))))
+
 (defun sys::%byte-place (place bytespec env deposit)
   "LDB and MASK-FIELD places: DEPOSIT (dpb or deposit-field) the new value
 into the integer place and store that."
