@@ -22,6 +22,7 @@ pub mod clos;
 pub mod complex;
 pub mod core;
 pub mod devtools;
+pub mod directory;
 pub mod hash;
 pub mod lists;
 pub mod numbers;
@@ -159,6 +160,7 @@ pub fn table() -> &'static [BuiltinDef] {
         t.extend_from_slice(profiling::BUILTINS);
         t.extend_from_slice(clos::BUILTINS);
         t.extend_from_slice(devtools::BUILTINS);
+        t.extend_from_slice(directory::BUILTINS);
         t
     })
 }
