@@ -74,31 +74,15 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
             // A compound type specifier, read from text.
             match mprof_reader::read_one(expected, 0, &Default::default()) {
                 Ok(Some((d, _))) => {
-                    let v = mprof_heap::datum::datum_to_value(
+                    // Read in MPROF-SYSTEM: the standard type names are
+                    // COMMON-LISP's, and COMMON-LISP gains no symbol.
+                    mprof_heap::datum::datum_to_value(
                         self.mc,
                         &self.world.packages,
-                        self.world.packages.common_lisp,
+                        self.world.packages.system,
                         &d,
                     )
-                    .unwrap_or(Value::Nil);
-                    // Type names read here are COMMON-LISP's: make them external
-                    // so they print without a package prefix.
-                    let mut stack = vec![v];
-                    while let Some(x) = stack.pop() {
-                        match x {
-                            Value::Cons(c) => {
-                                stack.push(c.car.get());
-                                stack.push(c.cdr.get());
-                            }
-                            Value::Symbol(s)
-                                if s.package.get().is_some_and(|p| gc_arena::Gc::ptr_eq(p, self.world.packages.common_lisp)) =>
-                            {
-                                self.world.packages.export(self.mc, self.world.packages.common_lisp, s);
-                            }
-                            _ => {}
-                        }
-                    }
-                    v
+                    .unwrap_or(Value::Nil)
                 }
                 _ => Value::Nil,
             }

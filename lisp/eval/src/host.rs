@@ -213,13 +213,40 @@ impl Host {
     /// Write text to an output channel. Errors writing to a closed pipe are
     /// reported to the caller as a message.
     pub fn write(&mut self, channel: u32, text: &str) -> Result<(), String> {
+        self.write_bytes(channel, text.as_bytes())
+    }
+
+    /// Write raw bytes to an output channel (`write-byte`; `write` for text).
+    pub fn write_bytes(&mut self, channel: u32, bytes: &[u8]) -> Result<(), String> {
         let started = self.io.as_ref().map(|_| Instant::now());
         let r = match self.channels.get_mut(channel as usize) {
-            Some(Channel::Output(w)) => w.write_all(text.as_bytes()).map_err(|e| e.to_string()),
+            Some(Channel::Output(w)) => w.write_all(bytes).map_err(|e| e.to_string()),
             _ => Err("the stream is not open for output".to_string()),
         };
         if let (Some(io), Some(t)) = (self.io.as_mut(), started) {
-            io.write_channel(channel, text.len() as u64, t.elapsed().as_nanos() as u64);
+            io.write_channel(channel, bytes.len() as u64, t.elapsed().as_nanos() as u64);
+        }
+        r
+    }
+
+    /// Read one raw byte from an input channel (`read-byte`); None at end of file.
+    pub fn read_byte(&mut self, channel: u32) -> Result<Option<u8>, String> {
+        let started = self.io.as_ref().map(|_| Instant::now());
+        let r = match self.channels.get_mut(channel as usize) {
+            Some(Channel::Input(r)) => match r.fill_buf() {
+                Ok(buf) => match buf.first().copied() {
+                    Some(b) => {
+                        r.consume(1);
+                        Ok(Some(b))
+                    }
+                    None => Ok(None),
+                },
+                Err(e) => Err(e.to_string()),
+            },
+            _ => Err("the stream is not open for input".to_string()),
+        };
+        if let (Some(io), Some(t), Ok(Some(_))) = (self.io.as_mut(), started, &r) {
+            io.read_channel(channel, 1, t.elapsed().as_nanos() as u64);
         }
         r
     }

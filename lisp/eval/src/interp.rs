@@ -126,7 +126,8 @@ const PRELUDE: &[(&str, &str)] = &[
     ("prelude/mprof.lisp", include_str!("prelude/mprof.lisp")),
     ("prelude/devtools.lisp", include_str!("prelude/devtools.lisp")),
     ("prelude/pprint.lisp", include_str!("prelude/pprint.lisp")),
-    ("prelude/end.lisp", include_str!("prelude/end.lisp")),
+    ("prelude/direct-macros.lisp", include_str!("prelude/direct-macros.lisp")),
+    ("prelude/compiler-macros.lisp", include_str!("prelude/compiler-macros.lisp")),
 ];
 
 impl Interpreter {
@@ -175,22 +176,25 @@ impl Interpreter {
             last_sample: std::time::Instant::now(),
             time_profile: None,
         };
-        // The prelude defines COMMON-LISP's functions: read it in that package.
-        interp.set_package_cl(true);
+        // The prelude is read in MPROF-SYSTEM, which uses COMMON-LISP and
+        // MPROF-EXT: the standard names it defines are COMMON-LISP's (all made by
+        // `Packages::new`), and every other name it reads (helpers, parameter
+        // names) stays internal to MPROF-SYSTEM.
+        interp.set_package_system(true);
         for (name, src) in PRELUDE {
             interp.eval_source(src, Some(name)).map_err(|e| LispError {
                 message: format!("in the prelude {name}: {}", e.message),
                 ..e
             })?;
         }
-        interp.set_package_cl(false);
+        interp.set_package_system(false);
         Ok(interp)
     }
 
-    fn set_package_cl(&mut self, cl: bool) {
+    fn set_package_system(&mut self, system: bool) {
         self.arena.mutate_root(|mc, root| {
             let p = &root.world.packages;
-            let pkg = if cl { p.common_lisp } else { p.user };
+            let pkg = if system { p.system } else { p.user };
             alloc::symbol_set_value(mc, root.world.syms.package, Value::Package(pkg));
         });
     }
@@ -762,7 +766,8 @@ impl Interpreter {
         })
     }
 
-    /// Set `*`, `**` and `***` after a REPL evaluation (from the values of the last run).
+    /// Set `*`, `**` and `***`, and `/`, `//` and `///`, after a REPL evaluation
+    /// (from the values of the last run).
     pub fn record_repl_values(&mut self) {
         self.arena.mutate_root(|mc, root| {
             let s = &root.world.syms;
@@ -770,6 +775,15 @@ impl Interpreter {
             alloc::symbol_set_value(mc, s.star3, s.star2.value.get());
             alloc::symbol_set_value(mc, s.star2, s.star.value.get());
             alloc::symbol_set_value(mc, s.star, v);
+            let values = alloc::list(mc, &root.vm.result_values());
+            let [Value::Symbol(slash), Value::Symbol(slash2), Value::Symbol(slash3)] =
+                ["/", "//", "///"].map(|n| root.world.intern_cl(mc, n))
+            else {
+                return;
+            };
+            alloc::symbol_set_value(mc, slash3, slash2.value.get());
+            alloc::symbol_set_value(mc, slash2, slash.value.get());
+            alloc::symbol_set_value(mc, slash, values);
         });
     }
 }
@@ -869,6 +883,7 @@ fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
         let package = match def.package {
             Pkg::Cl => p.common_lisp,
             Pkg::Sys => p.system,
+            Pkg::Ext => p.extensions,
             Pkg::Mprof => p.mprof,
         };
         let name = p.intern_external(mc, package, def.name);

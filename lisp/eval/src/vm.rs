@@ -1993,7 +1993,12 @@ impl<'gc> Vm<'gc> {
                 c.car.get()
             } else {
                 let features = feature_names(env.world);
-                let opts = mprof_reader::ReadOptions { file: file.as_deref().map(String::from), features, ..Default::default() };
+                let opts = mprof_reader::ReadOptions {
+                    file: file.as_deref().map(String::from),
+                    features,
+                    read_base: env.world.read_base(),
+                    ..Default::default()
+                };
                 match mprof_reader::read_one(text, *offset, &opts) {
                     Ok(None) => {
                         let (last, dyn_mark) = (*last, *dyn_mark as usize);

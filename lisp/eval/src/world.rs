@@ -49,8 +49,27 @@ impl<'gc> World<'gc> {
         Value::Symbol(self.packages.t)
     }
 
+    /// The standard symbol `name` of COMMON-LISP. COMMON-LISP holds the standard's
+    /// symbols and nothing else, so a name that is not one of them (a slip in
+    /// the implementation) is interned in MPROF-SYSTEM instead of growing it.
     pub fn intern_cl(&self, mc: &Mutation<'gc>, name: &str) -> Value<'gc> {
-        self.packages.intern_external(mc, self.packages.common_lisp, name)
+        let p = &self.packages;
+        match p.find_symbol(p.common_lisp, name) {
+            Some((v, _)) => v,
+            None => p.intern_external(mc, p.system, name),
+        }
+    }
+
+    /// The value of `*read-base*` when it is a radix (2 to 36), else 10.
+    pub fn read_base(&self) -> u32 {
+        let p = &self.packages;
+        match p.find_symbol(p.common_lisp, "*READ-BASE*") {
+            Some((Value::Symbol(s), _)) => match s.value.get() {
+                Value::Fixnum(b @ 2..=36) => b as u32,
+                _ => 10,
+            },
+            _ => 10,
+        }
     }
 
     pub fn intern_sys(&self, mc: &Mutation<'gc>, name: &str) -> Value<'gc> {
@@ -103,6 +122,7 @@ pub fn make_condition_types<'gc>(
     packages: &Packages<'gc>,
     type_key: Value<'gc>,
 ) -> ConditionTypes<'gc> {
+    // Every name here is standard, so this finds the symbol `Packages::new` made.
     let cl = |n: &str| packages.intern_external(mc, packages.common_lisp, n);
     let sys = |n: &str| packages.intern_external(mc, packages.system, n);
     let world_set = |name: Value<'gc>, t: Ptr<'gc, StructType<'gc>>| {

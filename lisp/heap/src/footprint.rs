@@ -107,6 +107,7 @@ impl Footprint for Stream {
                 StreamKind::StringOutput { buffer } => buffer.capacity(),
                 StreamKind::StringInput { text, .. } => text.capacity() * std::mem::size_of::<char>(),
                 StreamKind::Pretty(engine) => std::mem::size_of::<crate::pretty::Engine>() + engine.heap_bytes(),
+                StreamKind::BytesInput { bytes, .. } => bytes.capacity(),
             }
     }
 }

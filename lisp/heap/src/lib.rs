@@ -9,6 +9,7 @@
 //! on the reader (for converting syntax to values) and gc-arena.
 
 pub mod alloc;
+pub mod cl_symbols;
 pub mod code;
 pub mod cons_sites;
 pub mod datum;

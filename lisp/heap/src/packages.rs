@@ -4,6 +4,10 @@
 //! - The symbol named "NIL" in COMMON-LISP is `Value::Nil`; interning "NIL"
 //!   from any package that uses COMMON-LISP yields `Value::Nil`.
 //! - Keywords are constants whose value is themselves.
+//! - COMMON-LISP holds exactly the standard's 978 external symbols
+//!   (`cl_symbols`), made at creation; the implementation's names live in
+//!   MPROF-SYSTEM (internals), MPROF-EXT (extensions programs may use, such as
+//!   `gc` and `exit`; COMMON-LISP-USER uses it, as SBCL's uses SB-EXT) and MPROF.
 //! - A package's symbol map holds every symbol *present* in it (with its
 //!   external flag); inherited symbols are found through `uses`.
 
@@ -11,6 +15,7 @@ use gc_arena::{Collect, Mutation, RefLock};
 use indexmap::IndexMap;
 
 use crate::alloc;
+use crate::cl_symbols::COMMON_LISP_SYMBOLS;
 use crate::value::*;
 
 /// The registry of packages and the handful every part of the system needs.
@@ -23,6 +28,8 @@ pub struct Packages<'gc> {
     pub keyword: Ptr<'gc, Package<'gc>>,
     pub user: Ptr<'gc, Package<'gc>>,
     pub system: Ptr<'gc, Package<'gc>>,
+    /// MPROF-EXT: the implementation's extensions (GC, EXIT, QUIT).
+    pub extensions: Ptr<'gc, Package<'gc>>,
     pub mprof: Ptr<'gc, Package<'gc>>,
     /// The symbol T.
     pub t: Ptr<'gc, Symbol<'gc>>,
@@ -53,19 +60,31 @@ impl<'gc> Packages<'gc> {
         let user = alloc::package(mc, "COMMON-LISP-USER");
         let system = alloc::package(mc, "MPROF-SYSTEM");
         let mprof = alloc::package(mc, "MPROF");
+        let extensions = alloc::package(mc, "MPROF-EXT");
         common_lisp.nicknames.borrow_mut().push("CL".into());
         user.nicknames.borrow_mut().push("CL-USER".into());
         system.nicknames.borrow_mut().push("SYS".into());
-        alloc::package_uses_mut(mc, user).push(common_lisp);
-        alloc::package_uses_mut(mc, system).push(common_lisp);
+        alloc::package_uses_mut(mc, user).extend([common_lisp, extensions]);
+        alloc::package_uses_mut(mc, system).extend([common_lisp, extensions]);
+        alloc::package_uses_mut(mc, extensions).push(common_lisp);
         alloc::package_uses_mut(mc, mprof).push(common_lisp);
         let t = alloc::make_symbol(mc, "T");
         alloc::symbol_set_package(mc, t, Some(common_lisp));
         alloc::symbol_set_value(mc, t, Value::Symbol(t));
         t.set_flag(SYM_CONSTANT, true);
-        alloc::package_symbols_mut(mc, common_lisp).insert("T".into(), (t, true));
+        {
+            let mut cl = alloc::package_symbols_mut(mc, common_lisp);
+            cl.reserve(COMMON_LISP_SYMBOLS.len());
+            cl.insert("T".into(), (t, true));
+            // NIL is Value::Nil, found by find_symbol without an entry.
+            for name in COMMON_LISP_SYMBOLS.iter().filter(|n| !matches!(**n, "T" | "NIL")) {
+                let s = alloc::make_symbol(mc, name);
+                alloc::symbol_set_package(mc, s, Some(common_lisp));
+                cl.insert((*name).into(), (s, true));
+            }
+        }
         let mut by_name = IndexMap::new();
-        for p in [common_lisp, keyword, user, system, mprof] {
+        for p in [common_lisp, keyword, user, system, extensions, mprof] {
             by_name.insert(p.name.to_string(), p);
             for n in p.nicknames.borrow().iter() {
                 by_name.insert(n.clone(), p);
@@ -77,6 +96,7 @@ impl<'gc> Packages<'gc> {
             keyword,
             user,
             system,
+            extensions,
             mprof,
             t,
         }

@@ -383,6 +383,8 @@ pub enum StreamKind {
     /// A pretty-printing stream: its layout engine. The text it decides goes
     /// to a target stream the evaluator keeps (a stream holds no values).
     Pretty(Box<crate::pretty::Engine>),
+    /// A file opened for input with an integer element type: its bytes, for `read-byte`.
+    BytesInput { bytes: Vec<u8>, pos: usize },
 }
 
 /// A stream: its data plus the column (for `fresh-line` and `~&`) and whether it is open.

@@ -50,15 +50,18 @@ pub struct ReadOptions {
     pub features: Vec<String>,
     /// Reading a datum nested deeper than this is a `Malformed` error.
     pub max_depth: usize,
+    /// The radix of integers and ratios (CL's `*read-base*`), 2 to 36; 10 by default.
+    pub read_base: u32,
 }
 
 impl Default for ReadOptions {
-    /// No file, the features `:mprof-lisp` and `:common-lisp`, `DEFAULT_MAX_DEPTH`.
+    /// No file, the features `:mprof-lisp` and `:common-lisp`, `DEFAULT_MAX_DEPTH`, base 10.
     fn default() -> ReadOptions {
         ReadOptions {
             file: None,
             features: vec!["MPROF-LISP".to_string(), "COMMON-LISP".to_string()],
             max_depth: DEFAULT_MAX_DEPTH,
+            read_base: 10,
         }
     }
 }
@@ -427,7 +430,7 @@ impl<'a> Reader<'a> {
                     if self.suppress > 0 {
                         Datum::new(nil(), span)
                     } else {
-                        match classify_atom(slice, text.escaped) {
+                        match classify_atom(slice, text.escaped, self.options.read_base) {
                             Ok(Classified::Datum(kind)) => Datum::new(kind, span),
                             Ok(Classified::Dot) => {
                                 self.dot(stack, span)?;

@@ -22,12 +22,23 @@ pub(crate) enum Classified {
 }
 
 /// Interprets a token: a number if it has number syntax (and no escapes), else a symbol.
-pub(crate) fn classify_atom(text: &str, escaped: bool) -> Result<Classified, String> {
+/// Integers and ratios are read in radix `read_base` (CL's `*read-base*`, 2 to 36);
+/// floats, and integers written with a trailing decimal point, are always decimal.
+pub(crate) fn classify_atom(text: &str, escaped: bool, read_base: u32) -> Result<Classified, String> {
     if !escaped {
         if text == "." {
             return Ok(Classified::Dot);
         }
-        if let Some(number) = parse_decimal_number(text) {
+        if read_base != 10 && (2..=36).contains(&read_base) && !text.ends_with('.') {
+            // In another base an integer or ratio comes first (in base 16, 1E5 is
+            // an integer); a decimal token is a number only as a float.
+            if let Ok(number) = classify_radix("", read_base, text, false) {
+                return Ok(Classified::Datum(number));
+            }
+            if let Some(Ok(float @ DatumKind::Float(_))) = parse_decimal_number(text) {
+                return Ok(Classified::Datum(float));
+            }
+        } else if let Some(number) = parse_decimal_number(text) {
             return number.map(Classified::Datum);
         }
     }
@@ -493,10 +504,26 @@ mod tests {
     fn check(text: &str, expected: &str) {
         let escaped = text.contains(['|', '\\']);
         assert_eq!(
-            show(classify_atom(text, escaped)),
+            show(classify_atom(text, escaped, 10)),
             expected,
             "classifying {text:?}"
         );
+    }
+
+    #[test]
+    fn read_base_reads_integers_and_ratios_in_that_radix_and_floats_in_decimal() {
+        let base = |text: &str, radix: u32| show(classify_atom(text, false, radix));
+        assert_eq!(base("FF", 16), "Integer(255)");
+        assert_eq!(base("-ff/3", 16), "Integer(-85)");
+        assert_eq!(base("1E5", 16), "Integer(485)");
+        assert_eq!(base("1.5", 16), "Float(1.5)");
+        assert_eq!(base("10.", 16), "Integer(10)");
+        assert_eq!(base("101", 2), "Integer(5)");
+        // Not an integer in base 2, and not a float: a symbol.
+        assert!(base("2", 2).starts_with("Symbol"), "{}", base("2", 2));
+        assert!(base("G", 16).starts_with("Symbol"));
+        assert!(base("+", 16).starts_with("Symbol"));
+        assert_eq!(base("Z", 36), "Integer(35)");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use mprof_heap::{Value, alloc};
 
-use super::{BuiltinDef, MANY, cl};
+use super::{BuiltinDef, MANY, cl, sys};
 use crate::ctx::Ctx;
 use crate::raise::{LResult, Raise};
 
@@ -340,7 +340,7 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("UPPER-CASE-P", 1, 1, upper_case),
     cl("LOWER-CASE-P", 1, 1, lower_case),
     cl("BOTH-CASE-P", 1, 1, both_case),
-    cl("WHITESPACE-CHAR-P", 1, 1, whitespace_char_p),
+    sys("WHITESPACE-CHAR-P", 1, 1, whitespace_char_p),
     cl("GRAPHIC-CHAR-P", 1, 1, graphic),
     cl("STANDARD-CHAR-P", 1, 1, standard_char_p),
     cl("CHARACTERP", 1, 1, characterp),

@@ -2,6 +2,7 @@
 //! the system helpers the prelude's macros expand into, type tests, and
 //! printing.
 
+use gc_arena::Gc;
 use mprof_heap::value::{SYM_CONSTANT, SYM_MACRO, SYM_SPECIAL, StructType};
 use mprof_heap::{Value, alloc};
 
@@ -172,40 +173,83 @@ fn makunbound<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(a[0])
 }
 
-fn symbol_function<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    match crate::vm::function_of(a[0]) {
+/// A function name: a symbol (`None` for NIL, which names no function) or
+/// `(SETF symbol)`.
+enum FunctionName<'gc> {
+    Symbol(Option<mprof_heap::value::Ptr<'gc, mprof_heap::value::Symbol<'gc>>>),
+    Setf(Option<mprof_heap::value::Ptr<'gc, mprof_heap::value::Symbol<'gc>>>),
+}
+
+/// `v` as a function name, or the type error FBOUNDP, FMAKUNBOUND and
+/// FDEFINITION signal for anything else (a dotted or longer SETF list too).
+fn function_name_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<FunctionName<'gc>, Raise<'gc>> {
+    let as_symbol = |x: Value<'gc>| match x {
+        Value::Nil => Some(None),
+        Value::Symbol(s) => Some(Some(s)),
+        _ => None,
+    };
+    if let Some(s) = as_symbol(v) {
+        return Ok(FunctionName::Symbol(s));
+    }
+    if let Value::Cons(c) = v
+        && matches!(c.car.get(), Value::Symbol(h) if Gc::ptr_eq(h, ctx.world.syms.setf))
+        && let Value::Cons(rest) = c.cdr.get()
+        && rest.cdr.get().is_nil()
+        && let Some(s) = as_symbol(rest.car.get())
+    {
+        return Ok(FunctionName::Setf(s));
+    }
+    Err(ctx.type_error(v, "(OR SYMBOL (CONS (EQL SETF) (CONS SYMBOL NULL)))"))
+}
+
+/// (symbol-function symbol)
+fn symbol_function<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    if !a[0].is_nil() {
+        symbol_arg(ctx, a[0])?;
+    }
+    global_function(a[0])
+}
+
+/// (fdefinition function-name)
+fn fdefinition<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    function_name_arg(ctx, a[0])?;
+    global_function(a[0])
+}
+
+/// The global function (or macro function) of a valid function name. A
+/// special operator is fbound, and the standard leaves what this returns for
+/// one to the implementation: here, its name.
+fn global_function<'gc>(name: Value<'gc>) -> LResult<'gc> {
+    match crate::vm::function_of(name) {
         Some(f) => Ok(f),
-        None => {
-            if let Value::Symbol(s) = a[0]
-                && s.has_flag(SYM_MACRO)
-            {
-                return Ok(s.function.get());
-            }
-            Err(Raise::UndefinedFunction(a[0]))
-        }
+        None => match name {
+            Value::Symbol(s) if s.has_flag(SYM_MACRO) => Ok(s.function.get()),
+            Value::Symbol(s) if s.has_flag(mprof_heap::value::SYM_SPECIAL_OPERATOR) => Ok(name),
+            _ => Err(Raise::UndefinedFunction(name)),
+        },
     }
 }
 
 fn fboundp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(ctx.bool(match a[0] {
-        Value::Symbol(s) => !matches!(s.function.get(), Value::Unbound),
-        name @ Value::Cons(_) => crate::vm::function_of(name).is_some(),
-        _ => false,
-    }))
+    let bound = match function_name_arg(ctx, a[0])? {
+        // A special operator is fbound too (CLHS FBOUNDP).
+        FunctionName::Symbol(Some(s)) => {
+            !matches!(s.function.get(), Value::Unbound) || s.has_flag(mprof_heap::value::SYM_SPECIAL_OPERATOR)
+        }
+        FunctionName::Setf(Some(s)) => !matches!(s.setf_function.get(), Value::Unbound),
+        FunctionName::Symbol(None) | FunctionName::Setf(None) => false,
+    };
+    Ok(ctx.bool(bound))
 }
 
 fn fmakunbound<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    match a[0] {
-        Value::Symbol(s) => {
+    match function_name_arg(ctx, a[0])? {
+        FunctionName::Symbol(Some(s)) => {
             alloc::symbol_set_function(ctx.mc, s, Value::Unbound);
             s.set_flag(SYM_MACRO, false);
         }
-        Value::Cons(_) => {
-            if let Value::Symbol(s) = alloc::car(alloc::cdr(a[0])) {
-                alloc::symbol_set_setf_function(ctx.mc, s, Value::Unbound);
-            }
-        }
-        other => return Err(ctx.type_error(other, "SYMBOL")),
+        FunctionName::Setf(Some(s)) => alloc::symbol_set_setf_function(ctx.mc, s, Value::Unbound),
+        FunctionName::Symbol(None) | FunctionName::Setf(None) => {}
     }
     Ok(a[0])
 }
@@ -246,8 +290,19 @@ fn macro_function<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 fn special_operator_p<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    // NIL is a symbol (Value::Nil), and names no special operator.
+    if a[0].is_nil() {
+        return Ok(Value::Nil);
+    }
     let s = symbol_arg(ctx, a[0])?;
     Ok(ctx.bool(s.has_flag(mprof_heap::value::SYM_SPECIAL_OPERATOR)))
+}
+
+/// (sys:%constant-symbol-p symbol): whether it names a constant (DEFCONSTANT,
+/// a keyword, T), for CONSTANTP.
+fn constant_symbol_p<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let s = symbol_arg(ctx, a[0])?;
+    Ok(ctx.bool(s.has_flag(SYM_CONSTANT)))
 }
 
 /// (sys:%proclaim-special symbol)
@@ -270,6 +325,23 @@ fn specialp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 // ---- destructuring helpers (see compiler::front::build_destructuring) ----
+
+/// (sys:%destructuring-expansion lambda-list expression body): the form the
+/// compiler compiles a DESTRUCTURING-BIND as, for its MACRO-FUNCTION
+/// (prelude/direct-macros.lisp).
+fn destructuring_expansion<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let body: Vec<Value<'gc>> = alloc::list_iter(a[2]).collect();
+    let w = ctx.world;
+    Ok(crate::compiler::front::build_destructuring(ctx.mc, &w.packages, &w.syms, a[0], a[1], &body, None))
+}
+
+/// (sys:%macro-lambda name lambda-list body): the expander function form a
+/// DEFMACRO compiles, `(lambda (form env) ...)`, for DEFMACRO's MACRO-FUNCTION.
+fn macro_lambda<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let body: Vec<Value<'gc>> = alloc::list_iter(a[2]).collect();
+    let w = ctx.world;
+    Ok(crate::compiler::front::build_macro_lambda(ctx.mc, &w.packages, &w.syms, a[0], a[1], &body))
+}
 
 fn dcar<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     match a[0] {
@@ -569,15 +641,27 @@ fn fresh_line<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(Value::Nil)
 }
 
-fn write_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+/// The text of (write-string string &optional stream &key start end): the
+/// characters of STRING between the bounding indices.
+fn bounded_text<'gc>(ctx: &Ctx<'_, 'gc>, a: A<'_, 'gc>) -> Result<String, Raise<'gc>> {
     let text = ctx.string_arg(a[0])?;
+    if a.len() <= 2 {
+        return Ok(text);
+    }
+    let keys = super::strings::keyword_args(ctx, &a[2..], &["START", "END"])?;
+    let (start, end) = super::strings::bounds(ctx, keys[0], keys[1], text.chars().count())?;
+    Ok(text.chars().skip(start).take(end - start).collect())
+}
+
+fn write_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let text = bounded_text(ctx, a)?;
     let s = stream_of(ctx, a, 1)?;
     ctx.write_stream(s, &text)?;
     Ok(a[0])
 }
 
 fn write_line<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let text = ctx.string_arg(a[0])?;
+    let text = bounded_text(ctx, a)?;
     let s = stream_of(ctx, a, 1)?;
     ctx.write_stream(s, &text)?;
     ctx.write_stream(s, "\n")?;
@@ -807,17 +891,6 @@ fn type_precedence<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(alloc::list(ctx.mc, &p))
 }
 
-/// Export every symbol present in COMMON-LISP (run at the end of the prelude,
-/// which defines its functions while *PACKAGE* is COMMON-LISP).
-fn export_all_cl<'gc>(ctx: &mut Ctx<'_, 'gc>, _a: A<'_, 'gc>) -> LResult<'gc> {
-    let cl = ctx.world.packages.common_lisp;
-    let mut map = alloc::package_symbols_mut(ctx.mc, cl);
-    for (_, entry) in map.iter_mut() {
-        entry.1 = true;
-    }
-    Ok(Value::Nil)
-}
-
 fn intern<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let name = ctx.string_arg(a[0])?;
     let package = match a.get(1) {
@@ -978,7 +1051,7 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("BOUNDP", 1, 1, boundp),
     cl("MAKUNBOUND", 1, 1, makunbound),
     cl("SYMBOL-FUNCTION", 1, 1, symbol_function),
-    cl("FDEFINITION", 1, 1, symbol_function),
+    cl("FDEFINITION", 1, 1, fdefinition),
     cl("FBOUNDP", 1, 1, fboundp),
     cl("FMAKUNBOUND", 1, 1, fmakunbound),
     cl("MACRO-FUNCTION", 1, 2, macro_function),
@@ -991,8 +1064,8 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("TYPE-OF", 1, 1, type_of),
     cl("TERPRI", 0, 1, terpri),
     cl("FRESH-LINE", 0, 1, fresh_line),
-    cl("WRITE-STRING", 1, 4, write_string),
-    cl("WRITE-LINE", 1, 4, write_line),
+    cl("WRITE-STRING", 1, 6, write_string),
+    cl("WRITE-LINE", 1, 6, write_line),
     cl("WRITE-CHAR", 1, 2, write_char),
     cl("LENGTH", 1, 1, length),
     cl("GET-INTERNAL-REAL-TIME", 0, 0, get_internal_real_time),
@@ -1007,8 +1080,10 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%FIND-PACKAGE-OR-DIE", 1, 1, find_package_or_die),
     sys("%SYMBOL-PLIST", 1, 1, symbol_plist),
     sys("%SET-SYMBOL-PLIST", 2, 2, set_symbol_plist),
+    sys("%CONSTANT-SYMBOL-P", 1, 1, constant_symbol_p),
+    sys("%DESTRUCTURING-EXPANSION", 3, 3, destructuring_expansion),
+    sys("%MACRO-LAMBDA", 3, 3, macro_lambda),
     sys("%TYPE-PRECEDENCE", 1, 1, type_precedence),
-    sys("%EXPORT-ALL-CL", 0, 0, export_all_cl),
     sys("%SET-FDEFINITION", 2, 2, set_fdefinition),
     sys("%SET-MACRO-FUNCTION", 2, 2, set_macro),
     sys("%PROCLAIM-SPECIAL", 1, 1, proclaim_special),

@@ -22,6 +22,7 @@ pub mod clos;
 pub mod complex;
 pub mod core;
 pub mod devtools;
+pub mod directory;
 pub mod hash;
 pub mod lists;
 pub mod numbers;
@@ -40,6 +41,8 @@ pub type BuiltinFn = for<'a, 'gc> fn(&mut Ctx<'a, 'gc>, &[Value<'gc>]) -> LResul
 pub enum Pkg {
     Cl,
     Sys,
+    /// MPROF-EXT: extensions a program may call (COMMON-LISP-USER uses the package).
+    Ext,
     Mprof,
 }
 
@@ -85,7 +88,8 @@ pub struct BuiltinDef {
 
 pub const MANY: u16 = u16::MAX;
 
-/// A plain builtin in COMMON-LISP.
+/// A plain builtin in COMMON-LISP: its name must be one of the standard's
+/// (`mprof_heap::cl_symbols`; the `builtins_in_common_lisp_are_standard` test).
 pub const fn cl(name: &'static str, min: u16, max: u16, f: BuiltinFn) -> BuiltinDef {
     BuiltinDef { name, package: Pkg::Cl, min, max, kind: Kind::Plain(f) }
 }
@@ -93,6 +97,11 @@ pub const fn cl(name: &'static str, min: u16, max: u16, f: BuiltinFn) -> Builtin
 /// A plain builtin in MPROF-SYSTEM (internal helpers of the prelude).
 pub const fn sys(name: &'static str, min: u16, max: u16, f: BuiltinFn) -> BuiltinDef {
     BuiltinDef { name, package: Pkg::Sys, min, max, kind: Kind::Plain(f) }
+}
+
+/// A plain builtin in MPROF-EXT, the extensions programs may call.
+pub const fn ext(name: &'static str, min: u16, max: u16, f: BuiltinFn) -> BuiltinDef {
+    BuiltinDef { name, package: Pkg::Ext, min, max, kind: Kind::Plain(f) }
 }
 
 /// A plain builtin in MPROF.
@@ -153,6 +162,7 @@ pub fn table() -> &'static [BuiltinDef] {
         t.extend_from_slice(clos::BUILTINS);
         t.extend_from_slice(devtools::BUILTINS);
         t.extend_from_slice(pretty::BUILTINS);
+        t.extend_from_slice(directory::BUILTINS);
         t
     })
 }

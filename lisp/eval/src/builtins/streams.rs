@@ -313,6 +313,78 @@ fn at_eof<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, eof_error_p: Option<Va
     Ok(eof_value.unwrap_or(Value::Nil))
 }
 
+/// The host channel of a file stream for READ-BYTE (input) or WRITE-BYTE
+/// (output). Every stream is a character stream, but a file's bytes can be read
+/// and written as they are; string streams have no bytes.
+fn byte_channel<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>, input: bool) -> Result<(StreamPtr<'gc>, u32), Raise<'gc>> {
+    let Value::Stream(s) = v else {
+        return Err(ctx.type_error(v, "STREAM"));
+    };
+    let st = s.borrow();
+    if !st.open {
+        return Err(Raise::simple(ErrorKind::Stream, format!("the stream {} is closed", st.name)));
+    }
+    match st.kind {
+        StreamKind::Host { channel, input: i, output: o } if (input && i && !o) || (!input && o && !i) => Ok((s, channel)),
+        _ => Err(Raise::simple(
+            ErrorKind::Stream,
+            format!("the stream {} is not a binary {} stream", st.name, if input { "input" } else { "output" }),
+        )),
+    }
+}
+
+/// Whether an element type names integers (a binary stream): (UNSIGNED-BYTE 8),
+/// (SIGNED-BYTE 8), BIT, (MOD n), INTEGER...
+fn is_byte_type<'gc>(ctx: &Ctx<'_, 'gc>, t: Value<'gc>) -> bool {
+    let head = match t {
+        Value::Cons(c) => c.car.get(),
+        other => other,
+    };
+    let cl = |n: &str| ctx.world.packages.find_symbol(ctx.world.packages.common_lisp, n).map(|(v, _)| v);
+    ["UNSIGNED-BYTE", "SIGNED-BYTE", "BIT", "MOD", "INTEGER", "FIXNUM"].iter().any(|n| cl(n).is_some_and(|v| v.eq(head)))
+}
+
+/// (read-byte stream &optional eof-error-p eof-value)
+fn read_byte<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    if let Value::Stream(s) = a[0]
+        && matches!(s.borrow().kind, StreamKind::BytesInput { .. })
+    {
+        let next = {
+            let mut st = alloc::borrow_mut(ctx.mc, s);
+            if !st.open {
+                return Err(Raise::simple(ErrorKind::Stream, format!("the stream {} is closed", st.name)));
+            }
+            match &mut st.kind {
+                StreamKind::BytesInput { bytes, pos } => {
+                    let b = bytes.get(*pos).copied();
+                    *pos += usize::from(b.is_some());
+                    b
+                }
+                _ => None,
+            }
+        };
+        return match next {
+            Some(b) => Ok(Value::Fixnum(i64::from(b))),
+            None => at_eof(ctx, s, a.get(1).copied(), a.get(2).copied()),
+        };
+    }
+    let (s, channel) = byte_channel(ctx, a[0], true)?;
+    match ctx.host.read_byte(channel).map_err(|e| stream_error(s, &e))? {
+        Some(b) => Ok(Value::Fixnum(i64::from(b))),
+        None => at_eof(ctx, s, a.get(1).copied(), a.get(2).copied()),
+    }
+}
+
+/// (write-byte byte stream)
+fn write_byte<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let Value::Fixnum(b @ 0..=255) = a[0] else {
+        return Err(ctx.type_error(a[0], "(UNSIGNED-BYTE 8)"));
+    };
+    let (s, channel) = byte_channel(ctx, a[1], false)?;
+    ctx.host.write_bytes(channel, &[b as u8]).map_err(|e| stream_error(s, &e))?;
+    Ok(a[0])
+}
+
 /// (read-char &optional stream eof-error-p eof-value recursive-p)
 fn read_char<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let s = input_stream(ctx, a.first().copied())?;
@@ -416,8 +488,8 @@ enum ReadResult {
 
 /// Read one datum from the start of `text`. A token that touches the end of
 /// `text` is reported incomplete unless `all` says no more text follows.
-fn read_text(text: &str, all: bool, preserve_whitespace: bool) -> ReadResult {
-    match mprof_reader::read_one(text, 0, &mprof_reader::ReadOptions::default()) {
+fn read_text(text: &str, all: bool, preserve_whitespace: bool, read_base: u32) -> ReadResult {
+    match mprof_reader::read_one(text, 0, &mprof_reader::ReadOptions { read_base, ..Default::default() }) {
         Ok(Some((datum, end))) => {
             if end >= text.len() && !all {
                 return ReadResult::Incomplete;
@@ -468,7 +540,7 @@ fn read_from_text<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, preserve: bool
             StreamKind::StringInput { text, .. } => text[start..start + window.min(remaining)].iter().collect(),
             _ => String::new(),
         };
-        match read_text(&text, all, preserve) {
+        match read_text(&text, all, preserve, ctx.world.read_base()) {
             ReadResult::Datum(datum, used) => {
                 let v = datum_value(ctx, &datum)?;
                 if let StreamKind::StringInput { pos, .. } = &mut alloc::borrow_mut(ctx.mc, s).kind {
@@ -507,7 +579,7 @@ fn read_from_host<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, ch: u32, prese
                 text.push('\n');
             }
         }
-        match read_text(&text, all, preserve) {
+        match read_text(&text, all, preserve, ctx.world.read_base()) {
             ReadResult::Datum(datum, used) => {
                 let v = datum_value(ctx, &datum)?;
                 let rest: String = text.chars().skip(used).collect();
@@ -590,9 +662,12 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     if !keys.len().is_multiple_of(2) {
         return Err(Raise::program("odd number of &KEY arguments to OPEN"));
     }
-    let (mut direction, mut if_exists, mut if_does_not_exist) = (None, None, None);
+    let (mut direction, mut if_exists, mut if_does_not_exist, mut element_type) = (None, None, None, None);
     for pair in keys.chunks(2) {
         let (k, v) = (pair[0], pair[1]);
+        if is_keyword(k, "ELEMENT-TYPE") {
+            element_type = element_type.or(Some(v));
+        }
         if is_keyword(k, "DIRECTION") {
             direction = direction.or(Some(v));
         } else if is_keyword(k, "IF-EXISTS") {
@@ -624,6 +699,9 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             if let Some(io) = ctx.host.io.as_mut() {
                 io.opened(&path, None);
                 io.read_file(&path, bytes.len() as u64, started.elapsed().as_nanos() as u64);
+            }
+            if !probe && element_type.is_some_and(|t| is_byte_type(ctx, t)) {
+                return Ok(alloc::stream(ctx.mc, &path, StreamKind::BytesInput { bytes, pos: 0 }));
             }
             String::from_utf8_lossy(&bytes).chars().collect()
         };
@@ -697,6 +775,10 @@ fn close<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             StreamKind::StringInput { text, pos } => {
                 // The text is no longer reachable: give its memory back.
                 *text = Vec::new();
+                *pos = 0;
+            }
+            StreamKind::BytesInput { bytes, pos } => {
+                *bytes = Vec::new();
                 *pos = 0;
             }
             StreamKind::StringOutput { .. } | StreamKind::Pretty(_) => {}
@@ -813,7 +895,10 @@ fn streamp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 
 fn input_stream_p<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let s = stream_arg(ctx, a[0])?;
-    let b = matches!(s.borrow().kind, StreamKind::StringInput { .. } | StreamKind::Host { input: true, .. });
+    let b = matches!(
+        s.borrow().kind,
+        StreamKind::StringInput { .. } | StreamKind::BytesInput { .. } | StreamKind::Host { input: true, .. }
+    );
     Ok(ctx.bool(b))
 }
 
@@ -846,6 +931,8 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("OPEN", 1, MANY, open),
     cl("CLOSE", 1, 3, close),
     cl("READ-CHAR", 0, 4, read_char),
+    cl("READ-BYTE", 1, 3, read_byte),
+    cl("WRITE-BYTE", 2, 2, write_byte),
     cl("READ-CHAR-NO-HANG", 0, 4, read_char),
     cl("PEEK-CHAR", 0, 5, peek_char),
     cl("UNREAD-CHAR", 1, 2, unread_char),

@@ -61,7 +61,7 @@ fn new_string<'gc>(ctx: &Ctx<'_, 'gc>, chars: Vec<char>) -> Value<'gc> {
 }
 
 /// Bounding indices `start`/`end` (NIL end = length), checked against `len`.
-fn bounds<'gc>(ctx: &Ctx<'_, 'gc>, start: Option<Value<'gc>>, end: Option<Value<'gc>>, len: usize) -> Result<(usize, usize), Raise<'gc>> {
+pub(crate) fn bounds<'gc>(ctx: &Ctx<'_, 'gc>, start: Option<Value<'gc>>, end: Option<Value<'gc>>, len: usize) -> Result<(usize, usize), Raise<'gc>> {
     let s = match start {
         None | Some(Value::Nil) => 0,
         Some(v) => ctx.index_arg(v)?,
@@ -337,7 +337,7 @@ fn read_from_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> 
     let (start, end) = bounds(ctx, k[0], k[1], chars.len())?;
     let text: String = chars[..end].iter().collect();
     let byte_start: usize = chars[..start].iter().map(|c| c.len_utf8()).sum();
-    let opts = mprof_reader::ReadOptions::default();
+    let opts = mprof_reader::ReadOptions { read_base: ctx.world.read_base(), ..Default::default() };
     match mprof_reader::read_one(&text, byte_start, &opts) {
         Ok(Some((datum, byte_end))) => {
             let pkg = ctx.current_package();

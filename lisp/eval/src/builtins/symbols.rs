@@ -126,7 +126,7 @@ fn delete_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         return Ok(Value::Nil);
     }
     let pk = &ctx.world.packages;
-    if [pk.common_lisp, pk.keyword, pk.user, pk.system, pk.mprof].iter().any(|q| Gc::ptr_eq(*q, p)) {
+    if [pk.common_lisp, pk.keyword, pk.user, pk.system, pk.extensions, pk.mprof].iter().any(|q| Gc::ptr_eq(*q, p)) {
         return Err(package_error(format!("The standard package {} cannot be deleted.", p.name)));
     }
     let users: Vec<String> = all_packages(ctx)
@@ -407,6 +407,11 @@ fn package_symbols<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let external_only = a[1].truthy() && !present_only;
     let mut out: Vec<Value<'gc>> =
         p.symbols.borrow().values().filter(|e| !external_only || e.1).map(|e| Value::Symbol(e.0)).collect();
+    // NIL is Value::Nil, which has no entry in COMMON-LISP's map.
+    let cl = ctx.world.packages.common_lisp;
+    if Gc::ptr_eq(p, cl) || (!external_only && !present_only && p.uses.borrow().iter().any(|u| Gc::ptr_eq(*u, cl))) {
+        out.push(Value::Nil);
+    }
     if !external_only && !present_only {
         for u in p.uses.borrow().iter() {
             for (name, e) in u.symbols.borrow().iter() {
@@ -472,3 +477,82 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%PACKAGE-SYMBOLS", 2, 2, package_symbols),
     sys("%PACKAGE-ERROR", 1, 1, signal_package_error),
 ];
+
+#[cfg(test)]
+mod tests {
+    use mprof_heap::cl_symbols::{COMMON_LISP_SYMBOLS, is_common_lisp_symbol};
+
+    use crate::builtins::{Pkg, table};
+    use crate::host::Options;
+    use crate::interp::Interpreter;
+
+    fn eval(src: &str) -> String {
+        let mut lisp = Interpreter::with_io(
+            Box::new(std::io::sink()),
+            Box::new(std::io::sink()),
+            Box::new(std::io::empty()),
+            Options::default(),
+        )
+        .expect("the interpreter starts");
+        match lisp.eval_source(src, None) {
+            Ok(values) => values.join(" "),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    /// The symbols present in COMMON-LISP after start-up (the prelude has run)
+    /// and after a program defined names of its own, as "NAME HOME STATUS" lines.
+    const LIST_COMMON_LISP: &str = r#"
+        (defun mapcar-internal (x) x) (defvar table 1) (defmacro with-gensyms () nil)
+        (let ((cl (find-package "COMMON-LISP")) (lines nil))
+          (dolist (s (sys::%package-symbols cl :present))
+            (push (format nil "~a ~a ~a" (symbol-name s) (package-name (symbol-package s))
+                          (nth-value 1 (find-symbol (symbol-name s) cl)))
+                  lines))
+          (format nil "~{~a~%~}" (sort lines #'string<)))"#;
+
+    #[test]
+    fn common_lisp_holds_exactly_the_standard_symbols() {
+        let printed = eval(LIST_COMMON_LISP);
+        let text = printed.trim_matches('"');
+        let expected: String = COMMON_LISP_SYMBOLS
+            .iter()
+            .map(|n| format!("{n} COMMON-LISP EXTERNAL\n"))
+            .collect();
+        let (got, want): (Vec<&str>, Vec<&str>) =
+            (text.lines().collect(), expected.lines().collect());
+        let extra: Vec<&&str> = got.iter().filter(|l| !want.contains(l)).collect();
+        let missing: Vec<&&str> = want.iter().filter(|l| !got.contains(l)).collect();
+        assert!(
+            extra.is_empty() && missing.is_empty(),
+            "not standard: {extra:?}\nmissing: {missing:?}"
+        );
+        assert_eq!(got.len(), 978);
+    }
+
+    #[test]
+    fn builtins_in_common_lisp_are_standard() {
+        let strays: Vec<&str> = table()
+            .iter()
+            .filter(|d| d.package == Pkg::Cl && !is_common_lisp_symbol(d.name))
+            .map(|d| d.name)
+            .collect();
+        assert!(
+            strays.is_empty(),
+            "builtins in COMMON-LISP with non-standard names: {strays:?}"
+        );
+    }
+
+    #[test]
+    fn common_lisp_user_reaches_the_extensions_and_keeps_its_own_names() {
+        let out = eval(
+            r#"(list (package-name (symbol-package 'var)) (package-name (symbol-package 'gc))
+                     (package-name (symbol-package 'exit)) (mapcar #'package-name (package-use-list "CL-USER"))
+                     (package-name (symbol-package 'mprof:report)))"#,
+        );
+        assert_eq!(
+            out,
+            r#"("COMMON-LISP-USER" "MPROF-EXT" "MPROF-EXT" ("COMMON-LISP" "MPROF-EXT") "MPROF")"#
+        );
+    }
+}

@@ -13,7 +13,7 @@ use mprof_heap::{Value, alloc};
 use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 
-use super::{BuiltinDef, MANY, cl, sys};
+use super::{BuiltinDef, MANY, cl, ext, sys};
 use crate::ctx::Ctx;
 use crate::raise::{HostRequest, LResult, Raise};
 
@@ -319,10 +319,10 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%GETENV", 1, 1, getenv),
     sys("%FILE-WRITE-DATE", 1, 1, file_write_date),
     sys("%CREATE-DIRECTORIES", 1, 1, create_directories),
-    cl("GC", 0, MANY, gc),
+    ext("GC", 0, MANY, gc),
     cl("ROOM", 0, 1, room),
-    cl("EXIT", 0, MANY, exit),
-    cl("QUIT", 0, MANY, exit),
+    ext("EXIT", 0, MANY, exit),
+    ext("QUIT", 0, MANY, exit),
     sys("%BYTES-CONSED", 0, 0, bytes_consed),
     sys("%TIME-BEGIN", 0, 0, time_begin),
     sys("%TIME-END", 1, 1, time_end),

@@ -110,7 +110,7 @@
   (if (consp form)
       (eq (car form) 'quote)
       (if (symbolp form)
-          (if (null form) t (if (eq form t) t (keywordp form)))
+          (if (null form) t (sys::%constant-symbol-p form))
           t)))
 
 (defun symbol-plist (symbol) (sys::%symbol-plist symbol))
@@ -318,7 +318,13 @@
                 clauses)))))
 
 (defmacro ecase (key &rest clauses)
-  (let ((g (gensym)))
+  ;; T and OTHERWISE are ordinary keys here: ECASE has no otherwise clause.
+  (let ((g (gensym))
+        (clauses (mapcar-internal (lambda (c)
+                                    (if (or (eq (car c) t) (eq (car c) 'otherwise))
+                                        (cons (list (car c)) (cdr c))
+                                        c))
+                                  clauses)))
     `(let ((,g ,key))
        (case ,g ,@clauses
          (otherwise (sys::%case-failure ,g ',(sys::%case-keys clauses)))))))
@@ -345,10 +351,12 @@
 (defmacro ctypecase (key &rest clauses) `(etypecase ,key ,@clauses))
 
 (defmacro multiple-value-setq (vars form)
+  (if (null vars)
+      `(values ,form)
   (let ((temps (mapcar-internal (lambda (v) (declare (ignore v)) (gensym)) vars)))
     `(multiple-value-bind ,temps ,form
        ,@(mapcar-internal (lambda (v g) `(setq ,v ,g)) vars temps)
-       ,(car temps))))
+       ,(car temps)))))
 
 (defmacro nth-value (n form)
   `(nth ,n (multiple-value-list ,form)))

@@ -51,7 +51,12 @@
                            :format-control "~S is not a condition designator."
                            :format-arguments (list datum)))))
 
+(defvar *break-on-signals* nil
+  "A type: signalling a condition of this type calls BREAK before the handlers run.")
+
 (defun sys::%signal (condition)
+  (when (and *break-on-signals* (typep condition *break-on-signals*))
+    (break "~A~%BREAK was entered because of *BREAK-ON-SIGNALS*." condition))
   (let ((clusters sys:*handler-clusters*))
     (tagbody
      next
@@ -72,11 +77,30 @@
 (defvar sys::*interactive-debugger* nil
   "True at an interactive REPL: an unhandled error enters the debugger (debugger.lisp).")
 
+(defvar *debugger-hook* nil
+  "A function of a condition and the hook, called (with *DEBUGGER-HOOK* bound to NIL)
+before the debugger is entered; if it returns, the debugger is entered as usual.")
+
+(defun sys::%call-debugger-hook (condition)
+  (let ((hook *debugger-hook*))
+    (when hook
+      (let ((*debugger-hook* nil))
+        (funcall hook condition hook)))))
+
 (defun error (datum &rest arguments)
   (let ((condition (sys::%coerce-to-condition datum arguments 'simple-error)))
     (sys::%signal condition)
+    ;; INVOKE-DEBUGGER's work, inlined so that a backtrace shows no extra frame.
+    (sys::%call-debugger-hook condition)
     (when sys::*interactive-debugger* (sys::%interactive-debugger condition))
     (sys:%unhandled-condition condition)))
+
+(defun invoke-debugger (condition)
+  (unless (typep condition 'condition)
+    (error 'type-error :datum condition :expected-type 'condition))
+  (sys::%call-debugger-hook condition)
+  (when sys::*interactive-debugger* (sys::%interactive-debugger condition))
+  (sys:%unhandled-condition condition))
 
 (defmacro handler-bind (bindings &body body)
   `(let ((sys:*handler-clusters*
@@ -219,6 +243,14 @@
 (defun cerror (continue-string datum &rest arguments)
   (restart-case (apply #'error datum arguments)
     (continue () :report (lambda (s) (apply #'format s continue-string arguments)) nil))
+  nil)
+
+(defun break (&optional (format-control "Break") &rest format-arguments)
+  (with-simple-restart (continue "Return from BREAK.")
+    ;; BREAK enters the debugger whatever the hook says (CLHS BREAK).
+    (let ((*debugger-hook* nil))
+      (invoke-debugger (make-condition 'simple-condition :format-control format-control
+                                                         :format-arguments format-arguments))))
   nil)
 
 (defun sys::%report-string (condition)

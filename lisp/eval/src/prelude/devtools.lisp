@@ -9,6 +9,18 @@
 ;;;; the original back. Documentation strings are kept by builtins
 ;;;; (devtools.rs), since DEFUN records them from the first prelude file on.
 
+;;; The REPL's history variables: the REPL sets *, ** and *** to the last
+;;; primary values and /, // and /// to the last lists of values
+;;; (Interpreter::record_repl_values); + and - (forms) stay NIL, since the REPL
+;;; evaluates a line's text rather than one form.
+(defvar + nil)
+(defvar ++ nil)
+(defvar +++ nil)
+(defvar - nil)
+(defvar / nil)
+(defvar // nil)
+(defvar /// nil)
+
 (defvar sys::*traced* nil "An alist (name . original function) of traced functions.")
 (defvar sys::*trace-depth* 0)
 (defvar sys::*trace-off* nil

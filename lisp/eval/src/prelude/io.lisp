@@ -102,3 +102,29 @@
       (format stream "{~X}" (sys:%object-address object)))
     (write-char #\> stream)
     nil))
+
+;;; READ-SEQUENCE and WRITE-SEQUENCE, over the character operations (every
+;;; stream is a character stream).
+
+(defun read-sequence (sequence stream &key (start 0) end)
+  "Read characters from STREAM into SEQUENCE from START below END (or its
+length); returns the index of the first element not filled, less than END
+only when the stream ended."
+  (let ((end (or end (length sequence))))
+    (unless (<= 0 start end (length sequence))
+      (error 'type-error :datum start :expected-type `(integer 0 ,end)))
+    (do ((i start (1+ i)))
+        ((>= i end) i)
+      (let ((c (read-char stream nil :eof)))
+        (when (eq c :eof) (return i))
+        (setf (elt sequence i) c)))))
+
+(defun write-sequence (sequence stream &key (start 0) end)
+  "Write the characters of SEQUENCE from START below END to STREAM; returns SEQUENCE."
+  (let ((end (or end (length sequence))))
+    (unless (<= 0 start end (length sequence))
+      (error 'type-error :datum start :expected-type `(integer 0 ,end)))
+    (if (stringp sequence)
+        (write-string sequence stream :start start :end end)
+        (do ((i start (1+ i))) ((>= i end)) (write-char (elt sequence i) stream)))
+    sequence))

@@ -55,9 +55,15 @@
     (when name (sys:%set-fdefinition name f))
     (values (or name f) nil nil)))
 
+(defvar *macroexpand-hook* 'funcall
+  "Called by MACROEXPAND-1 with a macro function, the form and the environment.")
+
 (defun macroexpand-1 (form &optional env)
-  (declare (ignore env))
-  (sys:%macroexpand-1 form))
+  (let ((hook *macroexpand-hook*)
+        (expander (and (consp form) (symbolp (car form)) (macro-function (car form)))))
+    (if (or (null expander) (eq hook 'funcall) (eq hook #'funcall))
+        (sys:%macroexpand-1 form)
+        (values (funcall hook expander form env) t))))
 
 (defun macroexpand (form &optional env)
   (declare (ignore env))

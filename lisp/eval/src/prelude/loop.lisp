@@ -32,10 +32,12 @@
 (defvar sys::*loop-result* nil)
 (defvar sys::*loop-emitted-body* nil)
 (defvar sys::*loop-end-tag* nil)
+(defvar sys::*loop-termination-test* nil) ; the first ALWAYS, NEVER or THEREIS keyword
 
 (defun sys::%loop-error (format-control &rest arguments)
-  (error 'simple-error :format-control (sys::%loop-concat "LOOP: " format-control)
-                       :format-arguments arguments))
+  ;; A malformed LOOP is a program-error, as in SBCL (the suite checks it).
+  (error 'sys::simple-program-error :format-control (sys::%loop-concat "LOOP: " format-control)
+                                    :format-arguments arguments))
 
 (defun sys::%loop-concat (a b)
   (let ((s (make-string-output-stream)))
@@ -459,6 +461,8 @@
                   (setq ,var ,v ,flag t))))))))
 
 (defun sys::%loop-copy-list (list)
+  ;; A fresh copy of LIST's conses that keeps a dotted tail, as COPY-LIST does
+  ;; (the last list APPENDed keeps it).
   (let ((out nil))
     (tagbody
      next
@@ -466,7 +470,9 @@
          (setq out (cons (car list) out))
          (setq list (cdr list))
          (go next)))
-    (sys::%nreverse-list out)))
+    (let ((copy (sys::%nreverse-list out)))
+      (when out (rplacd out list))
+      copy)))
 
 ;;; Main clauses
 
@@ -503,7 +509,9 @@
     (tagbody
      next
        (when (sys::%loop-pop-kw "AND")
-         (push (sys::%loop-selectable it) forms)
+         ;; IT means the test's value in the first clause only; after AND it
+         ;; is an ordinary variable (CLHS 6.1.6).
+         (push (sys::%loop-selectable nil) forms)
          (go next)))
     (sys::%nreverse-list forms)))
 
@@ -538,6 +546,7 @@
                   `(unless ,test (go ,sys::*loop-end-tag*))
                   `(when ,test (go ,sys::*loop-end-tag*))))))
           ((sys::%loop-kw-in k '("ALWAYS" "NEVER"))
+           (unless sys::*loop-termination-test* (setq sys::*loop-termination-test* k))
            (let ((test (sys::%loop-pop)))
              (setq sys::*loop-result* t)
              (sys::%loop-pseudo-body
@@ -545,6 +554,7 @@
                   `(unless ,test (return-from ,sys::*loop-name* nil))
                   `(when ,test (return-from ,sys::*loop-name* nil))))))
           ((sys::%loop-kw-p k "THEREIS")
+           (unless sys::*loop-termination-test* (setq sys::*loop-termination-test* k))
            (let ((g (gensym "THEREIS")))
              (sys::%loop-pseudo-body
               `(let ((,g ,(sys::%loop-pop))) (when ,g (return-from ,sys::*loop-name* ,g))))))
@@ -561,6 +571,23 @@
          (or (sys::%loop-mentions-finish-p (car tree)) (sys::%loop-mentions-finish-p (cdr tree))))
         (t (sys::%loop-kw-p tree "LOOP-FINISH"))))
 
+(defun sys::%loop-check-variables ()
+  ;; A variable named twice by WITH, FOR/AS or INTO is an error (CLHS 6.1.1.7);
+  ;; the loop's own temporaries are uninterned and left out.
+  (let ((seen nil))
+    (dolist (b (append (sys::%loop-flatten-groups) sys::*loop-acc-bindings*))
+      (let ((var (car b)))
+        (when (and var (symbol-package var))
+          (when (member-eql var seen)
+            (sys::%loop-error "the variable ~S is bound twice" var))
+          (push var seen))))))
+
+(defun sys::%loop-flatten-groups ()
+  (let ((out nil))
+    (dolist (g sys::*loop-groups*)
+      (dolist (b (car (cdr g))) (push (if (consp b) b (list b)) out)))
+    out))
+
 (defun sys::%loop-expand (body)
   (let ((sys::*loop-tokens* body)
         (sys::*loop-name* nil)
@@ -575,7 +602,8 @@
         (sys::*loop-epilogue* nil)
         (sys::*loop-result* nil)
         (sys::*loop-emitted-body* nil)
-        (sys::*loop-end-tag* (gensym "END-LOOP")))
+        (sys::*loop-end-tag* (gensym "END-LOOP"))
+        (sys::*loop-termination-test* nil))
     (when (sys::%loop-kw-p (car body) "NAMED")
       (setq sys::*loop-tokens* (cdr (cdr body)))
       (setq sys::*loop-name* (car (cdr body))))
@@ -584,6 +612,10 @@
        (when sys::*loop-tokens*
          (sys::%loop-clause)
          (go next)))
+    (sys::%loop-check-variables)
+    (when (and sys::*loop-termination-test* sys::*loop-default-acc*)
+      (sys::%loop-error "~S cannot be combined with an accumulation that is not INTO a variable"
+                        sys::*loop-termination-test*))
     (let* ((next (gensym "NEXT-LOOP"))
            (tagbody `(tagbody
                         ,@sys::*loop-prologue*

@@ -34,6 +34,8 @@
 (defconstant most-negative-long-float most-negative-double-float)
 (defconstant least-positive-long-float least-positive-double-float)
 (defconstant least-negative-long-float least-negative-double-float)
+(defconstant least-positive-normalized-long-float least-positive-normalized-double-float)
+(defconstant least-negative-normalized-long-float least-negative-normalized-double-float)
 (defconstant long-float-epsilon double-float-epsilon)
 (defconstant long-float-negative-epsilon double-float-negative-epsilon)
 

@@ -143,7 +143,36 @@ variables, the store form and the access form."
                             (go next)))
                        (reverse out))))))
 
-(defmacro psetf (&rest pairs) (sys::%parallel-assignment 'setf pairs))
+(defmacro psetf (&rest pairs &environment env)
+  "Each place's subforms, then its value, left to right (CLHS 5.1.1.1); then
+every store. A variable's new value is assigned with SETQ."
+  (let ((bindings nil) (stores nil))
+    (tagbody
+     next
+       (when pairs
+         (let ((place (car pairs)) (value (car (cdr pairs))))
+           (if (symbolp place)
+               (let ((g (gensym)))
+                 (setq bindings (cons (list g value) bindings))
+                 (setq stores (cons `(setq ,place ,g) stores)))
+               (multiple-value-bind (temps vals store-vars store-form) (get-setf-expansion place env)
+                 (tagbody
+                  bind
+                    (when temps
+                      (setq bindings (cons (list (car temps) (car vals)) bindings))
+                      (setq temps (cdr temps) vals (cdr vals))
+                      (go bind)))
+                 (if (and store-vars (null (cdr store-vars)))
+                     (setq bindings (cons (list (car store-vars) value) bindings))
+                     (let ((all (gensym "VALUES")) (i 0))
+                       (setq bindings (cons (list all `(multiple-value-list ,value)) bindings))
+                       (dolist (v store-vars)
+                         (setq bindings (cons (list v `(nth ,i ,all)) bindings))
+                         (setq i (+ i 1)))))
+                 (setq stores (cons store-form stores)))))
+         (setq pairs (cdr (cdr pairs)))
+         (go next)))
+    `(let* ,(reverse bindings) ,@(reverse stores) nil)))
 
 ;;; Places whose subforms must be evaluated once (remf, getf) bind them to
 ;;; temporaries through %place.
@@ -247,6 +276,16 @@ store forms."
 (defun (setf symbol-function) (function name) (sys:%set-fdefinition name function) function)
 (defun (setf fdefinition) (function name) (sys:%set-fdefinition name function) function)
 (defun (setf symbol-plist) (plist symbol) (sys::%set-symbol-plist symbol plist))
+
+(defun copy-symbol (symbol &optional copy-properties)
+  "A fresh uninterned symbol of the same name; with COPY-PROPERTIES, it also gets
+SYMBOL's value, function and a copy of its property list."
+  (let ((new (make-symbol (symbol-name symbol))))
+    (when copy-properties
+      (when (boundp symbol) (set new (symbol-value symbol)))
+      (when (fboundp symbol) (sys:%set-fdefinition new (symbol-function symbol)))
+      (sys::%set-symbol-plist new (copy-list (symbol-plist symbol))))
+    new))
 (defun (setf get) (value symbol indicator &optional default)
   (declare (ignore default))
   (sys::%putprop symbol indicator value))
@@ -268,6 +307,11 @@ store forms."
     (values temps vals stores
             `(progn ,@(reverse store-forms) (values ,@stores))
             `(values ,@(reverse accesses)))))
+
+(define-setf-expander the (type place &environment env)
+  ;; (setf (the type place) value) stores into PLACE (types are not checked).
+  (multiple-value-bind (temps vals stores store-form access) (get-setf-expansion place env)
+    (values temps vals stores store-form `(the ,type ,access))))
 
 (defun sys::%byte-place (place bytespec env deposit)
   "LDB and MASK-FIELD places: DEPOSIT (dpb or deposit-field) the new value

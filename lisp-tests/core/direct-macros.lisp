@@ -1,0 +1,23 @@
+;;;; DEFUN, DEFMACRO, DESTRUCTURING-BIND, MULTIPLE-VALUE-BIND and MULTIPLE-VALUE-LIST have
+;;;; macro functions whose expansions do what the compiled forms do; FBOUNDP,
+;;;; FMAKUNBOUND and FDEFINITION take function names only.
+(print (mapcar (lambda (s) (and (macro-function s) t)) '(defun defmacro destructuring-bind multiple-value-bind multiple-value-list)))
+(print (mapcar (lambda (n) (and (fboundp n) t)) (list (quote defun) (quote if) (quote (setf car)) nil)))
+(print (handler-case (fboundp 1) (type-error (c) (list :type-error (type-error-datum c)))))
+(print (handler-case (fboundp '(setf . foo)) (type-error () :type-error)))
+(print (handler-case (fmakunbound '(x)) (type-error () :type-error)))
+(print (handler-case (fdefinition '(setf foo bar)) (type-error () :type-error)))
+(print (handler-case (symbol-function '(setf car)) (type-error () :type-error)))
+(print (handler-case (funcall (macro-function 'defun)) (program-error () :program-error)))
+(print (handler-case (funcall (macro-function 'destructuring-bind) '(destructuring-bind (a . b) '(1 2) nil)) (program-error () :program-error)))
+(print (eval (macroexpand '(multiple-value-bind (a b) (values 1 2 3) (list a b)))))
+(print (eval (macroexpand '(multiple-value-list (values 1 2 3)))))
+(print (eval (macroexpand '(destructuring-bind (a (b &optional c) &key d) '(1 (2) :d 4) (list a b c d)))))
+(eval (macroexpand '(defun expanded-fn (x &optional (y 2)) "Adds." (declare (fixnum x)) (+ x y))))
+(print (list (expanded-fn 1) (expanded-fn 1 5) (documentation 'expanded-fn 'function)))
+(eval (macroexpand '(defmacro expanded-mac (&whole w a &body b) "Doc." `(list ',w ,a ,@b))))
+(print (list (expanded-mac 1 2 3) (documentation 'expanded-mac 'function)))
+(eval (macroexpand '(defun (setf expanded-place) (v x) (list v x))))
+(print (funcall #'(setf expanded-place) 1 2))
+(print (multiple-value-list (macroexpand-1 '(multiple-value-list (f)))))
+(print (list (and (symbol-function 'if) t) (and (fdefinition 'block) t) (special-operator-p 'if)))

@@ -1,0 +1,12 @@
+;;;; READ-BYTE and WRITE-BYTE on files opened with an integer element type.
+(let ((path "/tmp/mprof-bytes-test.bin"))
+  (with-open-file (out path :direction :output :if-exists :supersede :element-type '(unsigned-byte 8))
+    (dolist (b '(0 1 127 128 200 255 10 13)) (write-byte b out)))
+  (with-open-file (in path :element-type '(unsigned-byte 8))
+    (print (loop for b = (read-byte in nil :eof) until (eq b :eof) collect b)))
+  (with-open-file (in path :element-type '(unsigned-byte 8))
+    (print (list (read-byte in) (read-byte in nil) (handler-case (progn (dotimes (i 7) (read-byte in)) :no-error) (end-of-file () :eof)))))
+  (with-open-file (out path :direction :output :if-exists :supersede :element-type '(unsigned-byte 8))
+    (print (handler-case (write-byte 256 out) (type-error () :type-error))))
+  (delete-file path))
+(print (handler-case (with-input-from-string (s "abc") (read-byte s)) (error () :error)))

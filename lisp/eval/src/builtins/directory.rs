@@ -1,0 +1,225 @@
+//! Builtin: DIRECTORY, the existing files and directories a (possibly wild)
+//! namestring names, as SBCL finds them.
+//!
+//! A pattern is `dir/.../name.type`. Each directory component may be `**`
+//! (any number of levels), or contain `*` (any characters) and `?` (one
+//! character); the file part matches a file's name and type separately (the
+//! type is after the last dot that does not start the name), where a missing
+//! type matches only files without one, except that a type `*` matches every
+//! file. Directories match a file part as names without a type, and come back
+//! as `dir/`. An empty file part names the directories themselves. Results are
+//! truenames (canonical absolute paths), sorted, without duplicates; pathnames
+//! are namestrings here, so they are strings.
+//!
+//! Invariants: the walk keeps its directories on an explicit stack, never
+//! follows a symbolic link into a directory for `**` (so links cannot make it
+//! loop), and skips directories it cannot read. Tested by
+//! `lisp-tests/streams/directory.lisp` and the tests below.
+
+use std::path::{Path, PathBuf};
+
+use mprof_heap::{Value, alloc};
+
+use super::{BuiltinDef, cl};
+use crate::ctx::Ctx;
+use crate::raise::{LResult, Raise};
+
+type A<'a, 'gc> = &'a [Value<'gc>];
+
+/// Whether `text` matches `pattern`, where `*` is any run of characters and `?`
+/// one character (the usual two-pointer matcher: linear space, no recursion).
+fn wild_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+fn is_wild(component: &str) -> bool {
+    component.contains(['*', '?'])
+}
+
+/// A file name's name and type: the type follows the last dot, unless that dot
+/// starts the name (`.hidden` has no type).
+fn name_and_type(file: &str) -> (&str, Option<&str>) {
+    match file.rfind('.') {
+        Some(i) if i > 0 => (&file[..i], Some(&file[i + 1..])),
+        _ => (file, None),
+    }
+}
+
+/// Whether an entry named `file` matches the file part `pattern`.
+fn file_matches(pattern: &str, file: &str, is_dir: bool) -> bool {
+    let (pname, ptype) = name_and_type(pattern);
+    let (name, ftype) = if is_dir { (file, None) } else { name_and_type(file) };
+    if !wild_match(pname, name) {
+        return false;
+    }
+    match (ptype, ftype) {
+        (None, None) => true,
+        (None, Some(_)) => false,
+        (Some("*"), _) => true,
+        (Some(_), None) => false,
+        (Some(p), Some(t)) => wild_match(p, t),
+    }
+}
+
+/// The entries of a directory as (name, whether it is a directory, whether it is
+/// a symbolic link); an unreadable directory has none.
+fn entries(dir: &Path) -> Vec<(String, bool, bool)> {
+    let Ok(read) = std::fs::read_dir(dir) else { return Vec::new() };
+    read.flatten()
+        .map(|e| {
+            let link = e.file_type().is_ok_and(|t| t.is_symlink());
+            (e.file_name().to_string_lossy().into_owned(), e.path().is_dir(), link)
+        })
+        .collect()
+}
+
+/// The directories the directory components name, from `start`.
+fn expand_directories(start: PathBuf, components: &[&str]) -> Vec<PathBuf> {
+    let mut dirs = vec![start];
+    for component in components {
+        let mut next = Vec::new();
+        for dir in &dirs {
+            match *component {
+                "" | "." => next.push(dir.clone()),
+                ".." => next.push(dir.join("..")),
+                "**" => {
+                    // The directory and every directory below it, without following links.
+                    let mut stack = vec![dir.clone()];
+                    while let Some(d) = stack.pop() {
+                        for (name, is_dir, link) in entries(&d) {
+                            if is_dir && !link {
+                                stack.push(d.join(name));
+                            }
+                        }
+                        next.push(d);
+                    }
+                }
+                c if is_wild(c) => {
+                    for (name, is_dir, _) in entries(dir) {
+                        if is_dir && wild_match(c, &name) {
+                            next.push(dir.join(name));
+                        }
+                    }
+                }
+                c => {
+                    let d = dir.join(c);
+                    if d.is_dir() {
+                        next.push(d);
+                    }
+                }
+            }
+        }
+        dirs = next;
+    }
+    dirs
+}
+
+/// The truenames `pattern` names, sorted.
+fn directory_names(pattern: &str) -> Vec<String> {
+    let (dir_part, file_part) = match pattern.rfind('/') {
+        Some(i) => (&pattern[..=i], &pattern[i + 1..]),
+        None => ("", pattern),
+    };
+    let start = if dir_part.starts_with('/') {
+        PathBuf::from("/")
+    } else {
+        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+    };
+    let components: Vec<&str> = dir_part.split('/').filter(|c| !c.is_empty()).collect();
+    let dirs = expand_directories(start, &components);
+    let mut found: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        if file_part.is_empty() {
+            found.push(dir);
+        } else if !is_wild(file_part) {
+            found.push(dir.join(file_part));
+        } else {
+            for (name, is_dir, _) in entries(&dir) {
+                if file_matches(file_part, &name, is_dir) {
+                    found.push(dir.join(name));
+                }
+            }
+        }
+    }
+    let mut names: Vec<String> = found
+        .into_iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .map(|p| {
+            let mut name = p.to_string_lossy().into_owned();
+            if p.is_dir() && !name.ends_with('/') {
+                name.push('/');
+            }
+            name
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// (directory pathspec &key resolve-symlinks): the truenames of the existing
+/// files PATHSPEC names, as strings.
+fn directory<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let pattern = match a[0] {
+        Value::String(s) => s.borrow().to_rust_string(),
+        other => return Err(ctx.type_error(other, "(OR STRING PATHNAME)")),
+    };
+    if !a[1..].len().is_multiple_of(2) {
+        return Err(Raise::program("odd number of keyword arguments to DIRECTORY"));
+    }
+    let names: Vec<Value<'gc>> = directory_names(&pattern).iter().map(|n| alloc::string(ctx.mc, n)).collect();
+    Ok(alloc::list(ctx.mc, &names))
+}
+
+pub const BUILTINS: &[BuiltinDef] = &[cl("DIRECTORY", 1, 3, directory)];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wildcards_match_runs_and_single_characters() {
+        for (p, t, want) in [
+            ("*", "", true),
+            ("*.lisp", "a.lisp", true),
+            ("a*b*c", "aXXbYc", true),
+            ("a*b*c", "aXXbY", false),
+            ("?", "ab", false),
+            ("??", "ab", true),
+            ("*x", "xxxxxy", false),
+            ("lisp", "lisp", true),
+        ] {
+            assert_eq!(wild_match(p, t), want, "{p} ~ {t}");
+        }
+    }
+
+    #[test]
+    fn a_missing_type_matches_only_files_without_one_unless_the_type_is_wild() {
+        assert!(file_matches("*", "noext", false));
+        assert!(file_matches("*", ".hidden", false));
+        assert!(!file_matches("*", "a.lisp", false));
+        assert!(file_matches("*", "sub", true));
+        assert!(file_matches("*.*", "a.lisp", false));
+        assert!(file_matches("*.*", "noext", false));
+        assert!(!file_matches("*.lisp", "sub", true));
+        assert!(file_matches("a*.*", "a.lisp", false));
+    }
+}
