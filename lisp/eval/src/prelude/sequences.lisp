@@ -136,8 +136,8 @@ them (the last ones when FROM-END)."
 
 (defmacro sys::%do-tails ((var list) &body body)
   "Run BODY with VAR bound to each tail of LIST in turn, in a block NIL that
-returns NIL at the end; a dotted LIST is a type-error, and so is a circular
-one: SYS::%CHECK-CYCLE says how many tails may be taken without looking (the
+returns NIL at the end; a dotted LIST is a type-error (its datum the atom
+that ends it, as in SBCL), and so is a circular one: SYS::%CHECK-CYCLE says how many tails may be taken without looking (the
 length, or a milestone doubling from 1,024) once it has looked for a cycle."
   (let ((l (gensym "LIST")) (n (gensym "N")) (check (gensym "CHECK")))
     `(let* ((,l ,list) (,var ,l) (,n 0) (,check (sys::%check-cycle ,l 0)))
@@ -151,7 +151,7 @@ length, or a milestone doubling from 1,024) once it has looked for a cycle."
             (when (consp ,var)
               (setq ,check (sys::%check-cycle ,l ,n))
               (go next))
-            (when ,var (error 'type-error :datum ,l :expected-type 'list)))
+            (when ,var (error 'type-error :datum ,var :expected-type 'list)))
          nil))))
 
 (defun member (item list &key key test test-not)
