@@ -92,6 +92,7 @@ pub fn settings<'gc>(world: &World<'gc>) -> Settings {
         },
         radix: s.print_radix.value.get().truthy(),
         case: case_of(s.print_case.value.get()),
+        read_case: world.read_case(),
         array: s.print_array.value.get().truthy(),
         gensym: s.print_gensym.value.get().truthy(),
     }

@@ -1997,6 +1997,7 @@ impl<'gc> Vm<'gc> {
                     file: file.as_deref().map(String::from),
                     features,
                     read_base: env.world.read_base(),
+                    case: env.world.read_case(),
                     ..Default::default()
                 };
                 match mprof_reader::read_one(text, *offset, &opts) {

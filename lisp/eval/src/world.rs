@@ -72,6 +72,30 @@ impl<'gc> World<'gc> {
         }
     }
 
+    /// The case of the current `*readtable*` (its first slot, `%CASE`; see
+    /// prelude/readtable.lisp), `:upcase` if it is anything else.
+    pub fn read_case(&self) -> mprof_reader::ReadCase {
+        use mprof_reader::ReadCase;
+        let p = &self.packages;
+        let Some((Value::Symbol(s), _)) = p.find_symbol(p.common_lisp, "*READTABLE*") else { return ReadCase::Upcase };
+        let Value::Struct(rt) = s.value.get() else { return ReadCase::Upcase };
+        let case = rt.slots.borrow().first().copied();
+        match case {
+            Some(Value::Symbol(k)) => match &*k.name {
+                "DOWNCASE" => ReadCase::Downcase,
+                "PRESERVE" => ReadCase::Preserve,
+                "INVERT" => ReadCase::Invert,
+                _ => ReadCase::Upcase,
+            },
+            _ => ReadCase::Upcase,
+        }
+    }
+
+    /// Options for reading text the way the current `*read-base*` and `*readtable*` say.
+    pub fn read_options(&self) -> mprof_reader::ReadOptions {
+        mprof_reader::ReadOptions { read_base: self.read_base(), case: self.read_case(), ..Default::default() }
+    }
+
     pub fn intern_sys(&self, mc: &Mutation<'gc>, name: &str) -> Value<'gc> {
         self.packages.intern_external(mc, self.packages.system, name)
     }

@@ -63,6 +63,9 @@ pub struct Settings {
     pub base: u32,
     pub radix: bool,
     pub case: Case,
+    /// The current readtable's case: which letters a symbol name must escape, and
+    /// how `case` applies (CLHS 22.1.3.3.2).
+    pub read_case: mprof_reader::ReadCase,
     pub array: bool,
     pub gensym: bool,
 }
@@ -81,6 +84,7 @@ impl Default for Settings {
             base: 10,
             radix: false,
             case: Case::Upcase,
+            read_case: mprof_reader::ReadCase::Upcase,
             array: true,
             gensym: true,
         }
@@ -466,7 +470,7 @@ impl<'gc> Job<'gc> {
         let s = &ctx.settings;
         let out = &mut self.buffer;
         match v {
-            Value::Nil => atoms::symbol_name_cased(out, "NIL", false, s.case),
+            Value::Nil => atoms::symbol_name_cased(out, "NIL", false, s.case, s.read_case),
             Value::Fixnum(i) => atoms::fixnum(out, i, s.base, s.radix),
             Value::Float(f) => out.push_str(&format_float(f.val)),
             Value::Char(c) => atoms::character(out, c, ctx.escaping()),
@@ -513,7 +517,7 @@ impl<'gc> Job<'gc> {
         let s = &ctx.settings;
         let out = &mut self.buffer;
         match v {
-            Value::Nil => atoms::symbol_name_cased(out, "NIL", false, s.case),
+            Value::Nil => atoms::symbol_name_cased(out, "NIL", false, s.case, s.read_case),
             Value::Unbound => return self.unreadable(v, ctx, "#<unbound>"),
             Value::Fixnum(i) => atoms::fixnum(out, i, s.base, s.radix),
             Value::BigInt(b) => atoms::integer(out, &b.0, s.base, s.radix),
@@ -877,7 +881,7 @@ impl<'gc> Job<'gc> {
         }
         self.buffer.push_str(" :");
         if let Value::Symbol(sym) = names[index] {
-            atoms::symbol_name_cased(&mut self.buffer, &sym.name, ctx.escaping(), ctx.settings.case);
+            atoms::symbol_name_cased(&mut self.buffer, &sym.name, ctx.escaping(), ctx.settings.case, ctx.settings.read_case);
         }
         self.buffer.push(' ');
         self.work.push(Work::SlotsRest { object, index: index + 1, depth });
@@ -888,7 +892,7 @@ impl<'gc> Job<'gc> {
 /// A type's name inside `#<...>`, under `*print-case*` as SBCL prints it.
 fn cased(word: &str, ctx: &PrintContext<'_, '_>) -> String {
     let mut s = String::new();
-    atoms::symbol_name_cased(&mut s, word, false, ctx.settings.case);
+    atoms::symbol_name_cased(&mut s, word, false, ctx.settings.case, ctx.settings.read_case);
     s
 }
 

@@ -52,6 +52,23 @@ pub struct ReadOptions {
     pub max_depth: usize,
     /// The radix of integers and ratios (CL's `*read-base*`), 2 to 36; 10 by default.
     pub read_base: u32,
+    /// How unescaped letters of symbol names are converted (CL's `readtable-case`).
+    pub case: ReadCase,
+}
+
+/// CL's readtable case: what the reader does to the unescaped letters of a symbol
+/// token (CLHS 23.1.2). Escaped letters (`|...|`, `\`) are never converted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReadCase {
+    /// To upper case (the standard readtable).
+    #[default]
+    Upcase,
+    /// To lower case.
+    Downcase,
+    /// Left as written.
+    Preserve,
+    /// Inverted when all unescaped letters of the token have one case, else left alone.
+    Invert,
 }
 
 impl Default for ReadOptions {
@@ -62,6 +79,7 @@ impl Default for ReadOptions {
             features: vec!["MPROF-LISP".to_string(), "COMMON-LISP".to_string()],
             max_depth: DEFAULT_MAX_DEPTH,
             read_base: 10,
+            case: ReadCase::Upcase,
         }
     }
 }
@@ -430,7 +448,7 @@ impl<'a> Reader<'a> {
                     if self.suppress > 0 {
                         Datum::new(nil(), span)
                     } else {
-                        match classify_atom(slice, text.escaped, self.options.read_base) {
+                        match classify_atom(slice, text.escaped, self.options.read_base, self.options.case) {
                             Ok(Classified::Datum(kind)) => Datum::new(kind, span),
                             Ok(Classified::Dot) => {
                                 self.dot(stack, span)?;
@@ -465,7 +483,7 @@ impl<'a> Reader<'a> {
                 Token::Uninterned(text) => {
                     let span = self.span(range.start, range.end);
                     let body = &self.src[range.start + text.body_start as usize..range.end];
-                    match classify_uninterned(body) {
+                    match classify_uninterned(body, self.options.case) {
                         Ok(kind) => Datum::new(kind, span),
                         Err(_) if self.suppress > 0 => Datum::new(nil(), span),
                         Err(message) => {

@@ -12,6 +12,7 @@ use num_bigint::BigInt;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
 use crate::datum::{DatumKind, PackagePrefix, SymbolName};
+use crate::parser::ReadCase;
 
 /// What a token read without prefix turned out to be.
 #[derive(Debug, PartialEq)]
@@ -24,7 +25,7 @@ pub(crate) enum Classified {
 /// Interprets a token: a number if it has number syntax (and no escapes), else a symbol.
 /// Integers and ratios are read in radix `read_base` (CL's `*read-base*`, 2 to 36);
 /// floats, and integers written with a trailing decimal point, are always decimal.
-pub(crate) fn classify_atom(text: &str, escaped: bool, read_base: u32) -> Result<Classified, String> {
+pub(crate) fn classify_atom(text: &str, escaped: bool, read_base: u32, case: ReadCase) -> Result<Classified, String> {
     if !escaped {
         if text == "." {
             return Ok(Classified::Dot);
@@ -42,7 +43,7 @@ pub(crate) fn classify_atom(text: &str, escaped: bool, read_base: u32) -> Result
             return number.map(Classified::Datum);
         }
     }
-    let (prefix, name) = split_symbol(text)?;
+    let (prefix, name) = split_symbol(text, case)?;
     Ok(Classified::Datum(DatumKind::Symbol(SymbolName {
         package: prefix,
         name,
@@ -50,8 +51,8 @@ pub(crate) fn classify_atom(text: &str, escaped: bool, read_base: u32) -> Result
 }
 
 /// Interprets the token after `#:`.
-pub(crate) fn classify_uninterned(body: &str) -> Result<DatumKind, String> {
-    match split_symbol(body)? {
+pub(crate) fn classify_uninterned(body: &str, case: ReadCase) -> Result<DatumKind, String> {
+    match split_symbol(body, case)? {
         (PackagePrefix::None, name) => Ok(DatumKind::Symbol(SymbolName {
             package: PackagePrefix::Uninterned,
             name,
@@ -416,16 +417,70 @@ fn make_float(
     }
 }
 
-/// Splits a symbol token at its package markers, removing escapes and upcasing the
-/// unescaped characters of both the package name and the symbol name.
-fn split_symbol(text: &str) -> Result<(PackagePrefix, String), String> {
+/// CL's `char-downcase`, the inverse of [`upcase_char`].
+fn downcase_char(c: char) -> char {
+    if c.is_ascii() {
+        return c.to_ascii_lowercase();
+    }
+    let mut lower = c.to_lowercase();
+    match (lower.next(), lower.next()) {
+        (Some(l), None) if upcase_char(l) == c => l,
+        _ => c,
+    }
+}
+
+/// The unescaped letters of a token (outside `|...|`, not after `\\`): whether any is
+/// upper case and whether any is lower case.
+fn unescaped_cases(text: &str) -> (bool, bool) {
+    let (mut upper, mut lower) = (false, false);
+    let mut in_bars = false;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '|' => in_bars = !in_bars,
+            '\\' => {
+                chars.next();
+            }
+            c if !in_bars => {
+                upper |= downcase_char(c) != c;
+                lower |= upcase_char(c) != c;
+            }
+            _ => {}
+        }
+    }
+    (upper, lower)
+}
+
+/// What the readtable case does to each unescaped character of `text`.
+fn case_conversion(text: &str, case: ReadCase) -> fn(char) -> char {
+    fn same(c: char) -> char {
+        c
+    }
+    match case {
+        ReadCase::Upcase => upcase_char,
+        ReadCase::Downcase => downcase_char,
+        ReadCase::Preserve => same,
+        ReadCase::Invert => match unescaped_cases(text) {
+            (true, false) => downcase_char,
+            (false, true) => upcase_char,
+            _ => same,
+        },
+    }
+}
+
+/// Splits a symbol token at its package markers, removing escapes and converting the
+/// unescaped characters of both the package name and the symbol name as the readtable
+/// case says.
+fn split_symbol(text: &str, case: ReadCase) -> Result<(PackagePrefix, String), String> {
     // Fast path for the usual token: printable ASCII without escapes or package markers.
-    if text
-        .bytes()
-        .all(|b| b.is_ascii_graphic() && !matches!(b, b':' | b'|' | b'\\'))
+    if case == ReadCase::Upcase
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b':' | b'|' | b'\\'))
     {
         return Ok((PackagePrefix::None, text.to_ascii_uppercase()));
     }
+    let convert = case_conversion(text, case);
     let mut name = String::with_capacity(text.len());
     let mut package: Option<String> = None;
     let mut markers = 0u8;
@@ -468,7 +523,7 @@ fn split_symbol(text: &str) -> Result<(PackagePrefix, String), String> {
                     shorten(&text.escape_debug().to_string())
                 ));
             }
-            c => name.push(upcase_char(c)),
+            c => name.push(convert(c)),
         }
     }
     if in_bars {
@@ -504,7 +559,7 @@ mod tests {
     fn check(text: &str, expected: &str) {
         let escaped = text.contains(['|', '\\']);
         assert_eq!(
-            show(classify_atom(text, escaped, 10)),
+            show(classify_atom(text, escaped, 10, ReadCase::Upcase)),
             expected,
             "classifying {text:?}"
         );
@@ -512,7 +567,7 @@ mod tests {
 
     #[test]
     fn read_base_reads_integers_and_ratios_in_that_radix_and_floats_in_decimal() {
-        let base = |text: &str, radix: u32| show(classify_atom(text, false, radix));
+        let base = |text: &str, radix: u32| show(classify_atom(text, false, radix, ReadCase::Upcase));
         assert_eq!(base("FF", 16), "Integer(255)");
         assert_eq!(base("-ff/3", 16), "Integer(-85)");
         assert_eq!(base("1E5", 16), "Integer(485)");
@@ -744,5 +799,23 @@ mod tests {
             Err("#\\U+D800 is not a valid Unicode code point".to_string())
         );
         assert_eq!(c("Foo"), Err("unknown character name #\\Foo".to_string()));
+    }
+
+    #[test]
+    fn the_readtable_case_converts_only_unescaped_letters() {
+        let name = |text: &str, case: ReadCase| match classify_atom(text, text.contains(['|', '\\']), 10, case) {
+            Ok(Classified::Datum(DatumKind::Symbol(s))) => s.name,
+            other => panic!("{text}: {:?}", other.is_ok()),
+        };
+        assert_eq!(name("Hello", ReadCase::Upcase), "HELLO");
+        assert_eq!(name("Hello", ReadCase::Downcase), "hello");
+        assert_eq!(name("Hello", ReadCase::Preserve), "Hello");
+        // :invert flips a token whose unescaped letters share one case, else keeps it.
+        assert_eq!(name("hello", ReadCase::Invert), "HELLO");
+        assert_eq!(name("HELLO", ReadCase::Invert), "hello");
+        assert_eq!(name("Hello", ReadCase::Invert), "Hello");
+        assert_eq!(name("abc|DEF|", ReadCase::Invert), "ABCDEF");
+        assert_eq!(name("a\\Bc", ReadCase::Downcase), "aBc");
+        assert_eq!(name("|Foo|bar", ReadCase::Upcase), "FooBAR");
     }
 }

@@ -488,8 +488,8 @@ enum ReadResult {
 
 /// Read one datum from the start of `text`. A token that touches the end of
 /// `text` is reported incomplete unless `all` says no more text follows.
-fn read_text(text: &str, all: bool, preserve_whitespace: bool, read_base: u32) -> ReadResult {
-    match mprof_reader::read_one(text, 0, &mprof_reader::ReadOptions { read_base, ..Default::default() }) {
+fn read_text(text: &str, all: bool, preserve_whitespace: bool, opts: &mprof_reader::ReadOptions) -> ReadResult {
+    match mprof_reader::read_one(text, 0, opts) {
         Ok(Some((datum, end))) => {
             if end >= text.len() && !all {
                 return ReadResult::Incomplete;
@@ -540,7 +540,7 @@ fn read_from_text<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, preserve: bool
             StreamKind::StringInput { text, .. } => text[start..start + window.min(remaining)].iter().collect(),
             _ => String::new(),
         };
-        match read_text(&text, all, preserve, ctx.world.read_base()) {
+        match read_text(&text, all, preserve, &ctx.world.read_options()) {
             ReadResult::Datum(datum, used) => {
                 let v = datum_value(ctx, &datum)?;
                 if let StreamKind::StringInput { pos, .. } = &mut alloc::borrow_mut(ctx.mc, s).kind {
@@ -579,7 +579,7 @@ fn read_from_host<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, ch: u32, prese
                 text.push('\n');
             }
         }
-        match read_text(&text, all, preserve, ctx.world.read_base()) {
+        match read_text(&text, all, preserve, &ctx.world.read_options()) {
             ReadResult::Datum(datum, used) => {
                 let v = datum_value(ctx, &datum)?;
                 let rest: String = text.chars().skip(used).collect();

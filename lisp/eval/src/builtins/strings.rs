@@ -337,7 +337,7 @@ fn read_from_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> 
     let (start, end) = bounds(ctx, k[0], k[1], chars.len())?;
     let text: String = chars[..end].iter().collect();
     let byte_start: usize = chars[..start].iter().map(|c| c.len_utf8()).sum();
-    let opts = mprof_reader::ReadOptions { read_base: ctx.world.read_base(), ..Default::default() };
+    let opts = ctx.world.read_options();
     match mprof_reader::read_one(&text, byte_start, &opts) {
         Ok(Some((datum, byte_end))) => {
             let pkg = ctx.current_package();

@@ -11,7 +11,8 @@
 ;;;; each #\, #:, #x... atom) to the Rust reader as text. The reader runs on
 ;;;; Lisp frames: data nested deeper than --max-depth ends in
 ;;;; stack-exhausted, never a crash. LOAD reads files with the standard
-;;;; syntax. Only the :UPCASE readtable case exists.
+;;;; syntax. The readtable case (%CASE, the first slot: the evaluator reads it
+;;;; there) tells the Rust reader how to convert the letters of symbol tokens.
 
 (defstruct (readtable (:constructor sys::%make-readtable) (:copier nil) (:predicate readtablep))
   (%case :upcase)
@@ -49,8 +50,6 @@
 (defun (setf readtable-case) (mode readtable)
   (unless (member mode '(:upcase :downcase :preserve :invert))
     (error 'type-error :datum mode :expected-type '(member :upcase :downcase :preserve :invert)))
-  (unless (eq mode :upcase)
-    (error "readtable case ~S is not supported: this reader only upcases" mode))
   (setf (readtable-%case (sys::%readtable-arg readtable)) mode))
 
 (defun set-macro-character (char function &optional non-terminating-p (readtable *readtable*))

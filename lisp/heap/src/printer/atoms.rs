@@ -6,6 +6,8 @@
 use gc_arena::Gc;
 use num_bigint::BigInt;
 
+use mprof_reader::ReadCase;
+
 use super::{Case, PrintContext};
 use crate::packages::FindStatus;
 use crate::value::*;
@@ -113,7 +115,7 @@ pub fn complex(out: &mut String, c: &Complex<'_>, base: u32, radix: bool) {
 
 pub fn symbol<'gc>(out: &mut String, s: Ptr<'gc, Symbol<'gc>>, ctx: &PrintContext<'_, 'gc>) {
     let escape = ctx.escaping();
-    let case = ctx.settings.case;
+    let (case, read_case) = (ctx.settings.case, ctx.settings.read_case);
     if escape {
         match s.package.get() {
             None => {
@@ -128,7 +130,7 @@ pub fn symbol<'gc>(out: &mut String, s: Ptr<'gc, Symbol<'gc>>, ctx: &PrintContex
                     Some((Value::Symbol(found), _)) if Gc::ptr_eq(found, s)
                 );
                 if !accessible {
-                    symbol_name_cased(out, &p.name, true, case);
+                    symbol_name_cased(out, &p.name, true, case, read_case);
                     let external =
                         matches!(ctx.packages.find_symbol(p, &s.name), Some((_, FindStatus::External)));
                     out.push_str(if external { ":" } else { "::" });
@@ -136,19 +138,21 @@ pub fn symbol<'gc>(out: &mut String, s: Ptr<'gc, Symbol<'gc>>, ctx: &PrintContex
             }
         }
     }
-    symbol_name_cased(out, &s.name, escape, case);
+    symbol_name_cased(out, &s.name, escape, case, read_case);
 }
 
 /// Write a symbol name, with `|...|` when escaping and the name would not read back as itself.
 pub fn write_symbol_name(out: &mut String, name: &str, escape: bool) {
-    symbol_name_cased(out, name, escape, Case::Upcase);
+    symbol_name_cased(out, name, escape, Case::Upcase, ReadCase::Upcase);
 }
 
-/// A symbol name under `*print-case*`: only upper-case letters change (a
-/// lower-case letter in a name is escaped anyway), and a name printed
-/// between bars is printed as it is.
-pub fn symbol_name_cased(out: &mut String, name: &str, escape: bool, case: Case) {
-    if escape && needs_bars(name) {
+/// A symbol name under `*print-case*` and the readtable case (CLHS 22.1.3.3.2):
+/// with `:upcase`, only upper-case letters follow `*print-case*` (a lower-case
+/// letter is escaped anyway); with `:downcase`, only lower-case ones; `:preserve`
+/// prints the name as it is and `:invert` inverts a name whose letters share one
+/// case, both ignoring `*print-case*`. A name printed between bars is printed as it is.
+pub fn symbol_name_cased(out: &mut String, name: &str, escape: bool, case: Case, read_case: ReadCase) {
+    if escape && needs_bars_in(name, read_case) {
         out.push('|');
         for c in name.chars() {
             if c == '|' || c == '\\' {
@@ -158,6 +162,32 @@ pub fn symbol_name_cased(out: &mut String, name: &str, escape: bool, case: Case)
         }
         out.push('|');
         return;
+    }
+    match read_case {
+        ReadCase::Upcase => {}
+        ReadCase::Preserve => return out.push_str(name),
+        ReadCase::Invert => {
+            let upper = name.chars().any(|c| c.is_uppercase());
+            let lower = name.chars().any(|c| c.is_lowercase());
+            return match (upper, lower) {
+                (true, false) => out.extend(name.chars().map(lower_char)),
+                (false, true) => out.extend(name.chars().map(upper_char)),
+                _ => out.push_str(name),
+            };
+        }
+        ReadCase::Downcase => {
+            return match case {
+                Case::Downcase => out.push_str(name),
+                Case::Upcase => out.extend(name.chars().map(|c| if c.is_lowercase() { upper_char(c) } else { c })),
+                Case::Capitalize => {
+                    let mut in_word = false;
+                    for c in name.chars() {
+                        out.push(if !in_word && c.is_lowercase() { upper_char(c) } else { c });
+                        in_word = c.is_alphanumeric();
+                    }
+                }
+            };
+        }
     }
     match case {
         Case::Upcase => out.push_str(name),
@@ -182,19 +212,53 @@ fn lower(c: char) -> char {
     c.to_lowercase().next().unwrap_or(c)
 }
 
+/// A character's one-to-one lower-case form (itself if it has none).
+fn lower_char(c: char) -> char {
+    let mut l = c.to_lowercase();
+    match (l.next(), l.next()) {
+        (Some(x), None) => x,
+        _ => c,
+    }
+}
+
+/// A character's one-to-one upper-case form (itself if it has none).
+fn upper_char(c: char) -> char {
+    let mut u = c.to_uppercase();
+    match (u.next(), u.next()) {
+        (Some(x), None) => x,
+        _ => c,
+    }
+}
+
+/// Whether a symbol name must be printed between bars to read back as itself under
+/// the standard readtable (`:upcase`).
 pub fn needs_bars(name: &str) -> bool {
+    needs_bars_in(name, ReadCase::Upcase)
+}
+
+/// Whether a symbol name must be printed between bars to read back as itself under
+/// a readtable of case `read_case`: a letter the reader would convert needs them
+/// (lower case under `:upcase`, upper case under `:downcase`; none otherwise), as do
+/// syntax characters and names that would read as numbers or dots.
+pub fn needs_bars_in(name: &str, read_case: ReadCase) -> bool {
     if name.is_empty() {
         return true;
     }
+    let converted = |c: char| match read_case {
+        ReadCase::Upcase => c.is_lowercase(),
+        ReadCase::Downcase => c.is_uppercase(),
+        ReadCase::Preserve | ReadCase::Invert => false,
+    };
+    if name.chars().any(converted) {
+        return true;
+    }
     if name.chars().any(|c| {
-        c.is_lowercase()
-            || c.is_whitespace()
+        c.is_whitespace()
             || matches!(c, '(' | ')' | '\'' | '"' | '`' | ',' | ';' | '|' | '\\' | ':' | '#')
     }) {
         // '#' is only special at the start of a token.
         let only_inner_hash = name.chars().all(|c| {
-            !(c.is_lowercase()
-                || c.is_whitespace()
+            !(c.is_whitespace()
                 || matches!(c, '(' | ')' | '\'' | '"' | '`' | ',' | ';' | '|' | '\\' | ':'))
         }) && !name.starts_with('#');
         return !only_inner_hash;
@@ -369,14 +433,14 @@ mod tests {
     fn print_case_changes_only_upper_case_letters() {
         let cased = |name: &str, case| {
             let mut s = String::new();
-            symbol_name_cased(&mut s, name, false, case);
+            symbol_name_cased(&mut s, name, false, case, ReadCase::Upcase);
             s
         };
         assert_eq!(cased("FOO-BAR", Case::Downcase), "foo-bar");
         assert_eq!(cased("FOO-BAR2X", Case::Capitalize), "Foo-Bar2x");
         assert_eq!(cased("FOO", Case::Upcase), "FOO");
         let mut s = String::new();
-        symbol_name_cased(&mut s, "foo", true, Case::Upcase);
+        symbol_name_cased(&mut s, "foo", true, Case::Upcase, ReadCase::Upcase);
         assert_eq!(s, "|foo|");
     }
 }
