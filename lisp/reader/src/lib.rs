@@ -37,6 +37,7 @@ mod lexer;
 mod parser;
 mod syntax_noise;
 mod token;
+pub use token::{downcase_char, upcase_char};
 
 pub use datum::{
     COMMON_LISP_PACKAGE, Datum, DatumKind, PackagePrefix, SYSTEM_PACKAGE, Span, SymbolName,

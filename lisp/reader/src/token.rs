@@ -117,7 +117,7 @@ pub(crate) fn looks_like_number(name: &str) -> bool {
 
 /// CL's `char-upcase`: only characters with a one-to-one upper-case mapping change
 /// (so `ß` stays `ß`, as in SBCL).
-pub(crate) fn upcase_char(c: char) -> char {
+pub fn upcase_char(c: char) -> char {
     if c.is_ascii() {
         return c.to_ascii_uppercase();
     }
@@ -418,7 +418,7 @@ fn make_float(
 }
 
 /// CL's `char-downcase`, the inverse of [`upcase_char`].
-fn downcase_char(c: char) -> char {
+pub fn downcase_char(c: char) -> char {
     if c.is_ascii() {
         return c.to_ascii_lowercase();
     }

@@ -6,7 +6,7 @@
 use gc_arena::Gc;
 use num_bigint::BigInt;
 
-use mprof_reader::ReadCase;
+use mprof_reader::{ReadCase, downcase_char, upcase_char};
 
 use super::{Case, PrintContext};
 use crate::packages::FindStatus;
@@ -170,19 +170,19 @@ pub fn symbol_name_cased(out: &mut String, name: &str, escape: bool, case: Case,
             let upper = name.chars().any(|c| c.is_uppercase());
             let lower = name.chars().any(|c| c.is_lowercase());
             return match (upper, lower) {
-                (true, false) => out.extend(name.chars().map(lower_char)),
-                (false, true) => out.extend(name.chars().map(upper_char)),
+                (true, false) => out.extend(name.chars().map(downcase_char)),
+                (false, true) => out.extend(name.chars().map(upcase_char)),
                 _ => out.push_str(name),
             };
         }
         ReadCase::Downcase => {
             return match case {
                 Case::Downcase => out.push_str(name),
-                Case::Upcase => out.extend(name.chars().map(|c| if c.is_lowercase() { upper_char(c) } else { c })),
+                Case::Upcase => out.extend(name.chars().map(|c| if c.is_lowercase() { upcase_char(c) } else { c })),
                 Case::Capitalize => {
                     let mut in_word = false;
                     for c in name.chars() {
-                        out.push(if !in_word && c.is_lowercase() { upper_char(c) } else { c });
+                        out.push(if !in_word && c.is_lowercase() { upcase_char(c) } else { c });
                         in_word = c.is_alphanumeric();
                     }
                 }
@@ -210,24 +210,6 @@ pub fn symbol_name_cased(out: &mut String, name: &str, escape: bool, case: Case,
 
 fn lower(c: char) -> char {
     c.to_lowercase().next().unwrap_or(c)
-}
-
-/// A character's one-to-one lower-case form (itself if it has none).
-fn lower_char(c: char) -> char {
-    let mut l = c.to_lowercase();
-    match (l.next(), l.next()) {
-        (Some(x), None) => x,
-        _ => c,
-    }
-}
-
-/// A character's one-to-one upper-case form (itself if it has none).
-fn upper_char(c: char) -> char {
-    let mut u = c.to_uppercase();
-    match (u.next(), u.next()) {
-        (Some(x), None) => x,
-        _ => c,
-    }
 }
 
 /// Whether a symbol name must be printed between bars to read back as itself under
