@@ -499,7 +499,7 @@ impl Interpreter {
 
     /// The totals of the memory profile recorded so far.
     pub fn memory_totals(&mut self) -> Totals {
-        self.arena.lend(|| crate::profile::totals())
+        self.arena.lend(crate::profile::totals)
     }
 
     /// Start recording the kinds of profile asked for (the MPROF package's start).

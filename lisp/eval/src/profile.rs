@@ -434,9 +434,9 @@ fn site_on(st: &mut ProfState, node: NodeId, key: (usize, usize, u8), type_name:
 fn window_node(st: &mut ProfState, stack: &[Entry], i: usize, cap: usize) -> NodeId {
     let outer = st.monitor.function(FunctionInfo::named("<outer frames>"));
     let mut node = st.monitor.child(NodeId::ROOT, outer, 0);
-    for j in i + 2 - cap..=i {
-        if let Some(f) = stack[j].func {
-            node = st.monitor.child(node, f, stack[j].call_site);
+    for e in &stack[i + 2 - cap..=i] {
+        if let Some(f) = e.func {
+            node = st.monitor.child(node, f, e.call_site);
         }
     }
     node
