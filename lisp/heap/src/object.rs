@@ -152,17 +152,45 @@ impl SiteTag {
 impl Drop for SiteTag {
     fn drop(&mut self) {
         let bytes = self.bytes.get() as u64;
-        let _ = LIVE_BYTES.try_with(|b| b.set(b.get().saturating_sub(bytes)));
-        let site = self.site.get();
-        if site != 0 {
-            // The hooks may already be gone (profiling stopped, interpreter
-            // torn down); then the free is simply not reported.
-            let _ = HOOKS.try_with(|h| {
-                if let Some(hooks) = h.get() {
-                    (hooks.on_free)(site, bytes)
-                }
-            });
-        }
+        release_live_bytes(bytes);
+        report_free(self.site.get(), bytes);
+    }
+}
+
+/// The site the installed hooks give a new allocation; 0 when none are installed
+/// (or the build has no hook).
+#[inline]
+fn allocation_site(category: Category, type_name: &str, bytes: u64) -> u32 {
+    #[cfg(not(feature = "no-profiling-hook"))]
+    return match HOOKS.with(|h| h.get()) {
+        None => 0,
+        Some(hooks) => (hooks.on_alloc)(&AllocEvent { category, type_name, bytes }),
+    };
+    #[cfg(feature = "no-profiling-hook")]
+    {
+        let _ = (category, type_name, bytes);
+        0
+    }
+}
+
+/// A swept object's bytes leave the live count. The slot may be gone already at
+/// thread exit; then there is nothing left to count.
+#[inline]
+fn release_live_bytes(bytes: u64) {
+    let _ = LIVE_BYTES.try_with(|b| b.set(b.get().saturating_sub(bytes)));
+}
+
+/// Tell the hooks of the free of an object allocated under `site` (0: not profiled).
+/// The hooks may already be gone (profiling stopped, interpreter torn down); then
+/// the free is simply not reported.
+#[inline]
+fn report_free(site: u32, bytes: u64) {
+    if site != 0 {
+        let _ = HOOKS.try_with(|h| {
+            if let Some(hooks) = h.get() {
+                (hooks.on_free)(site, bytes)
+            }
+        });
     }
 }
 
@@ -210,16 +238,7 @@ pub fn alloc_object<'gc, T: Collect<'gc> + 'gc>(
     val: T,
 ) -> Gc<'gc, Obj<T>> {
     let bytes = GC_HEADER_BYTES + std::mem::size_of::<Obj<T>>() + extra_bytes;
-    #[cfg(not(feature = "no-profiling-hook"))]
-    let site = match HOOKS.with(|h| h.get()) {
-        None => 0,
-        Some(hooks) => (hooks.on_alloc)(&AllocEvent { category, type_name, bytes: bytes as u64 }),
-    };
-    #[cfg(feature = "no-profiling-hook")]
-    let site = {
-        let _ = (category, type_name);
-        0
-    };
+    let site = allocation_site(category, type_name, bytes as u64);
     if extra_bytes >= 256 {
         note_external_bytes(mc, extra_bytes);
     }
@@ -239,12 +258,9 @@ pub const CONS_BYTES: usize = GC_HEADER_BYTES + std::mem::size_of::<Cons<'static
 pub fn alloc_cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> Gc<'gc, Cons<'gc>> {
     LIVE_BYTES.with(|b| b.set(b.get() + CONS_BYTES as u64));
     let c = Gc::new(mc, Cons { mark: ConsMark, car: Lock::new(car), cdr: Lock::new(cdr) });
-    #[cfg(not(feature = "no-profiling-hook"))]
-    if let Some(hooks) = HOOKS.with(|h| h.get()) {
-        let site = (hooks.on_alloc)(&AllocEvent { category: Category::Cons, type_name: "cons", bytes: CONS_BYTES as u64 });
-        if site != 0 {
-            CONS_SITES.with(|s| s.borrow_mut().insert(Gc::as_ptr(c) as usize, site));
-        }
+    let site = allocation_site(Category::Cons, "cons", CONS_BYTES as u64);
+    if site != 0 {
+        CONS_SITES.with(|s| s.borrow_mut().insert(Gc::as_ptr(c) as usize, site));
     }
     c
 }
@@ -257,22 +273,15 @@ pub struct ConsMark;
 impl Drop for ConsMark {
     fn drop(&mut self) {
         let bytes = CONS_BYTES as u64;
-        let _ = LIVE_BYTES.try_with(|b| b.set(b.get().saturating_sub(bytes)));
+        release_live_bytes(bytes);
         let address = self as *const ConsMark as usize;
-        let _ = CONS_SITES.try_with(|s| {
-            let Ok(mut s) = s.try_borrow_mut() else { return };
-            if s.is_empty() {
-                return;
-            }
-            if let Some(site) = s.remove(address) {
-                drop(s);
-                let _ = HOOKS.try_with(|h| {
-                    if let Some(hooks) = h.get() {
-                        (hooks.on_free)(site, bytes)
-                    }
-                });
-            }
-        });
+        let site = CONS_SITES
+            .try_with(|s| match s.try_borrow_mut() {
+                Ok(mut s) if !s.is_empty() => s.remove(address).unwrap_or(0),
+                _ => 0,
+            })
+            .unwrap_or(0);
+        report_free(site, bytes);
     }
 }
 
