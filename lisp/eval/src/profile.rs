@@ -110,6 +110,16 @@ impl ContextStack {
     }
 }
 
+/// A profiled allocation site: where and what, and what it allocated and freed
+/// since the last [`ProfState::flush`] (the hot paths add to these counters; the
+/// monitor gets the sums only when someone reads it).
+struct Site {
+    node: NodeId,
+    category: u8,
+    type_id: TypeId,
+    counts: Counters,
+}
+
 /// A memoized `Monitor::child` result; `child == UNRESOLVED` is an empty slot.
 #[derive(Clone, Copy)]
 struct ChildMemo {
@@ -156,13 +166,8 @@ pub struct ProfState {
     pub mode: Mode,
     pub monitor: Monitor,
     stack: ContextStack,
-    /// (node, category, type) of each profiled site of this epoch, indexed by
-    /// site - site_base - COUNTING_SITES.
-    sites: Vec<(NodeId, u8, TypeId)>,
-    /// What each site of `sites` allocated and freed since the last [`flush`]: the
-    /// hot paths add to one counter here, and the monitor gets the sums only when
-    /// someone reads it.
-    site_counts: Vec<Counters>,
+    /// Each profiled site of this epoch, indexed by site - site_base - COUNTING_SITES.
+    sites: Vec<Site>,
     /// The first site id of this epoch (0 is "not recorded", so it starts at 1).
     site_base: u32,
     /// The first site id not yet handed out, in any epoch.
@@ -205,7 +210,6 @@ impl ProfState {
     /// Start a new epoch: objects allocated before it report no frees to this profile.
     fn new_epoch(&mut self) {
         self.sites.clear();
-        self.site_counts.clear();
         self.site_index.clear();
         self.node_sites.clear();
         for e in self.stack.0.borrow_mut().iter_mut() {
@@ -226,7 +230,6 @@ impl ProfState {
             monitor: new_monitor(MonitorOptions::default()),
             stack: ContextStack::default(),
             sites: Vec::new(),
-            site_counts: Vec::new(),
             site_base: 1,
             next_site: 1 + COUNTING_SITES,
             deep_allocs: 0,
@@ -414,8 +417,7 @@ fn site_on(st: &mut ProfState, node: NodeId, key: (usize, usize, u8), type_name:
     let site = match st.site_index.get(&(node.0, cat, type_id.0)) {
         Some(&s) => s,
         None => {
-            st.sites.push((node, cat, type_id));
-            st.site_counts.push(Counters::default());
+            st.sites.push(Site { node, category: cat, type_id, counts: Counters::default() });
             let s = st.next_site;
             st.next_site = st.next_site.saturating_add(1);
             st.site_index.insert((node.0, cat, type_id.0), s);
@@ -479,9 +481,9 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
             }
             site
         };
-        if let Some(c) = st.site_counts.get_mut((site - st.site_base - COUNTING_SITES) as usize) {
-            c.allocs += 1;
-            c.bytes += e.bytes;
+        if let Some(s) = st.sites.get_mut((site - st.site_base - COUNTING_SITES) as usize) {
+            s.counts.allocs += 1;
+            s.counts.bytes += e.bytes;
         }
         site
     })
@@ -501,15 +503,12 @@ fn on_free(site: u32, bytes: u64) {
             st.counts.freed_bytes[ci] += bytes;
             return;
         }
-        let i = (site - st.site_base - COUNTING_SITES) as usize;
-        let Some(&(_, cat, _)) = st.sites.get(i) else { return };
-        let ci = cat as usize & 3;
+        let Some(s) = st.sites.get_mut((site - st.site_base - COUNTING_SITES) as usize) else { return };
+        s.counts.frees += 1;
+        s.counts.freed_bytes += bytes;
+        let ci = s.category as usize & 3;
         st.counts.freed_objects[ci] += 1;
         st.counts.freed_bytes[ci] += bytes;
-        if let Some(c) = st.site_counts.get_mut(i) {
-            c.frees += 1;
-            c.freed_bytes += bytes;
-        }
     });
 }
 
@@ -545,11 +544,10 @@ pub fn sample() {
 impl ProfState {
     /// Move the per-site counts gathered since the last flush into the monitor.
     fn flush(&mut self) {
-        for (i, c) in self.site_counts.iter_mut().enumerate() {
-            if !c.is_zero() {
-                let (node, cat, type_id) = self.sites[i];
-                self.monitor.record_counts(node, cat, Bin::Type(type_id), c);
-                *c = Counters::default();
+        for s in &mut self.sites {
+            if !s.counts.is_zero() {
+                self.monitor.record_counts(s.node, s.category, Bin::Type(s.type_id), &s.counts);
+                s.counts = Counters::default();
             }
         }
     }
