@@ -113,8 +113,8 @@ fn text_or_bits(v: Value<'_>) -> bool {
 
 /// Cons pairs compared between two checks of a comparison's budget.
 const BUDGET_CHECK_EVERY: usize = 1 << 20;
-/// No cons takes fewer bytes of the heap (two 16-byte values and the header).
-const MIN_CONS_BYTES: u64 = 32;
+/// What every cons takes of the heap (two packed words and the header).
+const MIN_CONS_BYTES: u64 = mprof_heap::object::CONS_BYTES as u64;
 
 /// Whether a comparison that has compared `steps` cons pairs has gone past what
 /// any comparison of finite data needs: twice as many pairs as the heap could

@@ -244,13 +244,13 @@ pub fn random_state<'gc>(mc: &Mutation<'gc>, seed: u64) -> Value<'gc> {
 // ---- mutators (write barriers) ----
 
 pub fn set_car<'gc>(mc: &Mutation<'gc>, c: Gc<'gc, Cons<'gc>>, v: Value<'gc>) {
-    let w = Gc::write(mc, c);
-    unlock!(w, Cons, car).set(v);
+    Gc::write(mc, c);
+    c.car.set(mc, v);
 }
 
 pub fn set_cdr<'gc>(mc: &Mutation<'gc>, c: Gc<'gc, Cons<'gc>>, v: Value<'gc>) {
-    let w = Gc::write(mc, c);
-    unlock!(w, Cons, cdr).set(v);
+    Gc::write(mc, c);
+    c.cdr.set(mc, v);
 }
 
 /// Mutable access to a RefLock'd object (vectors, strings, hash tables, arrays,

@@ -6,7 +6,7 @@
 //! by address would send each of them to a random cache line of a table as
 //! large as the unswept heap. This one follows the allocator's layout
 //! instead: sites are kept per 64 KiB region of address space, one `u32`
-//! per 16 bytes, so neighbouring conses (allocated together, swept together)
+//! per 32 bytes, so neighbouring conses (allocated together, swept together)
 //! share cache lines, and a one-entry cache of the last region makes the
 //! common lookup a shift and a compare.
 //!
@@ -40,8 +40,8 @@ impl Hasher for RegionHasher {
 
 /// Bytes of address space per region.
 const REGION_SHIFT: u32 = 16;
-/// Bytes per slot: no two conses (48 bytes with gc-arena's header) start closer.
-const SLOT_SHIFT: u32 = 4;
+/// Bytes per slot: no two conses (32 bytes with gc-arena's header) start closer.
+const SLOT_SHIFT: u32 = 5;
 const SLOTS: usize = 1 << (REGION_SHIFT - SLOT_SHIFT);
 
 struct Region {
@@ -140,12 +140,12 @@ mod tests {
         let base = 0x7f12_3456_0010usize;
         for round in 0..20usize {
             for k in 0..3000usize {
-                t.insert(base + (round % 3 * 3000 + k) * 48, (k + 1) as u32);
+                t.insert(base + (round % 3 * 3000 + k) * 32, (k + 1) as u32);
             }
             assert_eq!(t.len, 3000);
             // Remove in an order unlike insertion, as a sweep would.
             for k in (0..3000usize).filter(|k| k % 2 == 0).chain((0..3000usize).filter(|k| k % 2 == 1)) {
-                assert_eq!(t.remove(base + (round % 3 * 3000 + k) * 48), Some((k + 1) as u32));
+                assert_eq!(t.remove(base + (round % 3 * 3000 + k) * 32), Some((k + 1) as u32));
             }
             assert!(t.is_empty());
             assert!(t.regions.is_empty() && t.index.is_empty());

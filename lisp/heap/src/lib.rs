@@ -17,6 +17,7 @@ pub mod footprint;
 pub mod hash_table;
 pub mod object;
 pub mod packages;
+pub mod packed;
 pub mod pretty;
 pub mod printer;
 pub mod spec;

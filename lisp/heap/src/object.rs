@@ -25,9 +25,10 @@
 
 use std::cell::{Cell, RefCell};
 
-use gc_arena::{Collect, Gc, Lock, Mutation};
+use gc_arena::{Collect, Gc, Mutation};
 
 use crate::cons_sites::ConsSites;
+use crate::packed::Word;
 use crate::value::{Cons, Value};
 
 /// The size in bytes of gc-arena's per-object header on this target
@@ -247,7 +248,7 @@ pub fn alloc_object<'gc, T: Collect<'gc> + 'gc>(
     Gc::new(mc, Obj { tag: SiteTag { site: Cell::new(site), bytes: Cell::new(bytes32) }, val })
 }
 
-/// What a cons costs: gc-arena's header and two values.
+/// What a cons costs: gc-arena's header and two packed value words.
 pub const CONS_BYTES: usize = GC_HEADER_BYTES + std::mem::size_of::<Cons<'static>>();
 
 /// Allocate a cons (the funnel for conses, as [`alloc_object`] is for the rest):
@@ -257,7 +258,7 @@ pub const CONS_BYTES: usize = GC_HEADER_BYTES + std::mem::size_of::<Cons<'static
 #[inline]
 pub fn alloc_cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> Gc<'gc, Cons<'gc>> {
     LIVE_BYTES.with(|b| b.set(b.get() + CONS_BYTES as u64));
-    let c = Gc::new(mc, Cons { mark: ConsMark, car: Lock::new(car), cdr: Lock::new(cdr) });
+    let c = Gc::new(mc, Cons { mark: ConsMark, car: Word::new(mc, car), cdr: Word::new(mc, cdr) });
     let site = allocation_site(Category::Cons, "cons", CONS_BYTES as u64);
     if site != 0 {
         CONS_SITES.with(|s| s.borrow_mut().insert(Gc::as_ptr(c) as usize, site));

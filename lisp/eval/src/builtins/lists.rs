@@ -304,14 +304,11 @@ pub fn keys<'gc, const N: usize>(
     Ok(out)
 }
 
-/// What a cons takes on the heap, near enough for a heap-limit check.
-const CONS_BYTES: usize = 48;
-
 fn make_list<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let n = ctx.index_arg(a[0])?;
     let [init] = keys(ctx, "MAKE-LIST", &a[1..], ["INITIAL-ELEMENT"])?;
     let init = init.unwrap_or(Value::Nil);
-    ctx.reserve("MAKE-LIST: a list", n, CONS_BYTES)?;
+    ctx.reserve("MAKE-LIST: a list", n, mprof_heap::object::CONS_BYTES)?;
     let mut out = Value::Nil;
     for _ in 0..n {
         out = alloc::cons(ctx.mc, init, out);
