@@ -11,7 +11,6 @@
 pub mod alloc;
 pub mod cl_symbols;
 pub mod code;
-pub mod cons_sites;
 pub mod datum;
 pub mod footprint;
 pub mod hash_table;

@@ -17,17 +17,19 @@
 //!   site.
 //! - The tag holds no `Gc` pointer, so its `Drop` (run by the sweeper, outside
 //!   `mutate`) touches nothing that may dangle.
-//! - Conses are the one exception to the tag ([`alloc_cons`]): their size is
-//!   fixed ([`CONS_BYTES`]), and the site of a cons allocated while profiling
-//!   is kept in a side table keyed by the cons's address, which its
-//!   [`ConsMark`]'s drop consults. With profiling off a cons pays nothing for
-//!   the profiler: two values and gc-arena's header.
+//! - Conses are the one exception to the tag ([`alloc_cons`]): with profiling
+//!   off a cons pays nothing for the profiler, two packed words and gc-arena's
+//!   header ([`CONS_BYTES`]). A cons allocated while the hooks record is a
+//!   [`ProfiledCons`]: the same `Cons` followed by its site
+//!   ([`PROFILED_CONS_BYTES`] in all, the size its profile reports), handed
+//!   out as a `Gc<Cons>`, since a `Cons` is its first field. gc-arena's header
+//!   keeps the real type's drop and trace, so the sweeper reports the free
+//!   from the site stored in the object, as it does for a tag.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 
 use gc_arena::{Collect, Gc, Mutation};
 
-use crate::cons_sites::ConsSites;
 use crate::packed::Word;
 use crate::value::{Cons, Value};
 
@@ -77,8 +79,6 @@ thread_local! {
     static HOOKS: Cell<Option<AllocHooks>> = const { Cell::new(None) };
     /// Bytes of the heap objects of this thread not yet swept (see [`live_bytes`]).
     static LIVE_BYTES: Cell<u64> = const { Cell::new(0) };
-    /// The sites of the profiled conses not yet swept, by address.
-    static CONS_SITES: RefCell<ConsSites> = RefCell::new(ConsSites::default());
 }
 
 
@@ -100,7 +100,6 @@ pub fn live_bytes() -> u64 {
 pub struct ThreadHeapState {
     hooks: Option<AllocHooks>,
     live_bytes: u64,
-    cons_sites: ConsSites,
 }
 
 /// Exchange this thread's heap state with `state` (lend it, or take it back).
@@ -112,11 +111,6 @@ pub fn swap_thread_state(state: &mut ThreadHeapState) {
     if let Ok(live) = LIVE_BYTES.try_with(|b| b.replace(state.live_bytes)) {
         state.live_bytes = live;
     }
-    let _ = CONS_SITES.try_with(|s| {
-        if let Ok(mut s) = s.try_borrow_mut() {
-            std::mem::swap(&mut *s, &mut state.cons_sites)
-        }
-    });
 }
 
 /// Install (or with `None`, remove) the allocation hooks of this thread.
@@ -251,38 +245,60 @@ pub fn alloc_object<'gc, T: Collect<'gc> + 'gc>(
 /// What a cons costs: gc-arena's header and two packed value words.
 pub const CONS_BYTES: usize = GC_HEADER_BYTES + std::mem::size_of::<Cons<'static>>();
 
+/// What a cons allocated while profiling costs: a cons and its site.
+pub const PROFILED_CONS_BYTES: usize = GC_HEADER_BYTES + std::mem::size_of::<ProfiledCons<'static>>();
+
+/// A cons allocated while the hooks record: a [`Cons`] (first, so a pointer to
+/// this is a pointer to it) and the site it was allocated under.
+#[derive(Collect)]
+#[collect(no_drop)]
+#[repr(C)]
+pub struct ProfiledCons<'gc> {
+    cons: Cons<'gc>,
+    #[collect(require_static)]
+    site: ConsSite,
+}
+
+/// A profiled cons's site. Dropped after the cons's [`ConsMark`] (fields drop
+/// in order), it releases the bytes the site added and reports the free.
+struct ConsSite(u32);
+
+impl Drop for ConsSite {
+    fn drop(&mut self) {
+        release_live_bytes((PROFILED_CONS_BYTES - CONS_BYTES) as u64);
+        report_free(self.0, PROFILED_CONS_BYTES as u64);
+    }
+}
+
 /// Allocate a cons (the funnel for conses, as [`alloc_object`] is for the rest):
-/// counted in the live bytes, and, while profiling, its site kept in the side
-/// table under its address.
+/// counted in the live bytes, and, while the hooks record, made a
+/// [`ProfiledCons`] holding its site.
 #[allow(clippy::disallowed_methods)]
 #[inline]
 pub fn alloc_cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> Gc<'gc, Cons<'gc>> {
-    LIVE_BYTES.with(|b| b.set(b.get() + CONS_BYTES as u64));
-    let c = Gc::new(mc, Cons { mark: ConsMark, car: Word::new(mc, car), cdr: Word::new(mc, cdr) });
-    let site = allocation_site(Category::Cons, "cons", CONS_BYTES as u64);
-    if site != 0 {
-        CONS_SITES.with(|s| s.borrow_mut().insert(Gc::as_ptr(c) as usize, site));
+    let cons = Cons { mark: ConsMark, car: Word::new(mc, car), cdr: Word::new(mc, cdr) };
+    let site = allocation_site(Category::Cons, "cons", PROFILED_CONS_BYTES as u64);
+    if site == 0 {
+        LIVE_BYTES.with(|b| b.set(b.get() + CONS_BYTES as u64));
+        return Gc::new(mc, cons);
     }
-    c
+    LIVE_BYTES.with(|b| b.set(b.get() + PROFILED_CONS_BYTES as u64));
+    let profiled = Gc::new(mc, ProfiledCons { cons, site: ConsSite(site) });
+    // SAFETY: `ProfiledCons` is `repr(C)` with the `Cons` first, so its address
+    // is the cons's; gc-arena's header, found from that address, still names
+    // `ProfiledCons`'s trace and drop, so tracing and sweeping see the whole
+    // object.
+    unsafe { Gc::from_ptr(Gc::as_ptr(profiled) as *const Cons<'gc>) }
 }
 
 /// The zero-sized first field of a [`Cons`]: its drop, run when the sweeper
-/// frees the cons, does what a [`SiteTag`]'s does, finding the site (if the cons
-/// was profiled) in the side table by the cons's address, which is its own.
+/// frees the cons, takes the cons's bytes out of the live count (a
+/// [`ProfiledCons`]'s site does the rest).
 pub struct ConsMark;
 
 impl Drop for ConsMark {
     fn drop(&mut self) {
-        let bytes = CONS_BYTES as u64;
-        release_live_bytes(bytes);
-        let address = self as *const ConsMark as usize;
-        let site = CONS_SITES
-            .try_with(|s| match s.try_borrow_mut() {
-                Ok(mut s) if !s.is_empty() => s.remove(address).unwrap_or(0),
-                _ => 0,
-            })
-            .unwrap_or(0);
-        report_free(site, bytes);
+        release_live_bytes(CONS_BYTES as u64);
     }
 }
 

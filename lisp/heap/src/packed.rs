@@ -4,10 +4,17 @@
 //!
 //! The encoding (bit 63 first):
 //! - `1nnn…n`: a fixnum in 63 bits, `-2^62 <= n < 2^62` (SBCL's fixnum range);
-//! - `0ttttttt pppp…p`: a 7-bit tag and a 56-bit payload: 0 NIL (so the word 0
-//!   is NIL), 1 the unbound marker, 2 a character (its code), 3 a fixnum
-//!   outside 63 bits (a pointer to a boxed `i64`), and from 4 on one tag per
-//!   heap variant of `Value` with the object's address as payload.
+//! - `0ttttttt pppp…p`: a 7-bit tag and a 56-bit payload. The tag is the
+//!   variant's discriminant in `Value` (which is `repr(u8)`): 0 NIL (so the
+//!   word 0 is NIL), 1 the unbound marker, 3 a character (payload: its code),
+//!   4 and up the heap variants (payload: the object's address); tag 2, the
+//!   discriminant of `Fixnum`, marks a fixnum outside 63 bits (payload: the
+//!   address of a boxed `i64`).
+//!
+//! Because tags are discriminants, packing and unpacking copy the tag byte and
+//! the payload between the word and the enum's defined layout (`repr(u8)`: the
+//! tag byte at offset 0, a character's code at 4, any other payload at 8)
+//! instead of matching on twenty variants.
 //!
 //! Invariants:
 //! - `Word::get` returns exactly the `Value` last stored: a fixnum too wide for
@@ -38,59 +45,22 @@ const PAYLOAD_MASK: u64 = (1 << TAG_SHIFT) - 1;
 const IMMEDIATE_MIN: i64 = -(1 << 62);
 const IMMEDIATE_END: i64 = 1 << 62;
 
-const TAG_NIL: u64 = 0;
+/// The discriminants of `Value` the encoding treats specially (pinned by a test).
 const TAG_UNBOUND: u64 = 1;
-const TAG_CHAR: u64 = 2;
-const TAG_WIDE_FIXNUM: u64 = 3;
+const TAG_WIDE_FIXNUM: u64 = 2;
+const TAG_CHAR: u64 = 3;
+/// The last discriminant of `Value`.
+const TAG_LAST: u64 = 22;
+
+/// Offsets in a `Value` (`repr(u8)`: each variant is a `repr(C)` struct of the
+/// tag byte and its field), pinned by a test.
+const CHAR_OFFSET: usize = 4;
+const PAYLOAD_OFFSET: usize = 8;
 
 /// One `Value` in 8 bytes. See the module invariants.
 pub struct Word<'gc> {
     bits: Cell<u64>,
     _gc: PhantomData<Gc<'gc, ()>>,
-}
-
-/// Declares the heap variants' tags once, for both directions of the encoding.
-macro_rules! heap_variants {
-    ($($tag:literal => $variant:ident),* $(,)?) => {
-        /// `v`'s tag and address if it is a heap object.
-        #[inline]
-        fn heap_bits(v: Value<'_>) -> Option<(u64, usize)> {
-            match v {
-                $(Value::$variant(p) => Some(($tag, Gc::as_ptr(p) as *const () as usize)),)*
-                _ => None,
-            }
-        }
-
-        /// The heap value of tag `tag` at `address`.
-        ///
-        /// # Safety
-        /// `tag` and `address` come from `heap_bits` of a value that is still
-        /// alive (the `Word` holding it is traced).
-        #[inline]
-        unsafe fn heap_value<'gc>(tag: u64, address: usize) -> Value<'gc> {
-            // SAFETY: per the function's contract the address is a live object of
-            // the variant the tag names.
-            unsafe {
-                match tag {
-                    $($tag => Value::$variant(Gc::from_ptr(address as *const _)),)*
-                    _ => unreachable_tag(tag),
-                }
-            }
-        }
-    };
-}
-
-heap_variants! {
-    4 => Cons, 5 => Float, 6 => Symbol, 7 => String, 8 => Vector, 9 => Array,
-    10 => SpecArray, 11 => Complex, 12 => BigInt, 13 => Ratio, 14 => Function,
-    15 => Struct, 16 => HashTable, 17 => Package, 18 => Stream, 19 => RandomState,
-    20 => StructType, 21 => Cell, 22 => Proto,
-}
-
-#[cold]
-fn unreachable_tag(tag: u64) -> ! {
-    // Only `encode` writes words, and it writes only the tags above.
-    unreachable!("a packed value word with tag {tag}")
 }
 
 #[inline]
@@ -101,22 +71,45 @@ fn with_tag(tag: u64, payload: usize) -> u64 {
 }
 
 /// The word for `v`; a fixnum too wide for 63 bits is boxed first.
-#[inline]
+#[inline(always)]
 fn encode<'gc>(mc: &Mutation<'gc>, v: Value<'gc>) -> u64 {
-    match v {
-        Value::Nil => TAG_NIL,
-        Value::Fixnum(n) if (IMMEDIATE_MIN..IMMEDIATE_END).contains(&n) => (n as u64) | FIXNUM_BIT,
-        Value::Fixnum(n) => {
-            let boxed: Ptr<'gc, i64> = alloc_object(mc, Category::Other, "fixnum", 0, n);
-            with_tag(TAG_WIDE_FIXNUM, Gc::as_ptr(boxed) as usize)
+    let at = &v as *const Value<'gc> as *const u8;
+    // SAFETY: `Value` is `repr(u8)`, so its first byte is the discriminant, and
+    // each read below is of the field the discriminant says is there.
+    unsafe {
+        let tag = *at as u64;
+        match tag {
+            TAG_WIDE_FIXNUM => {
+                let n = *(at.add(PAYLOAD_OFFSET) as *const i64);
+                if (IMMEDIATE_MIN..IMMEDIATE_END).contains(&n) {
+                    (n as u64) | FIXNUM_BIT
+                } else {
+                    boxed_fixnum(mc, n)
+                }
+            }
+            TAG_CHAR => (tag << TAG_SHIFT) | *(at.add(CHAR_OFFSET) as *const u32) as u64,
+            0 | TAG_UNBOUND => tag << TAG_SHIFT,
+            _ => with_tag(tag, *(at.add(PAYLOAD_OFFSET) as *const usize)),
         }
-        Value::Char(c) => with_tag(TAG_CHAR, c as usize),
-        Value::Unbound => with_tag(TAG_UNBOUND, 0),
-        _ => match heap_bits(v) {
-            Some((tag, address)) => with_tag(tag, address),
-            None => unreachable!("every other variant is a heap variant"),
-        },
     }
+}
+
+/// The word of a fixnum outside 63 bits: a pointer to a box holding it (rare,
+/// so kept out of line of the common encodings).
+#[cold]
+#[inline(never)]
+fn boxed_fixnum<'gc>(mc: &Mutation<'gc>, n: i64) -> u64 {
+    let boxed: Ptr<'gc, i64> = alloc_object(mc, Category::Other, "fixnum", 0, n);
+    with_tag(TAG_WIDE_FIXNUM, Gc::as_ptr(boxed) as usize)
+}
+
+/// The fixnum in the box at `address` (kept out of line: rare).
+#[cold]
+#[inline(never)]
+fn unbox_fixnum<'gc>(address: u64) -> Value<'gc> {
+    // SAFETY: the box is traced through the word holding its address, so it is alive.
+    let boxed: Ptr<'gc, i64> = unsafe { Gc::from_ptr(address as usize as *const _) };
+    Value::Fixnum(boxed.val)
 }
 
 impl<'gc> Word<'gc> {
@@ -127,28 +120,24 @@ impl<'gc> Word<'gc> {
     }
 
     /// The value held.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self) -> Value<'gc> {
         let bits = self.bits.get();
         if bits & FIXNUM_BIT != 0 {
             return Value::Fixnum(((bits << 1) as i64) >> 1);
         }
         let tag = bits >> TAG_SHIFT;
-        let payload = (bits & PAYLOAD_MASK) as usize;
-        match tag {
-            TAG_NIL => Value::Nil,
-            TAG_UNBOUND => Value::Unbound,
-            // SAFETY-free: only `encode` wrote this payload, from a `char`.
-            TAG_CHAR => Value::Char(char::from_u32(payload as u32).unwrap_or('\u{FFFD}')),
-            TAG_WIDE_FIXNUM => {
-                // SAFETY: the box is traced through this word, so it is alive.
-                let boxed: Ptr<'gc, i64> = unsafe { Gc::from_ptr(payload as *const _) };
-                Value::Fixnum(boxed.val)
-            }
-            // SAFETY: the tag and address were written by `encode` from a live
-            // value, which this word keeps alive by tracing it.
-            _ => unsafe { heap_value(tag, payload) },
+        let payload = bits & PAYLOAD_MASK;
+        if tag == TAG_WIDE_FIXNUM {
+            return unbox_fixnum(payload);
         }
+        debug_assert!(tag <= TAG_LAST);
+        // SAFETY: `encode` wrote this tag and payload from a `Value` of that
+        // discriminant (a heap value this word keeps alive by tracing it). The
+        // first word holds the tag byte and, at offset 4, a character's code;
+        // the second any other payload. Each variant reads its own field and
+        // finds the rest in its padding.
+        unsafe { std::mem::transmute::<[u64; 2], Value<'gc>>([tag | (payload << 32), payload]) }
     }
 
     /// Store `v`. The caller has passed the write barrier of the object this
@@ -169,10 +158,11 @@ unsafe impl<'gc> Collect<'gc> for Word<'gc> {
             return;
         }
         let tag = bits >> TAG_SHIFT;
-        if tag < TAG_WIDE_FIXNUM {
+        if tag < TAG_WIDE_FIXNUM || tag == TAG_CHAR {
             return;
         }
-        // SAFETY: a tag of 3 or more carries the address of a live `Gc` object.
+        // SAFETY: a wide fixnum's tag and every tag above a character's carry
+        // the address of a live `Gc` object.
         let gc: Gc<'gc, ()> = unsafe { Gc::from_ptr((bits & PAYLOAD_MASK) as usize as *const ()) };
         cc.trace_gc(gc);
     }
@@ -182,6 +172,34 @@ unsafe impl<'gc> Collect<'gc> for Word<'gc> {
 mod tests {
     use super::*;
     use gc_arena::{Arena, Rootable};
+
+    #[test]
+    fn the_encoding_matches_values_layout() {
+        fn tag(v: Value<'_>) -> u8 {
+            // SAFETY: `Value` is `repr(u8)`: its first byte is the discriminant.
+            unsafe { *(&v as *const Value<'_> as *const u8) }
+        }
+        assert_eq!(tag(Value::Nil), 0);
+        assert_eq!(tag(Value::Unbound) as u64, TAG_UNBOUND);
+        assert_eq!(tag(Value::Fixnum(0)) as u64, TAG_WIDE_FIXNUM);
+        assert_eq!(tag(Value::Char('a')) as u64, TAG_CHAR);
+        let n = Value::Fixnum(0x1122_3344_5566_7788);
+        // SAFETY: reads of initialized fields at the offsets under test.
+        unsafe {
+            assert_eq!(*((&n as *const Value<'_> as *const u8).add(PAYLOAD_OFFSET) as *const i64), 0x1122_3344_5566_7788);
+            let c = Value::Char('\u{10FFFF}');
+            assert_eq!(*((&c as *const Value<'_> as *const u8).add(CHAR_OFFSET) as *const u32), 0x10FFFF);
+        }
+        let arena = Arena::<Rootable![()]>::new(|_| ());
+        arena.mutate(|mc, _| {
+            let s = crate::alloc::string(mc, "x");
+            let Value::String(p) = s else { unreachable!() };
+            assert_eq!(tag(s), 7);
+            // SAFETY: a heap variant's pointer is its field at PAYLOAD_OFFSET.
+            let at = unsafe { *((&s as *const Value<'_> as *const u8).add(PAYLOAD_OFFSET) as *const usize) };
+            assert_eq!(at, Gc::as_ptr(p) as usize);
+        });
+    }
 
     #[test]
     fn a_word_is_eight_bytes() {

@@ -25,8 +25,13 @@ pub use crate::spec::SpecArray;
 pub type Ptr<'gc, T> = Gc<'gc, Obj<T>>;
 
 /// A Lisp value.
+///
+/// `repr(u8)` gives the enum a defined layout (the discriminant byte first,
+/// declaration order), which `packed::Word` copies to and from: keep the
+/// variants in this order.
 #[derive(Copy, Clone, Collect)]
 #[collect(no_drop)]
+#[repr(u8)]
 pub enum Value<'gc> {
     Nil,
     /// Internal marker; see the module invariants.
