@@ -462,24 +462,22 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
         if st.until_sample <= 0 {
             st.take_sample();
         }
-        let cap = (st.monitor.options().max_depth as usize).max(2);
-        // A handle of our own, so the stack can be borrowed beside the state.
-        let stack = st.stack.clone();
-        let mut stack = stack.0.borrow_mut();
-        let (node, top) = resolve(st, &mut stack, cap);
-        if top != usize::MAX && top >= cap {
-            st.deep_allocs += 1;
-        }
         let key = (e.type_name.as_ptr() as usize, e.type_name.len(), cat);
-        let site = if top != usize::MAX && stack[top].cache_key == key && stack[top].cache_site != 0 {
-            stack[top].cache_site
-        } else {
-            let site = site_on(st, node, key, e.type_name);
-            if top != usize::MAX {
-                stack[top].cache_key = key;
-                stack[top].cache_site = site;
+        // The common case: the frame allocating has allocated this type before.
+        let (cached, depth) = {
+            let stack = st.stack.0.borrow();
+            let cached = stack.last().and_then(|top| (top.cache_key == key && top.cache_site != 0).then_some(top.cache_site));
+            (cached, stack.len())
+        };
+        let site = match cached {
+            Some(site) => {
+                // A cached site was made by `site_of_new_key`, which resolved this frame.
+                if depth > (st.monitor.options().max_depth as usize).max(2) {
+                    st.deep_allocs += 1;
+                }
+                site
             }
-            site
+            None => site_of_new_key(st, key, e.type_name),
         };
         if let Some(s) = st.sites.get_mut((site - st.site_base - COUNTING_SITES) as usize) {
             s.counts.allocs += 1;
@@ -487,6 +485,30 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
         }
         site
     })
+}
+
+/// The site of an allocation of `key` whose frame has not cached it: resolve
+/// the stack's unresolved entries, find (or make) the site on the top node and
+/// cache it in the top entry.
+#[inline(never)]
+fn site_of_new_key(st: &mut ProfState, key: (usize, usize, u8), type_name: &str) -> u32 {
+    let cap = (st.monitor.options().max_depth as usize).max(2);
+    // A handle of our own, so the stack can be borrowed beside the state.
+    let stack = st.stack.clone();
+    let mut stack = stack.0.borrow_mut();
+    let (node, top) = resolve(st, &mut stack, cap);
+    if top != usize::MAX && top >= cap {
+        st.deep_allocs += 1;
+    }
+    if top != usize::MAX && stack[top].cache_key == key && stack[top].cache_site != 0 {
+        return stack[top].cache_site;
+    }
+    let site = site_on(st, node, key, type_name);
+    if top != usize::MAX {
+        stack[top].cache_key = key;
+        stack[top].cache_site = site;
+    }
+    site
 }
 
 fn on_free(site: u32, bytes: u64) {

@@ -30,7 +30,7 @@ use std::cell::Cell;
 
 use gc_arena::{Collect, Gc, Mutation};
 
-use crate::packed::Word;
+use crate::packed::ConsField;
 use crate::value::{Cons, Value};
 
 /// The size in bytes of gc-arena's per-object header on this target
@@ -242,7 +242,7 @@ pub fn alloc_object<'gc, T: Collect<'gc> + 'gc>(
     Gc::new(mc, Obj { tag: SiteTag { site: Cell::new(site), bytes: Cell::new(bytes32) }, val })
 }
 
-/// What a cons costs: gc-arena's header and two packed value words.
+/// What a cons costs: gc-arena's header and its two fields.
 pub const CONS_BYTES: usize = GC_HEADER_BYTES + std::mem::size_of::<Cons<'static>>();
 
 /// What a cons allocated while profiling costs: a cons and its site.
@@ -276,7 +276,7 @@ impl Drop for ConsSite {
 #[allow(clippy::disallowed_methods)]
 #[inline]
 pub fn alloc_cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> Gc<'gc, Cons<'gc>> {
-    let cons = Cons { mark: ConsMark, car: Word::new(mc, car), cdr: Word::new(mc, cdr) };
+    let cons = Cons { mark: ConsMark, car: ConsField::new(mc, car), cdr: ConsField::new(mc, cdr) };
     let site = allocation_site(Category::Cons, "cons", PROFILED_CONS_BYTES as u64);
     if site == 0 {
         LIVE_BYTES.with(|b| b.set(b.get() + CONS_BYTES as u64));

@@ -1,20 +1,16 @@
-//! [`Word`]: a [`Value`] packed into one 8-byte word, the representation of a
-//! cons's car and cdr. A cons is two words and gc-arena's header: 32 bytes
-//! where two 16-byte `Value`s made it 48 (the arithmetic is in ARCHITECTURE.md).
+//! The two representations of a cons's car and cdr ([`ConsField`]):
+//! [`Word`], a [`Value`] packed into one 8-byte word (with the feature
+//! `compact-conses`: a cons is then two words and gc-arena's header, 32 bytes),
+//! and [`Wide`], the 16-byte `Value` itself (the default: 48-byte conses, read
+//! and written without decoding, which bench/profile measured faster). Both
+//! have the same three operations: `new`, `get` and the crate-private `set`.
 //!
-//! The encoding (bit 63 first):
+//! The encoding of a `Word` (bit 63 first):
 //! - `1nnn…n`: a fixnum in 63 bits, `-2^62 <= n < 2^62` (SBCL's fixnum range);
-//! - `0ttttttt pppp…p`: a 7-bit tag and a 56-bit payload. The tag is the
-//!   variant's discriminant in `Value` (which is `repr(u8)`): 0 NIL (so the
-//!   word 0 is NIL), 1 the unbound marker, 3 a character (payload: its code),
-//!   4 and up the heap variants (payload: the object's address); tag 2, the
-//!   discriminant of `Fixnum`, marks a fixnum outside 63 bits (payload: the
-//!   address of a boxed `i64`).
-//!
-//! Because tags are discriminants, packing and unpacking copy the tag byte and
-//! the payload between the word and the enum's defined layout (`repr(u8)`: the
-//! tag byte at offset 0, a character's code at 4, any other payload at 8)
-//! instead of matching on twenty variants.
+//! - `0ttttttt pppp…p`: a 7-bit tag and a 56-bit payload: 0 NIL (so the word 0
+//!   is NIL), 1 the unbound marker, 2 a fixnum outside 63 bits (payload: the
+//!   address of a boxed `i64`), 3 a character (payload: its code), and from 4
+//!   on one tag per heap variant of `Value` (payload: the object's address).
 //!
 //! Invariants:
 //! - `Word::get` returns exactly the `Value` last stored: a fixnum too wide for
@@ -45,17 +41,96 @@ const PAYLOAD_MASK: u64 = (1 << TAG_SHIFT) - 1;
 const IMMEDIATE_MIN: i64 = -(1 << 62);
 const IMMEDIATE_END: i64 = 1 << 62;
 
-/// The discriminants of `Value` the encoding treats specially (pinned by a test).
+const TAG_NIL: u64 = 0;
 const TAG_UNBOUND: u64 = 1;
 const TAG_WIDE_FIXNUM: u64 = 2;
 const TAG_CHAR: u64 = 3;
-/// The last discriminant of `Value`.
-const TAG_LAST: u64 = 22;
 
-/// Offsets in a `Value` (`repr(u8)`: each variant is a `repr(C)` struct of the
-/// tag byte and its field), pinned by a test.
-const CHAR_OFFSET: usize = 4;
-const PAYLOAD_OFFSET: usize = 8;
+/// Declares the heap variants' tags once, for both directions of the encoding.
+macro_rules! heap_variants {
+    ($($tag:literal => $variant:ident),* $(,)?) => {
+        /// `v`'s tag and address if it is a heap object.
+        #[inline(always)]
+        fn heap_bits(v: Value<'_>) -> Option<(u64, usize)> {
+            match v {
+                $(Value::$variant(p) => Some(($tag, Gc::as_ptr(p) as *const () as usize)),)*
+                _ => None,
+            }
+        }
+
+        /// The heap value of tag `tag` at `address`.
+        ///
+        /// # Safety
+        /// `tag` and `address` come from `heap_bits` of a value that is still
+        /// alive (the `Word` holding it is traced).
+        #[inline(always)]
+        unsafe fn heap_value<'gc>(tag: u64, address: usize) -> Value<'gc> {
+            // SAFETY: per the function's contract the address is a live object of
+            // the variant the tag names.
+            unsafe {
+                match tag {
+                    $($tag => Value::$variant(Gc::from_ptr(address as *const _)),)*
+                    _ => unreachable_tag(tag),
+                }
+            }
+        }
+    };
+}
+
+heap_variants! {
+    4 => Cons, 5 => Float, 6 => Symbol, 7 => String, 8 => Vector, 9 => Array,
+    10 => SpecArray, 11 => Complex, 12 => BigInt, 13 => Ratio, 14 => Function,
+    15 => Struct, 16 => HashTable, 17 => Package, 18 => Stream, 19 => RandomState,
+    20 => StructType, 21 => Cell, 22 => Proto,
+}
+
+#[cold]
+fn unreachable_tag(tag: u64) -> ! {
+    // Only `encode` writes words, and it writes only the tags above.
+    unreachable!("a packed value word with tag {tag}")
+}
+
+/// The representation of a cons's car and cdr in this build.
+#[cfg(feature = "compact-conses")]
+pub type ConsField<'gc> = Word<'gc>;
+/// The representation of a cons's car and cdr in this build.
+#[cfg(not(feature = "compact-conses"))]
+pub type ConsField<'gc> = Wide<'gc>;
+
+/// One `Value` as it is, 16 bytes.
+pub struct Wide<'gc> {
+    value: Cell<Value<'gc>>,
+}
+
+impl<'gc> Wide<'gc> {
+    /// A field holding `v` (for a new object: no barrier is needed).
+    #[inline(always)]
+    pub fn new(_mc: &Mutation<'gc>, v: Value<'gc>) -> Self {
+        Wide { value: Cell::new(v) }
+    }
+
+    /// The value held.
+    #[inline(always)]
+    pub fn get(&self) -> Value<'gc> {
+        self.value.get()
+    }
+
+    /// Store `v`. The caller has passed the write barrier of the object this
+    /// field belongs to (`Gc::write`).
+    #[inline(always)]
+    #[cfg_attr(feature = "compact-conses", allow(dead_code))]
+    pub(crate) fn set(&self, _mc: &Mutation<'gc>, v: Value<'gc>) {
+        self.value.set(v);
+    }
+}
+
+// SAFETY: traces the value held, the only thing a `Wide` holds.
+unsafe impl<'gc> Collect<'gc> for Wide<'gc> {
+    #[inline]
+    fn trace<T: Trace<'gc>>(&self, cc: &mut T) {
+        self.value.get().trace(cc);
+    }
+}
 
 /// One `Value` in 8 bytes. See the module invariants.
 pub struct Word<'gc> {
@@ -73,24 +148,16 @@ fn with_tag(tag: u64, payload: usize) -> u64 {
 /// The word for `v`; a fixnum too wide for 63 bits is boxed first.
 #[inline(always)]
 fn encode<'gc>(mc: &Mutation<'gc>, v: Value<'gc>) -> u64 {
-    let at = &v as *const Value<'gc> as *const u8;
-    // SAFETY: `Value` is `repr(u8)`, so its first byte is the discriminant, and
-    // each read below is of the field the discriminant says is there.
-    unsafe {
-        let tag = *at as u64;
-        match tag {
-            TAG_WIDE_FIXNUM => {
-                let n = *(at.add(PAYLOAD_OFFSET) as *const i64);
-                if (IMMEDIATE_MIN..IMMEDIATE_END).contains(&n) {
-                    (n as u64) | FIXNUM_BIT
-                } else {
-                    boxed_fixnum(mc, n)
-                }
-            }
-            TAG_CHAR => (tag << TAG_SHIFT) | *(at.add(CHAR_OFFSET) as *const u32) as u64,
-            0 | TAG_UNBOUND => tag << TAG_SHIFT,
-            _ => with_tag(tag, *(at.add(PAYLOAD_OFFSET) as *const usize)),
-        }
+    match v {
+        Value::Nil => TAG_NIL,
+        Value::Fixnum(n) if (IMMEDIATE_MIN..IMMEDIATE_END).contains(&n) => (n as u64) | FIXNUM_BIT,
+        Value::Fixnum(n) => boxed_fixnum(mc, n),
+        Value::Char(c) => (TAG_CHAR << TAG_SHIFT) | c as u64,
+        Value::Unbound => TAG_UNBOUND << TAG_SHIFT,
+        _ => match heap_bits(v) {
+            Some((tag, address)) => with_tag(tag, address),
+            None => unreachable_tag(u64::MAX),
+        },
     }
 }
 
@@ -128,21 +195,21 @@ impl<'gc> Word<'gc> {
         }
         let tag = bits >> TAG_SHIFT;
         let payload = bits & PAYLOAD_MASK;
-        if tag == TAG_WIDE_FIXNUM {
-            return unbox_fixnum(payload);
+        match tag {
+            TAG_NIL => Value::Nil,
+            TAG_UNBOUND => Value::Unbound,
+            TAG_WIDE_FIXNUM => unbox_fixnum(payload),
+            TAG_CHAR => Value::Char(char::from_u32(payload as u32).unwrap_or(char::REPLACEMENT_CHARACTER)),
+            // SAFETY: the tag and address were written by `encode` from a live
+            // value, which this word keeps alive by tracing it.
+            _ => unsafe { heap_value(tag, payload as usize) },
         }
-        debug_assert!(tag <= TAG_LAST);
-        // SAFETY: `encode` wrote this tag and payload from a `Value` of that
-        // discriminant (a heap value this word keeps alive by tracing it). The
-        // first word holds the tag byte and, at offset 4, a character's code;
-        // the second any other payload. Each variant reads its own field and
-        // finds the rest in its padding.
-        unsafe { std::mem::transmute::<[u64; 2], Value<'gc>>([tag | (payload << 32), payload]) }
     }
 
     /// Store `v`. The caller has passed the write barrier of the object this
     /// word belongs to (`Gc::write`).
     #[inline]
+    #[cfg_attr(not(feature = "compact-conses"), allow(dead_code))]
     pub(crate) fn set(&self, mc: &Mutation<'gc>, v: Value<'gc>) {
         self.bits.set(encode(mc, v));
     }
@@ -172,34 +239,6 @@ unsafe impl<'gc> Collect<'gc> for Word<'gc> {
 mod tests {
     use super::*;
     use gc_arena::{Arena, Rootable};
-
-    #[test]
-    fn the_encoding_matches_values_layout() {
-        fn tag(v: Value<'_>) -> u8 {
-            // SAFETY: `Value` is `repr(u8)`: its first byte is the discriminant.
-            unsafe { *(&v as *const Value<'_> as *const u8) }
-        }
-        assert_eq!(tag(Value::Nil), 0);
-        assert_eq!(tag(Value::Unbound) as u64, TAG_UNBOUND);
-        assert_eq!(tag(Value::Fixnum(0)) as u64, TAG_WIDE_FIXNUM);
-        assert_eq!(tag(Value::Char('a')) as u64, TAG_CHAR);
-        let n = Value::Fixnum(0x1122_3344_5566_7788);
-        // SAFETY: reads of initialized fields at the offsets under test.
-        unsafe {
-            assert_eq!(*((&n as *const Value<'_> as *const u8).add(PAYLOAD_OFFSET) as *const i64), 0x1122_3344_5566_7788);
-            let c = Value::Char('\u{10FFFF}');
-            assert_eq!(*((&c as *const Value<'_> as *const u8).add(CHAR_OFFSET) as *const u32), 0x10FFFF);
-        }
-        let arena = Arena::<Rootable![()]>::new(|_| ());
-        arena.mutate(|mc, _| {
-            let s = crate::alloc::string(mc, "x");
-            let Value::String(p) = s else { unreachable!() };
-            assert_eq!(tag(s), 7);
-            // SAFETY: a heap variant's pointer is its field at PAYLOAD_OFFSET.
-            let at = unsafe { *((&s as *const Value<'_> as *const u8).add(PAYLOAD_OFFSET) as *const usize) };
-            assert_eq!(at, Gc::as_ptr(p) as usize);
-        });
-    }
 
     #[test]
     fn a_word_is_eight_bytes() {

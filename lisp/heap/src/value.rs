@@ -18,20 +18,15 @@ use num_bigint::BigInt;
 
 use crate::code::Proto;
 use crate::object::{ConsMark, Obj};
-use crate::packed::Word;
+use crate::packed::ConsField;
 pub use crate::spec::SpecArray;
 
 /// A pointer to a heap object.
 pub type Ptr<'gc, T> = Gc<'gc, Obj<T>>;
 
 /// A Lisp value.
-///
-/// `repr(u8)` gives the enum a defined layout (the discriminant byte first,
-/// declaration order), which `packed::Word` copies to and from: keep the
-/// variants in this order.
 #[derive(Copy, Clone, Collect)]
 #[collect(no_drop)]
-#[repr(u8)]
 pub enum Value<'gc> {
     Nil,
     /// Internal marker; see the module invariants.
@@ -140,7 +135,8 @@ impl<'gc> Value<'gc> {
     }
 }
 
-/// A cons cell: gc-arena's header and two 8-byte [`Word`]s, 32 bytes in all.
+/// A cons cell: gc-arena's header and two [`ConsField`]s, 48 bytes in all (32
+/// with the feature `compact-conses`, where a field is one packed word).
 /// Unlike every other heap object it carries no [`SiteTag`]: conses are most
 /// of a Lisp heap, and the tag's 8 bytes would cost a cons a quarter more. Its
 /// [`ConsMark`] does the tag's work from the cons's address.
@@ -153,8 +149,8 @@ pub struct Cons<'gc> {
     /// First, so its address is the cons's own.
     #[collect(require_static)]
     pub mark: ConsMark,
-    pub car: Word<'gc>,
-    pub cdr: Word<'gc>,
+    pub car: ConsField<'gc>,
+    pub cdr: ConsField<'gc>,
 }
 
 /// Symbol flag: proclaimed special (dynamic).
@@ -436,9 +432,11 @@ mod tests {
     }
 
     #[test]
-    fn a_cons_object_is_two_words() {
-        // No tag: the mark is a zero-sized type; car and cdr are packed words.
-        assert_eq!(std::mem::size_of::<Cons<'static>>(), 16);
-        assert_eq!(crate::object::CONS_BYTES, 32);
+    fn a_cons_object_is_two_fields() {
+        // No tag: the mark is a zero-sized type.
+        let field = if cfg!(feature = "compact-conses") { 8 } else { 16 };
+        assert_eq!(std::mem::size_of::<Cons<'static>>(), 2 * field);
+        assert_eq!(crate::object::CONS_BYTES, 16 + 2 * field);
+        assert_eq!(crate::object::PROFILED_CONS_BYTES, crate::object::CONS_BYTES + 8);
     }
 }
