@@ -6,4 +6,4 @@
       (setq x (step-x x))
       (setq acc (+ acc (* x 0.001))))
     acc))
-(print (integrate 2000000))
+(print (integrate 6000000))

@@ -174,6 +174,11 @@ pub struct ProfState {
     next_site: u32,
     /// Allocations whose context was deeper than the cap (outer frames dropped).
     deep_allocs: u64,
+    /// The monitor's depth cap as a stack length (at least 2), kept beside the
+    /// hot path that compares with it.
+    depth_cap: usize,
+    /// The monitor's `call_sites` option, likewise.
+    call_sites: bool,
     site_index: HashMap<(u32, u8, u16), u32>,
     /// A direct-mapped cache of `Monitor::child` results ([`CHILD_CACHE_SLOTS`]
     /// slots, indexed by a multiplicative mix of the key), so entering a frame
@@ -201,6 +206,11 @@ thread_local! {
 }
 
 static NEXT_GENERATION: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
+/// The context stack length past which outer frames are dropped (see `resolve`).
+fn depth_cap(options: &MonitorOptions) -> usize {
+    (options.max_depth as usize).max(2)
+}
 
 fn new_monitor(options: MonitorOptions) -> Monitor {
     Monitor::new(Language::Lisp, CategoryScheme::lisp(), options)
@@ -233,6 +243,8 @@ impl ProfState {
             site_base: 1,
             next_site: 1 + COUNTING_SITES,
             deep_allocs: 0,
+            depth_cap: depth_cap(&MonitorOptions::default()),
+            call_sites: MonitorOptions::default().call_sites,
             site_index: HashMap::new(),
             child_memo: Vec::new(),
             node_sites: Vec::new(),
@@ -285,6 +297,8 @@ pub fn mode() -> Mode {
 pub fn configure(options: MonitorOptions, primitives_to_caller: bool) {
     with_state(|st| {
         st.monitor = new_monitor(options);
+        st.depth_cap = depth_cap(&options);
+        st.call_sites = options.call_sites;
         st.child_memo.clear();
         st.stack.truncate(0);
         st.new_epoch();
@@ -384,22 +398,83 @@ fn resolve(st: &mut ProfState, stack: &mut [Entry], cap: usize) -> (NodeId, usiz
 /// recursion count), so those results are not cached.
 fn child_node(st: &mut ProfState, parent: NodeId, f: FuncId, call_site: u64) -> NodeId {
     let call_site = if st.monitor.options().call_sites { call_site } else { 0 };
-    let mix = (parent.0 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ (f.0 as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
-        ^ call_site.wrapping_mul(0x1656_67B1_9E37_79F9);
-    let i = (mix >> 52) as usize & (CHILD_CACHE_SLOTS - 1);
+    let i = child_slot(parent, f, call_site);
     if st.child_memo.is_empty() {
         st.child_memo = vec![NO_CHILD; CHILD_CACHE_SLOTS];
     }
-    let m = st.child_memo[i];
-    if m.child != UNRESOLVED && m.parent == parent.0 && m.func == f.0 && m.call_site == call_site {
-        return NodeId(m.child);
+    if let Some(child) = memoized_child(&st.child_memo, i, parent, f, call_site) {
+        return child;
     }
     let child = st.monitor.child(parent, f, call_site);
     if child != parent {
         st.child_memo[i] = ChildMemo { parent: parent.0, func: f.0, call_site, child: child.0 };
     }
     child
+}
+
+/// The child cache slot of (parent, function, call site).
+#[inline]
+fn child_slot(parent: NodeId, f: FuncId, call_site: u64) -> usize {
+    let mix = (parent.0 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (f.0 as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+        ^ call_site.wrapping_mul(0x1656_67B1_9E37_79F9);
+    (mix >> 52) as usize & (CHILD_CACHE_SLOTS - 1)
+}
+
+/// The child cache's node for (parent, function, call site) in slot `i`, if it holds it.
+#[inline]
+fn memoized_child(memo: &[ChildMemo], i: usize, parent: NodeId, f: FuncId, call_site: u64) -> Option<NodeId> {
+    let m = memo.get(i)?;
+    (m.child != UNRESOLVED && m.parent == parent.0 && m.func == f.0 && m.call_site == call_site).then_some(NodeId(m.child))
+}
+
+/// The site of `key` from the per-node memo, if the node last allocated `key`.
+#[inline]
+fn memoized_site(node_sites: &[SiteMemo], node: u32, key: (usize, usize, u8)) -> Option<u32> {
+    let m = node_sites.get(node as usize)?;
+    (m.site != 0 && m.key == key).then_some(m.site)
+}
+
+/// The site of an allocation of `key` by the top entry, found without touching
+/// the monitor when the caches know it: the top entry's own cache; the node's
+/// memo when the entry is resolved; or, for an entry just pushed on a resolved
+/// one (a builtin called from a Lisp function that allocated before, the common
+/// case), the child cache and then the node's memo. The entry is resolved and
+/// its cache filled on the way. `None` sends the allocation to the general path.
+#[inline]
+fn quick_site(st: &mut ProfState, key: (usize, usize, u8)) -> Option<u32> {
+    let mut stack = st.stack.0.borrow_mut();
+    let n = stack.len();
+    if n == 0 || n > st.depth_cap {
+        return None;
+    }
+    let top = &stack[n - 1];
+    if top.cache_site != 0 && top.cache_key == key {
+        return Some(top.cache_site);
+    }
+    let node = if top.node != UNRESOLVED {
+        top.node
+    } else {
+        let parent = if n >= 2 { stack[n - 2].node } else { NodeId::ROOT.0 };
+        if parent == UNRESOLVED {
+            return None;
+        }
+        let parent = NodeId(parent);
+        match top.func {
+            // A transparent entry stands on its parent's node.
+            None => parent.0,
+            Some(f) => {
+                let call_site = if st.call_sites { top.call_site } else { 0 };
+                memoized_child(&st.child_memo, child_slot(parent, f, call_site), parent, f, call_site)?.0
+            }
+        }
+    };
+    let site = memoized_site(&st.node_sites, node, key)?;
+    let top = &mut stack[n - 1];
+    top.node = node;
+    top.cache_key = key;
+    top.cache_site = site;
+    Some(site)
 }
 
 /// The site of an allocation of `key` on `node`: from the node's memo, or from the
@@ -463,20 +538,8 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
             st.take_sample();
         }
         let key = (e.type_name.as_ptr() as usize, e.type_name.len(), cat);
-        // The common case: the frame allocating has allocated this type before.
-        let (cached, depth) = {
-            let stack = st.stack.0.borrow();
-            let cached = stack.last().and_then(|top| (top.cache_key == key && top.cache_site != 0).then_some(top.cache_site));
-            (cached, stack.len())
-        };
-        let site = match cached {
-            Some(site) => {
-                // A cached site was made by `site_of_new_key`, which resolved this frame.
-                if depth > (st.monitor.options().max_depth as usize).max(2) {
-                    st.deep_allocs += 1;
-                }
-                site
-            }
+        let site = match quick_site(st, key) {
+            Some(site) => site,
             None => site_of_new_key(st, key, e.type_name),
         };
         if let Some(s) = st.sites.get_mut((site - st.site_base - COUNTING_SITES) as usize) {
@@ -492,7 +555,7 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
 /// cache it in the top entry.
 #[inline(never)]
 fn site_of_new_key(st: &mut ProfState, key: (usize, usize, u8), type_name: &str) -> u32 {
-    let cap = (st.monitor.options().max_depth as usize).max(2);
+    let cap = st.depth_cap;
     // A handle of our own, so the stack can be borrowed beside the state.
     let stack = st.stack.clone();
     let mut stack = stack.0.borrow_mut();

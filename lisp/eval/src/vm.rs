@@ -462,6 +462,7 @@ impl<'gc> Vm<'gc> {
 
     /// A frame was pushed: tell the profiles that want it. `None` is a frame they do
     /// not show (native frames, primitives charged to their caller).
+    #[inline]
     fn hook_enter(&mut self, func: Option<FuncId>) {
         let func = match self.internal_from {
             Some(from) if self.frames.len() > from => None,
@@ -474,17 +475,25 @@ impl<'gc> Vm<'gc> {
             }
         }
         if self.time.is_some() {
-            let instructions = self.instructions();
-            if let Some(t) = self.time.as_deref_mut() {
-                match func {
-                    Some(f) => t.enter(f, instructions),
-                    None => t.enter_transparent(),
-                }
+            self.time_enter(func);
+        }
+    }
+
+    /// The time recorder's part of [`Vm::hook_enter`], out of line so the memory
+    /// profiler's common path stays small enough to inline.
+    #[inline(never)]
+    fn time_enter(&mut self, func: Option<FuncId>) {
+        let instructions = self.instructions();
+        if let Some(t) = self.time.as_deref_mut() {
+            match func {
+                Some(f) => t.enter(f, instructions),
+                None => t.enter_transparent(),
             }
         }
     }
 
     /// Frames were popped down to `n`.
+    #[inline]
     fn hook_truncate(&mut self, n: usize) {
         if self.internal_from.is_some_and(|from| n <= from) {
             self.internal_from = None;
@@ -493,10 +502,16 @@ impl<'gc> Vm<'gc> {
             c.truncate(n);
         }
         if self.time.is_some() {
-            let instructions = self.instructions();
-            if let Some(t) = self.time.as_deref_mut() {
-                t.truncate(n, instructions);
-            }
+            self.time_truncate(n);
+        }
+    }
+
+    /// The time recorder's part of [`Vm::hook_truncate`] (see [`Vm::time_enter`]).
+    #[inline(never)]
+    fn time_truncate(&mut self, n: usize) {
+        let instructions = self.instructions();
+        if let Some(t) = self.time.as_deref_mut() {
+            t.truncate(n, instructions);
         }
     }
 
@@ -616,6 +631,7 @@ impl<'gc> Vm<'gc> {
 
     /// Push the profiler entry of a builtin being called; returns false when it
     /// gets none (its allocations are then charged to the caller's entry).
+    #[inline]
     fn prof_push_builtin(&mut self, id: u32) -> bool {
         // The system's internal helpers (structure constructors' %MAKE-INSTANCE...)
         // are charged to the Lisp function calling them.
@@ -623,23 +639,30 @@ impl<'gc> Vm<'gc> {
         if self.primitives_to_caller || internal {
             return false;
         }
+        let cached = self.builtin_prof_ids.get(id as usize).copied().unwrap_or(0);
+        let fid = if cached >> 32 == self.prof_generation as u64 && cached & 0xffff_ffff != 0 {
+            FuncId((cached & 0xffff_ffff) as u32 - 1)
+        } else {
+            self.builtin_function_id(id)
+        };
+        self.hook_enter(Some(fid));
+        true
+    }
+
+    /// The profiler's function id of builtin `id`, interned and cached (the first
+    /// call of a builtin under a monitor).
+    #[inline(never)]
+    fn builtin_function_id(&mut self, id: u32) -> FuncId {
         let i = id as usize;
         if self.builtin_prof_ids.len() <= i {
             self.builtin_prof_ids.resize(i + 1, 0);
         }
-        let cached = self.builtin_prof_ids[i];
-        let fid = if cached >> 32 == self.prof_generation as u64 && cached & 0xffff_ffff != 0 {
-            FuncId((cached & 0xffff_ffff) as u32 - 1)
-        } else {
-            let (fid, cache) = crate::profile::function_id(cached, || {
-                let name = builtins::table().get(i).map(|d| d.name).unwrap_or("?");
-                mprof_engine::monitor::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
-            });
-            self.builtin_prof_ids[i] = cache;
-            fid
-        };
-        self.hook_enter(Some(fid));
-        true
+        let (fid, cache) = crate::profile::function_id(self.builtin_prof_ids[i], || {
+            let name = builtins::table().get(i).map(|d| d.name).unwrap_or("?");
+            mprof_engine::monitor::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
+        });
+        self.builtin_prof_ids[i] = cache;
+        fid
     }
 }
 
