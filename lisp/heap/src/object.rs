@@ -63,6 +63,10 @@ impl Category {
 pub struct AllocEvent<'a> {
     pub category: Category,
     /// The type name shown in the allocation bin table ("cons", "double-float", "WIDGET"...).
+    /// Its address and length identify the type in the profiler's per-frame
+    /// caches, so callers pass a string that lives as long as the type: a
+    /// literal, or the name of the type's own symbol, never one made per object
+    /// (a freed string's address could come back holding another name).
     pub type_name: &'a str,
     pub bytes: u64,
 }
