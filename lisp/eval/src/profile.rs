@@ -37,7 +37,7 @@
 //!   is not counted: a reset profile never shows frees of objects it did not
 //!   see allocated, and header totals and tables agree.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -83,30 +83,73 @@ pub struct Entry {
 /// The VM pushes and truncates it as it pushes and pops frames, through its own
 /// handle ([`ProfState::context_stack`]): a call or a return costs a vector push or
 /// a length check, with no thread-local lookup. The allocation hook, which only has
-/// the state lent to the thread, reads the same stack.
+/// the state lent to the thread, reads the same stack ([`ContextStack::entries`]).
+///
+/// A builtin's entry is made lazily: calling one only notes it as pending, and the
+/// entry is pushed if the builtin allocates (most, like ATOM or RPLACD, never do).
 #[derive(Clone, Default)]
-pub struct ContextStack(Rc<RefCell<Vec<Entry>>>);
+pub struct ContextStack(Rc<SharedStack>);
+
+#[derive(Default)]
+pub struct SharedStack {
+    entries: RefCell<Vec<Entry>>,
+    /// The builtin being called (function, call site), while it has no entry yet.
+    pending: Cell<Option<(FuncId, u64)>>,
+}
+
+impl Entry {
+    fn new(func: Option<FuncId>, call_site: u64) -> Entry {
+        Entry { func, call_site, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 }
+    }
+}
 
 impl ContextStack {
     /// An entry for a function called from `call_site` in its caller.
     #[inline]
     pub fn push_function(&self, func: FuncId, call_site: u64) {
-        self.0.borrow_mut().push(Entry { func: Some(func), call_site, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
+        self.entries().push(Entry::new(Some(func), call_site));
     }
 
     /// A transparent entry (native frames; primitives attributed to their caller).
     #[inline]
     pub fn push_transparent(&self) {
-        self.0.borrow_mut().push(Entry { func: None, call_site: 0, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 });
+        self.entries().push(Entry::new(None, 0));
     }
 
     /// Cut the stack to `depth` entries.
     #[inline]
     pub fn truncate(&self, depth: usize) {
-        let mut s = self.0.borrow_mut();
+        self.0.pending.set(None);
+        let mut s = self.0.entries.borrow_mut();
         if s.len() > depth {
             s.truncate(depth);
         }
+    }
+
+    /// A builtin called from `call_site` is running (it cannot call Lisp code);
+    /// its entry is pushed by the first allocation it makes.
+    #[inline]
+    pub fn begin_builtin(&self, func: FuncId, call_site: u64) {
+        self.0.pending.set(Some((func, call_site)));
+    }
+
+    /// The builtin returned: the stack goes back to `depth` entries.
+    #[inline]
+    pub fn end_builtin(&self, depth: usize) {
+        if self.0.pending.take().is_none() {
+            self.truncate(depth);
+        }
+    }
+
+    /// The entries, with the pending builtin's entry pushed first if there is one
+    /// (anything that reads or extends the stack sees the builtin's entry).
+    #[inline]
+    fn entries(&self) -> std::cell::RefMut<'_, Vec<Entry>> {
+        let mut entries = self.0.entries.borrow_mut();
+        if let Some((func, call_site)) = self.0.pending.take() {
+            entries.push(Entry::new(Some(func), call_site));
+        }
+        entries
     }
 }
 
@@ -128,6 +171,9 @@ struct ChildMemo {
     call_site: u64,
     child: u32,
 }
+
+/// How many unresolved entries the quick path resolves before leaving them to `resolve`.
+const QUICK_RESOLVE_LEVELS: usize = 8;
 
 /// Slots of the child cache (a power of two).
 const CHILD_CACHE_SLOTS: usize = 4096;
@@ -222,7 +268,7 @@ impl ProfState {
         self.sites.clear();
         self.site_index.clear();
         self.node_sites.clear();
-        for e in self.stack.0.borrow_mut().iter_mut() {
+        for e in self.stack.entries().iter_mut() {
             e.cache_site = 0;
         }
         // Ids keep growing; should they ever wrap, older objects could be taken for
@@ -443,7 +489,7 @@ fn memoized_site(node_sites: &[SiteMemo], node: u32, key: (usize, usize, u8)) ->
 /// its cache filled on the way. `None` sends the allocation to the general path.
 #[inline]
 fn quick_site(st: &mut ProfState, key: (usize, usize, u8)) -> Option<u32> {
-    let mut stack = st.stack.0.borrow_mut();
+    let mut stack = st.stack.entries();
     let n = stack.len();
     if n == 0 || n > st.depth_cap {
         return None;
@@ -455,19 +501,25 @@ fn quick_site(st: &mut ProfState, key: (usize, usize, u8)) -> Option<u32> {
     let node = if top.node != UNRESOLVED {
         top.node
     } else {
-        let parent = if n >= 2 { stack[n - 2].node } else { NodeId::ROOT.0 };
-        if parent == UNRESOLVED {
-            return None;
-        }
-        let parent = NodeId(parent);
-        match top.func {
-            // A transparent entry stands on its parent's node.
-            None => parent.0,
-            Some(f) => {
-                let call_site = if st.call_sites { top.call_site } else { 0 };
-                memoized_child(&st.child_memo, child_slot(parent, f, call_site), parent, f, call_site)?.0
+        // Resolve the unresolved entries on top (a Lisp function that has not
+        // allocated yet, and the builtin it called) through the child cache
+        // alone; a miss leaves the rest to the general path.
+        let mut k = n - 1;
+        while k > 0 && stack[k - 1].node == UNRESOLVED {
+            k -= 1;
+            if n - k > QUICK_RESOLVE_LEVELS {
+                return None;
             }
         }
+        let mut node = if k == 0 { NodeId::ROOT } else { NodeId(stack[k - 1].node) };
+        for e in &mut stack[k..] {
+            if let Some(f) = e.func {
+                let call_site = if st.call_sites { e.call_site } else { 0 };
+                node = memoized_child(&st.child_memo, child_slot(node, f, call_site), node, f, call_site)?;
+            }
+            e.node = node.0;
+        }
+        node.0
     };
     let site = memoized_site(&st.node_sites, node, key)?;
     let top = &mut stack[n - 1];
@@ -558,7 +610,7 @@ fn site_of_new_key(st: &mut ProfState, key: (usize, usize, u8), type_name: &str)
     let cap = st.depth_cap;
     // A handle of our own, so the stack can be borrowed beside the state.
     let stack = st.stack.clone();
-    let mut stack = stack.0.borrow_mut();
+    let mut stack = stack.entries();
     let (node, top) = resolve(st, &mut stack, cap);
     if top != usize::MAX && top >= cap {
         st.deep_allocs += 1;

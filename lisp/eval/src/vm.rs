@@ -645,8 +645,30 @@ impl<'gc> Vm<'gc> {
         } else {
             self.builtin_function_id(id)
         };
-        self.hook_enter(Some(fid));
+        let func = match self.internal_from {
+            Some(from) if self.frames.len() > from => None,
+            _ => Some(fid),
+        };
+        // A transparent builtin needs no entry: its caller's stands for it.
+        if let (Some(c), Some(f)) = (&self.context, func) {
+            c.begin_builtin(f, self.caller_site());
+        }
+        if self.time.is_some() {
+            self.time_enter(func);
+        }
         true
+    }
+
+    /// The builtin entered by [`Vm::prof_push_builtin`] returned.
+    #[inline]
+    fn prof_pop_builtin(&mut self) {
+        let n = self.frames.len();
+        if let Some(c) = &self.context {
+            c.end_builtin(n);
+        }
+        if self.time.is_some() {
+            self.time_truncate(n);
+        }
     }
 
     /// The profiler's function id of builtin `id`, interned and cached (the first
@@ -1465,7 +1487,7 @@ impl<'gc> Vm<'gc> {
                 let r = f(&mut ctx, &self.stack[base..base + nargs]);
                 let multiple = ctx.multiple;
                 if pushed {
-                    self.hook_truncate(self.frames.len());
+                    self.prof_pop_builtin();
                 }
                 let v = r?;
                 self.stack.truncate(ret);
