@@ -2,24 +2,29 @@
 # Peak memory beside ECL and SBCL (issue 14's object-size goal): each program
 # of bench/profile/memory runs REPS times per implementation, alternating; the
 # median peak RSS (GNU time's %M) minus the median of the empty program's is
-# what the program's data costs. Not a timed test. Usage: bench/profile/memory.sh [REPS]
+# what the program's data costs. mprof-lisp runs as built by default, with
+# --profile, and built with the feature compact-conses (8-byte cons fields).
+# Not a timed test. Usage: bench/profile/memory.sh [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 reps=${1:-3}
 target=${BENCH_TARGET_DIR:-target}
 cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp --target-dir "$target"
+cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp --features compact-conses --target-dir "$target/compact"
 mprof="$target/release/mprof-lisp"
+compact="$target/compact/release/mprof-lisp"
 peak() { /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -1; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 run_impl() { # impl file
   case "$1" in
     mprof) peak "$mprof" "$2" ;;
     mprof-profiled) peak "$mprof" --profile --profile-out /tmp/mprof-memory-bench.out --report /dev/null "$2" ;;
+    mprof-compact) peak "$compact" "$2" ;;
     ecl) peak ecl --norc --shell "$2" ;;
     sbcl) peak sbcl --dynamic-space-size 8GB --script "$2" ;;
   esac
 }
-impls=(ecl sbcl mprof mprof-profiled)
+impls=(ecl sbcl mprof mprof-profiled mprof-compact)
 declare -A base
 for i in "${impls[@]}"; do
   v=(); for _ in $(seq "$reps"); do v+=("$(run_impl "$i" bench/profile/memory/empty.lisp)"); done

@@ -5,7 +5,9 @@
 #  - profiling overhead: `mprof-lisp --profile` against a plain run.
 # Each program runs REPS times in alternation; the medians of user+system CPU
 # time are compared (CPU time is less disturbed by a loaded machine than wall
-# time). Usage: bench/profile/run.sh [REPS]
+# time). Then bench/profile/memory.sh reports peak memory beside ECL's and
+# SBCL's (MEMORY_REPS runs each, default 3; MEMORY_REPS=0 skips it).
+# Usage: bench/profile/run.sh [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 reps=${1:-5}
@@ -32,3 +34,8 @@ for f in bench/profile/*.lisp; do
   gf=$(awk -v g="$gf" -v r="$rf" 'BEGIN{print g+log(r)}'); gp=$(awk -v g="$gp" -v r="$rp" 'BEGIN{print g+log(r)}'); n=$((n+1))
 done
 awk -v gf="$gf" -v gp="$gp" -v n="$n" 'BEGIN{printf "geometric mean: funnel cost %.3f, profiling overhead %.3f\n", exp(gf/n), exp(gp/n)}'
+mem_reps=${MEMORY_REPS:-3}
+if [ "$mem_reps" -gt 0 ]; then
+  echo
+  bash bench/profile/memory.sh "$mem_reps"
+fi

@@ -12,6 +12,11 @@
 //!   address of a boxed `i64`), 3 a character (payload: its code), and from 4
 //!   on one tag per heap variant of `Value` (payload: the object's address).
 //!
+//! The tags are `Value`'s discriminants (it is `repr(u32)`; tag 2 is
+//! `Fixnum`'s, whose immediate form needs no tag), so packing and unpacking
+//! copy the tag and the payload between the word and the enum's defined layout
+//! instead of matching on twenty variants.
+//!
 //! Invariants:
 //! - `Word::get` returns exactly the `Value` last stored: a fixnum too wide for
 //!   63 bits is boxed when stored (made by `alloc_object`, so the profile sees
@@ -41,54 +46,20 @@ const PAYLOAD_MASK: u64 = (1 << TAG_SHIFT) - 1;
 const IMMEDIATE_MIN: i64 = -(1 << 62);
 const IMMEDIATE_END: i64 = 1 << 62;
 
+/// The discriminants of `Value` (`repr(u32)`, declaration order) the encoding
+/// treats specially; every other one is a heap variant. Pinned by a test.
 const TAG_NIL: u64 = 0;
 const TAG_UNBOUND: u64 = 1;
 const TAG_WIDE_FIXNUM: u64 = 2;
 const TAG_CHAR: u64 = 3;
+/// The last discriminant of `Value`.
+const TAG_LAST: u64 = 22;
 
-/// Declares the heap variants' tags once, for both directions of the encoding.
-macro_rules! heap_variants {
-    ($($tag:literal => $variant:ident),* $(,)?) => {
-        /// `v`'s tag and address if it is a heap object.
-        #[inline(always)]
-        fn heap_bits(v: Value<'_>) -> Option<(u64, usize)> {
-            match v {
-                $(Value::$variant(p) => Some(($tag, Gc::as_ptr(p) as *const () as usize)),)*
-                _ => None,
-            }
-        }
-
-        /// The heap value of tag `tag` at `address`.
-        ///
-        /// # Safety
-        /// `tag` and `address` come from `heap_bits` of a value that is still
-        /// alive (the `Word` holding it is traced).
-        #[inline(always)]
-        unsafe fn heap_value<'gc>(tag: u64, address: usize) -> Value<'gc> {
-            // SAFETY: per the function's contract the address is a live object of
-            // the variant the tag names.
-            unsafe {
-                match tag {
-                    $($tag => Value::$variant(Gc::from_ptr(address as *const _)),)*
-                    _ => unreachable_tag(tag),
-                }
-            }
-        }
-    };
-}
-
-heap_variants! {
-    4 => Cons, 5 => Float, 6 => Symbol, 7 => String, 8 => Vector, 9 => Array,
-    10 => SpecArray, 11 => Complex, 12 => BigInt, 13 => Ratio, 14 => Function,
-    15 => Struct, 16 => HashTable, 17 => Package, 18 => Stream, 19 => RandomState,
-    20 => StructType, 21 => Cell, 22 => Proto,
-}
-
-#[cold]
-fn unreachable_tag(tag: u64) -> ! {
-    // Only `encode` writes words, and it writes only the tags above.
-    unreachable!("a packed value word with tag {tag}")
-}
+/// Offsets in a `Value` (`repr(u32)`: each variant is a `repr(C)` struct of the
+/// `u32` tag and its field), pinned by a test: a character's code follows the
+/// tag, any other payload is the second 8 bytes.
+const CHAR_OFFSET: usize = 4;
+const PAYLOAD_OFFSET: usize = 8;
 
 /// The representation of a cons's car and cdr in this build.
 #[cfg(feature = "compact-conses")]
@@ -148,16 +119,43 @@ fn with_tag(tag: u64, payload: usize) -> u64 {
 /// The word for `v`; a fixnum too wide for 63 bits is boxed first.
 #[inline(always)]
 fn encode<'gc>(mc: &Mutation<'gc>, v: Value<'gc>) -> u64 {
-    match v {
-        Value::Nil => TAG_NIL,
-        Value::Fixnum(n) if (IMMEDIATE_MIN..IMMEDIATE_END).contains(&n) => (n as u64) | FIXNUM_BIT,
-        Value::Fixnum(n) => boxed_fixnum(mc, n),
-        Value::Char(c) => (TAG_CHAR << TAG_SHIFT) | c as u64,
-        Value::Unbound => TAG_UNBOUND << TAG_SHIFT,
-        _ => match heap_bits(v) {
-            Some((tag, address)) => with_tag(tag, address),
-            None => unreachable_tag(u64::MAX),
-        },
+    let at = &v as *const Value<'gc> as *const u8;
+    // SAFETY: `Value` is `repr(u32)`: its first four bytes are the discriminant,
+    // and each read below is of the field the discriminant says is there.
+    unsafe {
+        let tag = *(at as *const u32) as u64;
+        match tag {
+            TAG_WIDE_FIXNUM => {
+                let n = *(at.add(PAYLOAD_OFFSET) as *const i64);
+                if (IMMEDIATE_MIN..IMMEDIATE_END).contains(&n) { (n as u64) | FIXNUM_BIT } else { boxed_fixnum(mc, n) }
+            }
+            TAG_CHAR => (TAG_CHAR << TAG_SHIFT) | *(at.add(CHAR_OFFSET) as *const u32) as u64,
+            TAG_NIL | TAG_UNBOUND => tag << TAG_SHIFT,
+            _ => with_tag(tag, *(at.add(PAYLOAD_OFFSET) as *const usize)),
+        }
+    }
+}
+
+/// The `Value` whose two 8-byte halves are `first` and `second`. On x86-64 the
+/// halves are joined in a vector register, so a value copied on (pushed on the
+/// VM's stack) leaves as one 16-byte store: built in memory as two 8-byte
+/// stores, it would be read back by a 16-byte load, which store forwarding
+/// cannot serve (a stall that cost more than the decoding).
+///
+/// # Safety
+/// The halves must be a valid `Value`'s bytes (see [`Word::get`]).
+#[inline(always)]
+unsafe fn value_from_halves<'gc>(first: u64, second: u64) -> Value<'gc> {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of x86-64; the caller vouches for the bytes.
+    unsafe {
+        use std::arch::x86_64::{__m128i, _mm_set_epi64x};
+        std::mem::transmute::<__m128i, Value<'gc>>(_mm_set_epi64x(second as i64, first as i64))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: the caller vouches for the bytes.
+    unsafe {
+        std::mem::transmute::<[u64; 2], Value<'gc>>([first, second])
     }
 }
 
@@ -190,20 +188,23 @@ impl<'gc> Word<'gc> {
     #[inline(always)]
     pub fn get(&self) -> Value<'gc> {
         let bits = self.bits.get();
-        if bits & FIXNUM_BIT != 0 {
-            return Value::Fixnum(((bits << 1) as i64) >> 1);
-        }
-        let tag = bits >> TAG_SHIFT;
-        let payload = bits & PAYLOAD_MASK;
-        match tag {
-            TAG_NIL => Value::Nil,
-            TAG_UNBOUND => Value::Unbound,
-            TAG_WIDE_FIXNUM => unbox_fixnum(payload),
-            TAG_CHAR => Value::Char(char::from_u32(payload as u32).unwrap_or(char::REPLACEMENT_CHARACTER)),
-            // SAFETY: the tag and address were written by `encode` from a live
-            // value, which this word keeps alive by tracing it.
-            _ => unsafe { heap_value(tag, payload as usize) },
-        }
+        let (first, second) = if bits & FIXNUM_BIT != 0 {
+            (TAG_WIDE_FIXNUM, (((bits << 1) as i64) >> 1) as u64)
+        } else {
+            let tag = bits >> TAG_SHIFT;
+            let payload = bits & PAYLOAD_MASK;
+            if tag == TAG_WIDE_FIXNUM {
+                return unbox_fixnum(payload);
+            }
+            debug_assert!(tag <= TAG_LAST);
+            (tag | (payload << 32), payload)
+        };
+        // SAFETY: the first half holds a discriminant (a fixnum's, or the tag
+        // `encode` took from a `Value`) and, at offset 4, a character's code; the
+        // second the fixnum or the heap address (of an object this word keeps
+        // alive by tracing it). Each variant reads its own field and finds the
+        // rest in its padding.
+        unsafe { value_from_halves(first, second) }
     }
 
     /// Store `v`. The caller has passed the write barrier of the object this
@@ -239,6 +240,36 @@ unsafe impl<'gc> Collect<'gc> for Word<'gc> {
 mod tests {
     use super::*;
     use gc_arena::{Arena, Rootable};
+
+    #[test]
+    fn the_encoding_matches_values_layout() {
+        fn tag(v: &Value<'_>) -> u32 {
+            // SAFETY: `Value` is `repr(u32)`: its first four bytes are the discriminant.
+            unsafe { *(v as *const Value<'_> as *const u32) }
+        }
+        fn at<T: Copy>(v: &Value<'_>, offset: usize) -> T {
+            // SAFETY: only called below at the offset of the variant's field.
+            unsafe { *((v as *const Value<'_> as *const u8).add(offset) as *const T) }
+        }
+        assert_eq!(tag(&Value::Nil) as u64, TAG_NIL);
+        assert_eq!(tag(&Value::Unbound) as u64, TAG_UNBOUND);
+        assert_eq!(tag(&Value::Fixnum(0)) as u64, TAG_WIDE_FIXNUM);
+        assert_eq!(tag(&Value::Char('a')) as u64, TAG_CHAR);
+        assert_eq!(at::<i64>(&Value::Fixnum(0x1122_3344_5566_7788), PAYLOAD_OFFSET), 0x1122_3344_5566_7788);
+        assert_eq!(at::<u32>(&Value::Char('\u{10FFFF}'), CHAR_OFFSET), 0x10FFFF);
+        let arena = Arena::<Rootable![()]>::new(|_| ());
+        arena.mutate(|mc, _| {
+            let s = crate::alloc::string(mc, "x");
+            let Value::String(p) = s else { unreachable!() };
+            assert_eq!(tag(&s), 7);
+            assert_eq!(at::<usize>(&s, PAYLOAD_OFFSET), Gc::as_ptr(p) as usize);
+            let c = crate::alloc::cons(mc, s, Value::Nil);
+            assert_eq!(tag(&c), 4);
+            let f = crate::alloc::float(mc, 1.0);
+            assert_eq!(tag(&f), 5);
+            assert_eq!(tag(&crate::alloc::cell(mc, Value::Nil)), 21);
+        });
+    }
 
     #[test]
     fn a_word_is_eight_bytes() {

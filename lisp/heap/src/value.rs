@@ -27,6 +27,10 @@ pub type Ptr<'gc, T> = Gc<'gc, Obj<T>>;
 /// A Lisp value.
 #[derive(Copy, Clone, Collect)]
 #[collect(no_drop)]
+// A defined layout (the same as Rust's own choice for this enum, measured no
+// slower; `repr(u8)` was 5% slower) that `packed::Word` copies to and from:
+// keep the variants in this order.
+#[repr(u32)]
 pub enum Value<'gc> {
     Nil,
     /// Internal marker; see the module invariants.
