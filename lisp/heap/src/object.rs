@@ -370,6 +370,39 @@ mod tests {
     }
 
     #[test]
+    fn a_profiled_cons_carries_its_site_and_reports_its_free_at_its_real_size() {
+        EVENTS.with(|ev| ev.borrow_mut().clear());
+        let live_before = live_bytes();
+        set_alloc_hooks(Some(AllocHooks { on_alloc, on_free }));
+        gc_arena::arena::rootless_mutate(|mc| {
+            let c = alloc_cons(mc, Value::Fixnum(1), Value::Nil);
+            // Read through the `Gc<Cons>` handed out for the `ProfiledCons`.
+            assert!(matches!(c.car.get(), Value::Fixnum(1)));
+            assert!(c.cdr.get().is_nil());
+            assert_eq!(live_bytes(), live_before + PROFILED_CONS_BYTES as u64);
+        });
+        set_alloc_hooks(None);
+        assert_eq!(live_bytes(), live_before);
+        let events = EVENTS.with(|ev| ev.borrow().clone());
+        let size = PROFILED_CONS_BYTES as u64;
+        assert_eq!(events, vec![("alloc cons Cons".to_string(), size), ("free 7".to_string(), size)]);
+        assert_eq!(PROFILED_CONS_BYTES, CONS_BYTES + 8);
+    }
+
+    #[test]
+    fn an_unprofiled_cons_reports_nothing() {
+        EVENTS.with(|ev| ev.borrow_mut().clear());
+        set_alloc_hooks(None);
+        let live_before = live_bytes();
+        gc_arena::arena::rootless_mutate(|mc| {
+            alloc_cons(mc, Value::Nil, Value::Nil);
+            assert_eq!(live_bytes(), live_before + CONS_BYTES as u64);
+        });
+        assert_eq!(live_bytes(), live_before);
+        assert!(EVENTS.with(|ev| ev.borrow().is_empty()));
+    }
+
+    #[test]
     fn without_hooks_the_site_is_zero() {
         set_alloc_hooks(None);
         gc_arena::arena::rootless_mutate(|mc| {

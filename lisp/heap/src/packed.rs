@@ -272,6 +272,30 @@ mod tests {
     }
 
     #[test]
+    fn a_word_keeps_what_it_holds_alive_through_a_collection() {
+        let mut arena = Arena::<Rootable![[Word<'_>; 3]]>::new(|mc| {
+            let list = crate::alloc::cons(mc, crate::alloc::string(mc, "kept"), Value::Nil);
+            [Word::new(mc, list), Word::new(mc, Value::Fixnum(i64::MAX)), Word::new(mc, crate::alloc::float(mc, 2.5))]
+        });
+        // Garbage around the words, so the collection has something to sweep.
+        arena.mutate(|mc, _| {
+            for i in 0..1000 {
+                crate::alloc::cons(mc, Value::Fixnum(i), Value::Nil);
+            }
+        });
+        arena.finish_cycle();
+        arena.finish_cycle();
+        arena.mutate(|_, root| {
+            let Value::Cons(c) = root[0].get() else { panic!("the list is gone") };
+            let Value::String(s) = c.car.get() else { panic!("the string is gone") };
+            assert_eq!(s.val.borrow().to_rust_string(), "kept");
+            assert!(matches!(root[1].get(), Value::Fixnum(i64::MAX)));
+            let Value::Float(f) = root[2].get() else { panic!("the float is gone") };
+            assert_eq!(f.val, 2.5);
+        });
+    }
+
+    #[test]
     fn a_word_is_eight_bytes() {
         assert_eq!(std::mem::size_of::<Word<'static>>(), 8);
     }
