@@ -653,6 +653,8 @@ impl ProfState {
     /// A point of the memory-over-time series now; the next one after another
     /// step of allocation (a thousandth of all allocated so far, at least 64 KiB,
     /// so a long run gets on the order of a thousand points per tenfold growth).
+    #[cold]
+    #[inline(never)]
     fn take_sample(&mut self) {
         let allocated = self.counts.total_allocated_bytes();
         let c = &self.counts;
