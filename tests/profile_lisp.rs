@@ -363,3 +363,64 @@ fn specialized_arrays_store_elements_unboxed_under_their_own_types() {
     assert_eq!((totals[1].allocs, totals[3].allocs), (0, 1), "{text}");
     assert!(text.contains("complex"), "{text}");
 }
+
+/// The cons allocations of each calling-context path (function names from the
+/// root, joined by " > ") of running `profiled` under a fresh profile.
+fn conses_by_path(setup: &str, profiled: &str, options: MonitorOptions) -> Vec<(String, u64)> {
+    let mut lisp = interpreter();
+    eval(&mut lisp, setup);
+    lisp.profile_start(Some(options), false);
+    eval(&mut lisp, profiled);
+    lisp.profile_stop();
+    let profile = lisp.full_profile();
+    let path_of = |mut id: Option<mprof_engine::monitor::NodeId>| {
+        let mut names = Vec::new();
+        while let Some(n) = id {
+            let node = &profile.nodes[n.0 as usize];
+            // The root stands for no function.
+            if let Some(f) = profile.functions.get(node.func.0 as usize) {
+                names.push(f.name.clone());
+            }
+            id = node.parent;
+        }
+        names.reverse();
+        names.join(" > ")
+    };
+    (0..profile.nodes.len())
+        .map(|i| (path_of(Some(mprof_engine::monitor::NodeId(i as u32))), profile.nodes[i].counters[0].allocs))
+        .filter(|(_, allocs)| *allocs > 0)
+        .collect()
+}
+
+/// The conses charged to paths ending in `suffix`, and how many such paths there are.
+fn conses_ending_in(paths: &[(String, u64)], suffix: &str) -> (u64, usize) {
+    let hits: Vec<u64> = paths.iter().filter(|(p, _)| p.ends_with(suffix)).map(|(_, a)| *a).collect();
+    (hits.iter().sum(), hits.len())
+}
+
+/// The profiler caches a builtin's allocation site by its caller's node and call
+/// site: callers interleaved in one loop, one function calling CONS from two
+/// places, and the same builtin under two callers must each keep their own counts.
+const BUILTIN_CALLERS: &str = "(defvar *keep* nil)
+  (defun c (x) (cons x x))
+  (defun c2 (x) (cons x (cons x x)))
+  (defun a (n) (dotimes (i n) (setq *keep* (c i))))
+  (defun b (n) (dotimes (i n) (setq *keep* (c i)) (setq *keep* (c2 i))))
+  (defun run () (dotimes (k 10) (a 30) (b 20) (a 1)))";
+
+#[test]
+fn a_builtins_allocations_are_charged_to_each_caller_and_call_site() {
+    let paths = conses_by_path(BUILTIN_CALLERS, "(run)", MonitorOptions::default());
+    assert_eq!(conses_ending_in(&paths, "RUN > A > C > CONS"), (310, 1), "{paths:?}");
+    assert_eq!(conses_ending_in(&paths, "RUN > B > C > CONS"), (200, 1), "{paths:?}");
+    // Two calls of CONS in C2, one node when call sites are not told apart.
+    assert_eq!(conses_ending_in(&paths, "RUN > B > C2 > CONS"), (400, 1), "{paths:?}");
+
+    let split = conses_by_path(BUILTIN_CALLERS, "(run)", MonitorOptions { call_sites: true, ..MonitorOptions::default() });
+    // RUN calls A from two places: 300 conses under one, 10 under the other.
+    let a: Vec<u64> = split.iter().filter(|(p, _)| p.ends_with("RUN > A > C > CONS")).map(|(_, a)| *a).collect();
+    assert_eq!(a, vec![300, 10], "{split:?}");
+    // Told apart: each CONS of C2 has a node of its own, 200 conses each.
+    let c2: Vec<u64> = split.iter().filter(|(p, _)| p.ends_with("C2 > CONS")).map(|(_, a)| *a).collect();
+    assert_eq!(c2, vec![200, 200], "{split:?}");
+}

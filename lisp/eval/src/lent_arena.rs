@@ -31,8 +31,10 @@ struct Lent {
 
 impl Lent {
     fn swap(&mut self) {
-        crate::profile::swap_state(&mut self.profiler);
+        // The heap first: it hands the frees it gathered to the outgoing
+        // hooks, which count them in the outgoing profiler state.
         mprof_heap::swap_thread_state(&mut self.heap);
+        crate::profile::swap_state(&mut self.profiler);
     }
 }
 

@@ -21,7 +21,11 @@
 //!   allocation under it, from the nearest resolved entry below: an
 //!   allocation costs a counter update, not a stack walk. Resolving is
 //!   memoized per function (the node it was last entered from) and the site
-//!   per node, so the common case hashes nothing.
+//!   per node, so the common case hashes nothing. A builtin's allocation (the
+//!   most common: CONS called from a Lisp function) is first looked up by its
+//!   caller's node and call site, without pushing the builtin's entry; every
+//!   cached site is one the general path would give, and the caches are
+//!   emptied with the sites at each epoch.
 //! - Allocations and frees add to per-site counters; the monitor receives the
 //!   sums ([`ProfState::flush`]) before anything reads it (`profile`, `totals`).
 //! - Contexts deeper than the monitor's depth cap keep their innermost frames:
@@ -42,7 +46,7 @@ use std::rc::Rc;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use mprof_heap::{AllocEvent, AllocHooks, Category};
+use mprof_heap::{AllocEvent, AllocHooks, Category, Freed, flush_frees};
 use mprof_engine::monitor::{Bin, FuncId, FunctionInfo, Monitor, MonitorOptions, NodeId, Sample, TypeId};
 use mprof_display::report::{ReportOptions, render_report};
 use mprof_engine::scheme::{CategoryScheme, Language};
@@ -190,6 +194,23 @@ struct SiteMemo {
 
 const NO_SITE: SiteMemo = SiteMemo { key: (0, 0, 0), site: 0 };
 
+/// A memoized allocation site of a builtin called from a place: the caller's
+/// node, the builtin, the call site (as the VM gave it, whether or not call
+/// sites are distinguished) and the allocation's key; `site == 0` is an empty slot.
+#[derive(Clone, Copy)]
+struct BuiltinSite {
+    parent: u32,
+    func: u32,
+    call_site: u64,
+    key: (usize, usize, u8),
+    site: u32,
+}
+
+const NO_BUILTIN_SITE: BuiltinSite = BuiltinSite { parent: UNRESOLVED, func: 0, call_site: 0, key: (0, 0, 0), site: 0 };
+
+/// Slots of the builtin-site cache (a power of two).
+const BUILTIN_SITE_SLOTS: usize = 256;
+
 /// Running totals, kept in every mode but Off.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -233,6 +254,10 @@ pub struct ProfState {
     /// Per node id: the last allocation site made on it, so a frame's first
     /// allocation of a type already seen on its node costs no hashing either.
     node_sites: Vec<SiteMemo>,
+    /// A direct-mapped cache of the sites of builtins' allocations by the place
+    /// they were called from ([`BuiltinSite`]), so the common allocation (CONS
+    /// called by a Lisp function) needs neither the builtin's entry nor hashing.
+    builtin_sites: Vec<BuiltinSite>,
     pub counts: Counts,
     /// Bytes still to allocate before the next point of the memory-over-time series:
     /// samples follow allocation (a 64 KiB step growing with the bytes allocated),
@@ -268,6 +293,7 @@ impl ProfState {
         self.sites.clear();
         self.site_index.clear();
         self.node_sites.clear();
+        self.builtin_sites.clear();
         for e in self.stack.entries().iter_mut() {
             e.cache_site = 0;
         }
@@ -294,6 +320,7 @@ impl ProfState {
             site_index: HashMap::new(),
             child_memo: Vec::new(),
             node_sites: Vec::new(),
+            builtin_sites: Vec::new(),
             counts: Counts::default(),
             until_sample: SAMPLE_STEP_MIN,
             primitives_to_caller: false,
@@ -330,7 +357,7 @@ pub fn set_mode(mode: Mode) {
     let profiled_sites = with_state(|st| !st.sites.is_empty());
     mprof_heap::set_alloc_hooks(match mode {
         Mode::Off if !profiled_sites => None,
-        _ => Some(AllocHooks { on_alloc, on_free }),
+        _ => Some(AllocHooks { on_alloc, on_frees }),
     });
 }
 
@@ -374,6 +401,7 @@ pub fn reset() {
 
 /// The current totals.
 pub fn counts() -> Counts {
+    flush_frees();
     with_state(|st| st.counts)
 }
 
@@ -575,24 +603,21 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
     PROF.with(|p| {
         let Ok(mut p) = p.try_borrow_mut() else { return 0 };
         let Some(st) = p.as_mut() else { return 0 };
-        if st.mode == Mode::Off {
-            return 0;
+        if st.mode != Mode::Profiling {
+            return count_alloc(st, e);
         }
         let cat = e.category.index();
         let ci = cat as usize & 3;
         st.counts.allocated_objects[ci] += 1;
         st.counts.allocated_bytes[ci] += e.bytes;
-        if st.mode != Mode::Profiling {
-            return st.site_base + (cat as u32 & 3);
-        }
         st.until_sample -= e.bytes as i64;
         if st.until_sample <= 0 {
             st.take_sample();
         }
         let key = (e.type_name.as_ptr() as usize, e.type_name.len(), cat);
-        let site = match quick_site(st, key) {
+        let site = match cached_site(st, key) {
             Some(site) => site,
-            None => site_of_new_key(st, key, e.type_name),
+            None => site_of_uncached_key(st, key, e.type_name),
         };
         if let Some(s) = st.sites.get_mut((site - st.site_base - COUNTING_SITES) as usize) {
             s.counts.allocs += 1;
@@ -600,6 +625,75 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
         }
         site
     })
+}
+
+/// An allocation while not profiling: nothing (Off), or the per-category totals
+/// and the category's counting site.
+#[inline(never)]
+fn count_alloc(st: &mut ProfState, e: &AllocEvent<'_>) -> u32 {
+    if st.mode == Mode::Off {
+        return 0;
+    }
+    let cat = e.category.index();
+    let ci = cat as usize & 3;
+    st.counts.allocated_objects[ci] += 1;
+    st.counts.allocated_bytes[ci] += e.bytes;
+    st.site_base + (cat as u32 & 3)
+}
+
+/// The site of an allocation of `key`, when a cache knows it without resolving
+/// anything: the top entry's own cache, or, for a builtin that has no entry yet
+/// (the pending one), the builtin-site cache of its caller's node. The second is
+/// the common case (CONS called from a Lisp function), answered without pushing
+/// the builtin's entry, hashing or touching the monitor.
+#[inline]
+fn cached_site(st: &ProfState, key: (usize, usize, u8)) -> Option<u32> {
+    let stack = st.stack.0.entries.try_borrow().ok()?;
+    let n = stack.len();
+    let top = stack.last()?;
+    match st.stack.0.pending.get() {
+        None => (n <= st.depth_cap && top.cache_site != 0 && top.cache_key == key).then_some(top.cache_site),
+        Some((f, call_site)) => {
+            let m = st.builtin_sites.get(builtin_slot(f, call_site))?;
+            (n < st.depth_cap && m.site != 0 && m.parent == top.node && m.func == f.0 && m.call_site == call_site && m.key == key)
+                .then_some(m.site)
+        }
+    }
+}
+
+/// The builtin-site cache slot of builtin `f` called from `call_site` (a pc of
+/// the caller: distinct calls in one function get distinct slots).
+#[inline]
+fn builtin_slot(f: FuncId, call_site: u64) -> usize {
+    (call_site as usize ^ (f.0 as usize).wrapping_mul(0x9E37)) & (BUILTIN_SITE_SLOTS - 1)
+}
+
+/// The site of an allocation of `key` that no cache answered directly: the quick
+/// path through the child cache, or the general one; a pending builtin's site is
+/// then cached for its next call from the same place.
+#[inline(never)]
+fn site_of_uncached_key(st: &mut ProfState, key: (usize, usize, u8), type_name: &str) -> u32 {
+    let pending = st.stack.0.pending.get();
+    let site = match quick_site(st, key) {
+        Some(site) => site,
+        None => site_of_new_key(st, key, type_name),
+    };
+    if let Some((f, call_site)) = pending {
+        let stack = st.stack.0.entries.borrow();
+        let n = stack.len();
+        // The builtin's entry was pushed on top of its caller's; within the cap,
+        // (caller's node, builtin, call site, key) always gives this site, unless
+        // the builtin's node was folded into its caller's (recursion folding
+        // counts each such entry, so it is not cached, as in the child cache).
+        if n >= 2 && n <= st.depth_cap && stack[n - 2].node != UNRESOLVED && stack[n - 1].node != stack[n - 2].node {
+            let parent = stack[n - 2].node;
+            if st.builtin_sites.is_empty() {
+                st.builtin_sites = vec![NO_BUILTIN_SITE; BUILTIN_SITE_SLOTS];
+            }
+            st.builtin_sites[builtin_slot(f, call_site)] = BuiltinSite { parent, func: f.0, call_site, key, site };
+        }
+    }
+    site
 }
 
 /// The site of an allocation of `key` whose frame has not cached it: resolve
@@ -626,26 +720,31 @@ fn site_of_new_key(st: &mut ProfState, key: (usize, usize, u8), type_name: &str)
     site
 }
 
-fn on_free(site: u32, bytes: u64) {
+/// Frees handed over by the heap in a batch (see `mprof_heap::flush_frees`):
+/// each is counted on its site, unless its object was allocated before this
+/// epoch (or while only counting: then on its category alone).
+fn on_frees(frees: &[Freed]) {
     let _ = PROF.try_with(|p| {
         let Ok(mut p) = p.try_borrow_mut() else { return };
         let Some(st) = p.as_mut() else { return };
-        if site < st.site_base {
-            // Allocated before this epoch: not part of this profile.
-            return;
-        }
-        if site < st.site_base + COUNTING_SITES {
-            let ci = ((site - st.site_base) & 3) as usize;
+        let base = st.site_base;
+        for f in frees {
+            let (site, bytes) = (f.site, f.bytes as u64);
+            if site < base {
+                // Allocated before this epoch: not part of this profile.
+                continue;
+            }
+            let ci = if site < base + COUNTING_SITES {
+                ((site - base) & 3) as usize
+            } else {
+                let Some(s) = st.sites.get_mut((site - base - COUNTING_SITES) as usize) else { continue };
+                s.counts.frees += 1;
+                s.counts.freed_bytes += bytes;
+                s.category as usize & 3
+            };
             st.counts.freed_objects[ci] += 1;
             st.counts.freed_bytes[ci] += bytes;
-            return;
         }
-        let Some(s) = st.sites.get_mut((site - st.site_base - COUNTING_SITES) as usize) else { return };
-        s.counts.frees += 1;
-        s.counts.freed_bytes += bytes;
-        let ci = s.category as usize & 3;
-        st.counts.freed_objects[ci] += 1;
-        st.counts.freed_bytes[ci] += bytes;
     });
 }
 
@@ -671,6 +770,7 @@ impl ProfState {
 
 /// Record a point of the memory-over-time series (called after collections).
 pub fn sample() {
+    flush_frees();
     PROF.with(|p| {
         if let Some(st) = p.borrow_mut().as_mut()
             && st.mode == Mode::Profiling
@@ -694,6 +794,7 @@ impl ProfState {
 
 /// The monitor's totals (per category and overall) of what was recorded so far.
 pub fn totals() -> mprof_engine::monitor::Totals {
+    flush_frees();
     with_state(|st| {
         st.flush();
         st.monitor.totals()
@@ -702,6 +803,7 @@ pub fn totals() -> mprof_engine::monitor::Totals {
 
 /// The profile recorded so far.
 pub fn profile() -> Profile {
+    flush_frees();
     with_state(|st| {
         st.flush();
         if st.deep_allocs > 0 {

@@ -629,6 +629,13 @@ impl<'gc> Vm<'gc> {
         self.frames.get(below).map(|f| f.pc as u64).unwrap_or(0)
     }
 
+    /// The call site of a builtin being called: it gets no frame, so its caller
+    /// is the top frame, whose pc was saved by the call.
+    #[inline]
+    fn builtin_call_site(&self) -> u64 {
+        self.frames.last().map(|f| f.pc as u64).unwrap_or(0)
+    }
+
     /// Push the profiler entry of a builtin being called; returns false when it
     /// gets none (its allocations are then charged to the caller's entry).
     #[inline]
@@ -651,7 +658,7 @@ impl<'gc> Vm<'gc> {
         };
         // A transparent builtin needs no entry: its caller's stands for it.
         if let (Some(c), Some(f)) = (&self.context, func) {
-            c.begin_builtin(f, self.caller_site());
+            c.begin_builtin(f, self.builtin_call_site());
         }
         if self.time.is_some() {
             self.time_enter(func);

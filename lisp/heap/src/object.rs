@@ -18,13 +18,19 @@
 //! - The tag holds no `Gc` pointer, so its `Drop` (run by the sweeper, outside
 //!   `mutate`) touches nothing that may dangle.
 //! - Conses are the one exception to the tag ([`alloc_cons`]): with profiling
-//!   off a cons pays nothing for the profiler, two packed words and gc-arena's
+//!   off a cons pays nothing for the profiler, its two fields and gc-arena's
 //!   header ([`CONS_BYTES`]). A cons allocated while the hooks record is a
 //!   [`ProfiledCons`]: the same `Cons` followed by its site
 //!   ([`PROFILED_CONS_BYTES`] in all, the size its profile reports), handed
 //!   out as a `Gc<Cons>`, since a `Cons` is its first field. gc-arena's header
 //!   keeps the real type's drop and trace, so the sweeper reports the free
 //!   from the site stored in the object, as it does for a tag.
+//! - Frees reach the hooks in batches ([`flush_frees`]): the sweeper's drops
+//!   gather them in a thread-local buffer, handed over when it fills, before
+//!   the hooks change or the thread's state is swapped, and before any reader
+//!   of the profiler's counts (which calls `flush_frees` first). A free is
+//!   thus counted by the state whose hooks were installed when its object was
+//!   swept, and never seen late.
 
 use std::cell::Cell;
 
@@ -71,18 +77,57 @@ pub struct AllocEvent<'a> {
     pub bytes: u64,
 }
 
+/// The free of a profiled object: the site its tag held and its size then.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Freed {
+    pub site: u32,
+    pub bytes: u32,
+}
+
 /// The callbacks a profiler installs. `on_alloc` returns the site id stored in
-/// the object's tag (never 0); `on_free` receives it back when the object is swept.
+/// the object's tag (never 0); `on_frees` receives it back when the object is
+/// swept, in batches (see [`flush_frees`]).
 #[derive(Clone, Copy)]
 pub struct AllocHooks {
     pub on_alloc: fn(&AllocEvent<'_>) -> u32,
-    pub on_free: fn(site: u32, bytes: u64),
+    pub on_frees: fn(&[Freed]),
+}
+
+/// Frees gathered before the hooks hear them: a sweep frees objects by the
+/// million, and one call per thousand costs a fraction of one per object.
+const FREE_BATCH: usize = 1024;
+
+/// The frees of profiled objects not yet handed to the hooks (the first `len`).
+struct FreeBuffer {
+    len: Cell<usize>,
+    items: Cell<[Freed; FREE_BATCH]>,
 }
 
 thread_local! {
     static HOOKS: Cell<Option<AllocHooks>> = const { Cell::new(None) };
     /// Bytes of the heap objects of this thread not yet swept (see [`live_bytes`]).
     static LIVE_BYTES: Cell<u64> = const { Cell::new(0) };
+    static FREES: FreeBuffer = const {
+        FreeBuffer { len: Cell::new(0), items: Cell::new([Freed { site: 0, bytes: 0 }; FREE_BATCH]) }
+    };
+}
+
+/// Hand the frees gathered so far to the installed hooks (or drop them if none
+/// are). Frees are gathered only while the collector sweeps; the heap flushes
+/// them when the buffer fills, before the hooks change ([`set_alloc_hooks`],
+/// [`swap_thread_state`]), and whoever reads what the hooks counted calls this
+/// first, so no reader sees a free late.
+pub fn flush_frees() {
+    let _ = FREES.try_with(|f| {
+        let len = f.len.replace(0);
+        if len == 0 {
+            return;
+        }
+        let items = f.items.get();
+        if let Some(hooks) = HOOKS.try_with(|h| h.get()).ok().flatten() {
+            (hooks.on_frees)(&items[..len.min(FREE_BATCH)]);
+        }
+    });
 }
 
 
@@ -109,6 +154,8 @@ pub struct ThreadHeapState {
 /// Exchange this thread's heap state with `state` (lend it, or take it back).
 /// At thread exit the slots may be gone already: then nothing is exchanged.
 pub fn swap_thread_state(state: &mut ThreadHeapState) {
+    // The gathered frees belong to the outgoing state's objects.
+    flush_frees();
     if let Ok(hooks) = HOOKS.try_with(|h| h.replace(state.hooks)) {
         state.hooks = hooks;
     }
@@ -120,6 +167,7 @@ pub fn swap_thread_state(state: &mut ThreadHeapState) {
 /// Install (or with `None`, remove) the allocation hooks of this thread.
 /// While none are installed, allocation records nothing.
 pub fn set_alloc_hooks(hooks: Option<AllocHooks>) {
+    flush_frees();
     HOOKS.with(|h| h.set(hooks));
 }
 
@@ -184,13 +232,19 @@ fn release_live_bytes(bytes: u64) {
 /// the free is simply not reported.
 #[inline]
 fn report_free(site: u32, bytes: u64) {
-    if site != 0 {
-        let _ = HOOKS.try_with(|h| {
-            if let Some(hooks) = h.get() {
-                (hooks.on_free)(site, bytes)
-            }
-        });
+    if site == 0 {
+        return;
     }
+    let freed = Freed { site, bytes: u32::try_from(bytes).unwrap_or(u32::MAX) };
+    let _ = FREES.try_with(|f| {
+        if f.len.get() >= FREE_BATCH {
+            flush_frees();
+        }
+        let len = f.len.get().min(FREE_BATCH - 1);
+        let items: &Cell<[Freed]> = &f.items;
+        items.as_slice_of_cells()[len].set(freed);
+        f.len.set(len + 1);
+    });
 }
 
 /// A heap object: a tag plus the object's value.
@@ -327,7 +381,7 @@ pub fn resize_object(mc: &Mutation<'_>, tag: &SiteTag, category: Category, type_
     if let Some(hooks) = HOOKS.with(|h| h.get()) {
         let site = tag.site.get();
         if site != 0 {
-            (hooks.on_free)(site, old as u64);
+            (hooks.on_frees)(&[Freed { site, bytes: old }]);
         }
         tag.site.set((hooks.on_alloc)(&AllocEvent { category, type_name, bytes: new as u64 }));
     }
@@ -348,13 +402,15 @@ mod tests {
         EVENTS.with(|ev| ev.borrow_mut().push((format!("alloc {} {:?}", e.type_name, e.category), e.bytes)));
         7
     }
-    fn on_free(site: u32, bytes: u64) {
-        EVENTS.with(|ev| ev.borrow_mut().push((format!("free {site}"), bytes)));
+    fn on_frees(frees: &[Freed]) {
+        for f in frees {
+            EVENTS.with(|ev| ev.borrow_mut().push((format!("free {}", f.site), f.bytes as u64)));
+        }
     }
 
     #[test]
     fn hooks_hear_allocation_and_free_with_the_real_size() {
-        set_alloc_hooks(Some(AllocHooks { on_alloc, on_free }));
+        set_alloc_hooks(Some(AllocHooks { on_alloc, on_frees }));
         gc_arena::arena::rootless_mutate(|mc| {
             let o = alloc_object(mc, Category::Float, "double-float", 0, 1.5f64);
             assert_eq!(o.tag.site(), 7);
@@ -373,7 +429,7 @@ mod tests {
     fn a_profiled_cons_carries_its_site_and_reports_its_free_at_its_real_size() {
         EVENTS.with(|ev| ev.borrow_mut().clear());
         let live_before = live_bytes();
-        set_alloc_hooks(Some(AllocHooks { on_alloc, on_free }));
+        set_alloc_hooks(Some(AllocHooks { on_alloc, on_frees }));
         gc_arena::arena::rootless_mutate(|mc| {
             let c = alloc_cons(mc, Value::Fixnum(1), Value::Nil);
             // Read through the `Gc<Cons>` handed out for the `ProfiledCons`.
@@ -387,6 +443,27 @@ mod tests {
         let size = PROFILED_CONS_BYTES as u64;
         assert_eq!(events, vec![("alloc cons Cons".to_string(), size), ("free 7".to_string(), size)]);
         assert_eq!(PROFILED_CONS_BYTES, CONS_BYTES + 8);
+    }
+
+    #[test]
+    fn frees_beyond_a_batch_all_reach_the_hooks_once() {
+        EVENTS.with(|ev| ev.borrow_mut().clear());
+        set_alloc_hooks(Some(AllocHooks { on_alloc, on_frees }));
+        let n = 2 * FREE_BATCH + 17;
+        gc_arena::arena::rootless_mutate(|mc| {
+            for i in 0..n {
+                alloc_cons(mc, Value::Fixnum(i as i64), Value::Nil);
+            }
+        });
+        // The arena is gone: two full batches were handed over as they filled,
+        // the rest waits for the flush that removing the hooks makes.
+        let frees_before_flush = EVENTS.with(|ev| ev.borrow().iter().filter(|(e, _)| e == "free 7").count());
+        assert_eq!(frees_before_flush, 2 * FREE_BATCH);
+        set_alloc_hooks(None);
+        let frees = EVENTS.with(|ev| ev.borrow().iter().filter(|(e, b)| e == "free 7" && *b == PROFILED_CONS_BYTES as u64).count());
+        assert_eq!(frees, n);
+        flush_frees();
+        assert_eq!(EVENTS.with(|ev| ev.borrow().iter().filter(|(e, _)| e == "free 7").count()), n, "nothing twice");
     }
 
     #[test]
