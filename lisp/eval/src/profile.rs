@@ -209,7 +209,7 @@ struct BuiltinSite {
 const NO_BUILTIN_SITE: BuiltinSite = BuiltinSite { parent: UNRESOLVED, func: 0, call_site: 0, key: (0, 0, 0), site: 0 };
 
 /// Slots of the builtin-site cache (a power of two).
-const BUILTIN_SITE_SLOTS: usize = 256;
+const BUILTIN_SITE_SLOTS: usize = 1024;
 
 /// Running totals, kept in every mode but Off.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -641,31 +641,79 @@ fn count_alloc(st: &mut ProfState, e: &AllocEvent<'_>) -> u32 {
     st.site_base + (cat as u32 & 3)
 }
 
-/// The site of an allocation of `key`, when a cache knows it without resolving
-/// anything: the top entry's own cache, or, for a builtin that has no entry yet
-/// (the pending one), the builtin-site cache of its caller's node. The second is
-/// the common case (CONS called from a Lisp function), answered without pushing
-/// the builtin's entry, hashing or touching the monitor.
+/// The site of an allocation of `key`, when the caches know it: the top entry's
+/// own cache or its node's memo, or, for a builtin that has no entry yet (the
+/// pending one), the builtin-site cache of its caller's node. The top entry, if
+/// not resolved yet, is resolved through the child cache. The builtin case is
+/// the commonest (CONS called from a Lisp function), answered without pushing
+/// the builtin's entry or touching the monitor.
 #[inline]
 fn cached_site(st: &ProfState, key: (usize, usize, u8)) -> Option<u32> {
-    let stack = st.stack.0.entries.try_borrow().ok()?;
+    let mut stack = st.stack.0.entries.try_borrow_mut().ok()?;
     let n = stack.len();
     let top = stack.last()?;
     match st.stack.0.pending.get() {
-        None => (n <= st.depth_cap && top.cache_site != 0 && top.cache_key == key).then_some(top.cache_site),
+        None => {
+            if n > st.depth_cap {
+                return None;
+            }
+            if top.cache_site != 0 && top.cache_key == key {
+                return Some(top.cache_site);
+            }
+            // The frame's first allocation of this key (a fresh frame's first
+            // allocation, made by the VM itself: a float from arithmetic, a
+            // closure, a &REST list): its node through the child cache, the site
+            // through the node's memo.
+            let mut node = top.node;
+            if node == UNRESOLVED {
+                node = child_of_resolved_entry(st, &stack, n - 1)?;
+                stack[n - 1].node = node;
+            }
+            let site = memoized_site(&st.node_sites, node, key)?;
+            let top = &mut stack[n - 1];
+            top.cache_key = key;
+            top.cache_site = site;
+            Some(site)
+        }
         Some((f, call_site)) => {
-            let m = st.builtin_sites.get(builtin_slot(f, call_site))?;
-            (n < st.depth_cap && m.site != 0 && m.parent == top.node && m.func == f.0 && m.call_site == call_site && m.key == key)
-                .then_some(m.site)
+            if n >= st.depth_cap {
+                return None;
+            }
+            let mut parent = top.node;
+            if parent == UNRESOLVED {
+                // The caller has not allocated yet (a fresh Lisp frame whose first
+                // allocation is this builtin's): resolve it through the child cache.
+                parent = child_of_resolved_entry(st, &stack, n - 1)?;
+                stack[n - 1].node = parent;
+            }
+            let m = st.builtin_sites.get(builtin_slot(parent, f, call_site))?;
+            (m.site != 0 && m.parent == parent && m.func == f.0 && m.call_site == call_site && m.key == key).then_some(m.site)
         }
     }
 }
 
-/// The builtin-site cache slot of builtin `f` called from `call_site` (a pc of
-/// the caller: distinct calls in one function get distinct slots).
+/// The node of entry `i`, when the entry below it is resolved (or `i` is the
+/// bottom) and the child cache knows the step.
 #[inline]
-fn builtin_slot(f: FuncId, call_site: u64) -> usize {
-    (call_site as usize ^ (f.0 as usize).wrapping_mul(0x9E37)) & (BUILTIN_SITE_SLOTS - 1)
+fn child_of_resolved_entry(st: &ProfState, stack: &[Entry], i: usize) -> Option<u32> {
+    let below = if i == 0 { NodeId::ROOT.0 } else { stack[i - 1].node };
+    if below == UNRESOLVED {
+        return None;
+    }
+    let e = &stack[i];
+    let Some(f) = e.func else { return Some(below) };
+    let call_site = if st.call_sites { e.call_site } else { 0 };
+    let below = NodeId(below);
+    memoized_child(&st.child_memo, child_slot(below, f, call_site), below, f, call_site).map(|n| n.0)
+}
+
+/// The builtin-site cache slot of builtin `f` called from `call_site` (a pc of
+/// the caller) by an entry on node `parent` (a recursive function calls the
+/// same builtin from the same place on a node per depth).
+#[inline]
+fn builtin_slot(parent: u32, f: FuncId, call_site: u64) -> usize {
+    let mix = (parent as u64 ^ (f.0 as u64) << 32).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ call_site.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    (mix >> 40) as usize & (BUILTIN_SITE_SLOTS - 1)
 }
 
 /// The site of an allocation of `key` that no cache answered directly: the quick
@@ -690,7 +738,7 @@ fn site_of_uncached_key(st: &mut ProfState, key: (usize, usize, u8), type_name: 
             if st.builtin_sites.is_empty() {
                 st.builtin_sites = vec![NO_BUILTIN_SITE; BUILTIN_SITE_SLOTS];
             }
-            st.builtin_sites[builtin_slot(f, call_site)] = BuiltinSite { parent, func: f.0, call_site, key, site };
+            st.builtin_sites[builtin_slot(parent, f, call_site)] = BuiltinSite { parent, func: f.0, call_site, key, site };
         }
     }
     site

@@ -640,17 +640,20 @@ impl<'gc> Vm<'gc> {
     /// gets none (its allocations are then charged to the caller's entry).
     #[inline]
     fn prof_push_builtin(&mut self, id: u32) -> bool {
-        // The system's internal helpers (structure constructors' %MAKE-INSTANCE...)
-        // are charged to the Lisp function calling them.
-        let internal = builtins::table().get(id as usize).is_some_and(|d| d.package == builtins::Pkg::Sys);
-        if self.primitives_to_caller || internal {
+        if self.primitives_to_caller {
             return false;
         }
         let cached = self.builtin_prof_ids.get(id as usize).copied().unwrap_or(0);
         let fid = if cached >> 32 == self.prof_generation as u64 && cached & 0xffff_ffff != 0 {
-            FuncId((cached & 0xffff_ffff) as u32 - 1)
+            match (cached & 0xffff_ffff) as u32 {
+                INTERNAL_BUILTIN => return false,
+                low => FuncId(low - 1),
+            }
         } else {
-            self.builtin_function_id(id)
+            match self.builtin_function_id(id) {
+                Some(fid) => fid,
+                None => return false,
+            }
         };
         let func = match self.internal_from {
             Some(from) if self.frames.len() > from => None,
@@ -679,19 +682,25 @@ impl<'gc> Vm<'gc> {
     }
 
     /// The profiler's function id of builtin `id`, interned and cached (the first
-    /// call of a builtin under a monitor).
+    /// call of a builtin under a monitor); `None` for the system's internal
+    /// helpers (structure constructors' %MAKE-INSTANCE...), which get no entry:
+    /// they are charged to the Lisp function calling them.
     #[inline(never)]
-    fn builtin_function_id(&mut self, id: u32) -> FuncId {
+    fn builtin_function_id(&mut self, id: u32) -> Option<FuncId> {
         let i = id as usize;
         if self.builtin_prof_ids.len() <= i {
             self.builtin_prof_ids.resize(i + 1, 0);
+        }
+        if builtins::table().get(i).is_some_and(|d| d.package == builtins::Pkg::Sys) {
+            self.builtin_prof_ids[i] = ((self.prof_generation as u64) << 32) | INTERNAL_BUILTIN as u64;
+            return None;
         }
         let (fid, cache) = crate::profile::function_id(self.builtin_prof_ids[i], || {
             let name = builtins::table().get(i).map(|d| d.name).unwrap_or("?");
             mprof_engine::monitor::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
         });
         self.builtin_prof_ids[i] = cache;
-        fid
+        Some(fid)
     }
 }
 
@@ -2325,12 +2334,14 @@ fn feature_names(world: &World<'_>) -> Vec<String> {
         .collect()
 }
 
+/// The low half of a proto's `prof_id` marking it transparent to the profiler.
+const TRANSPARENT_ID: u64 = 0xffff_ffff;
+/// The cached profiler id of an internal builtin, which gets no entry (see `Vm::builtin_function_id`).
+const INTERNAL_BUILTIN: u32 = u32::MAX;
+
 /// What the profile shows of a compiled function: its name (as the printer
 /// writes it, without a package prefix for COMMON-LISP and CL-USER symbols),
 /// file and line.
-/// The low half of a proto's `prof_id` marking it transparent to the profiler.
-const TRANSPARENT_ID: u64 = 0xffff_ffff;
-
 fn function_info<'gc>(p: &Proto<'gc>, world: &World<'gc>) -> mprof_engine::monitor::FunctionInfo {
     let name = if p.info.toplevel {
         "(top level)".to_string()
