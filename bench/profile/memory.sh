@@ -8,6 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 reps=${1:-3}
+for tool in ecl sbcl; do
+  command -v "$tool" >/dev/null || { echo "memory.sh: $tool is not installed (apt-get install ecl sbcl)" >&2; exit 2; }
+done
 target=${BENCH_TARGET_DIR:-target}
 cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp --target-dir "$target"
 cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp --features compact-conses --target-dir "$target/compact"
