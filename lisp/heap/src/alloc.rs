@@ -17,6 +17,7 @@ use crate::object::{Category, Obj, alloc_cons, alloc_object};
 use crate::spec::{Bits, ElementType, SpecArray, Store};
 use crate::value::*;
 
+#[inline]
 pub fn cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> Value<'gc> {
     Value::Cons(alloc_cons(mc, car, cdr))
 }

@@ -334,8 +334,25 @@ impl Drop for ConsSite {
 #[allow(clippy::disallowed_methods)]
 #[inline]
 pub fn alloc_cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> Gc<'gc, Cons<'gc>> {
+    // The hooked path is out of line, so this one stays small enough to inline
+    // where conses are made in a loop (LIST, MAPCAR...), as it is in a build
+    // without the hook: with profiling off a cons pays one branch.
+    #[cfg(not(feature = "no-profiling-hook"))]
+    if let Some(hooks) = HOOKS.with(|h| h.get()) {
+        return alloc_cons_hooked(mc, hooks, car, cdr);
+    }
+    LIVE_BYTES.with(|b| b.set(b.get() + CONS_BYTES as u64));
+    Gc::new(mc, Cons { mark: ConsMark, car: ConsField::new(mc, car), cdr: ConsField::new(mc, cdr) })
+}
+
+/// [`alloc_cons`] while hooks are installed: a [`ProfiledCons`] if they give
+/// it a site, else a plain cons.
+#[allow(clippy::disallowed_methods)]
+#[cfg(not(feature = "no-profiling-hook"))]
+#[inline(never)]
+fn alloc_cons_hooked<'gc>(mc: &Mutation<'gc>, hooks: AllocHooks, car: Value<'gc>, cdr: Value<'gc>) -> Gc<'gc, Cons<'gc>> {
     let cons = Cons { mark: ConsMark, car: ConsField::new(mc, car), cdr: ConsField::new(mc, cdr) };
-    let site = allocation_site(Category::Cons, "cons", PROFILED_CONS_BYTES as u64);
+    let site = (hooks.on_alloc)(&AllocEvent { category: Category::Cons, type_name: "cons", bytes: PROFILED_CONS_BYTES as u64 });
     if site == 0 {
         LIVE_BYTES.with(|b| b.set(b.get() + CONS_BYTES as u64));
         return Gc::new(mc, cons);
