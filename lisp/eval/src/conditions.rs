@@ -39,13 +39,7 @@ pub fn make<'gc>(
             slots[i] = *v;
         }
     }
-    let type_name: &str = match stype.name {
-        // The symbol's own name: a stable pointer, so the profiler's per-frame
-        // site cache recognizes the type, and no string is made per instance.
-        Value::Symbol(s) => &gc_arena::Gc::as_ref(s).name,
-        _ => "condition",
-    };
-    alloc::structure(mc, stype, type_name, slots)
+    alloc::structure(mc, stype, "condition", slots)
 }
 
 /// The condition object for an error a builtin raised.

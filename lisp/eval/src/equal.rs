@@ -113,7 +113,7 @@ fn text_or_bits(v: Value<'_>) -> bool {
 
 /// Cons pairs compared between two checks of a comparison's budget.
 const BUDGET_CHECK_EVERY: usize = 1 << 20;
-/// What every cons takes of the heap (two packed words and the header).
+/// What every cons takes of the heap (its two fields and gc-arena's header).
 const MIN_CONS_BYTES: u64 = mprof_heap::object::CONS_BYTES as u64;
 
 /// Whether a comparison that has compared `steps` cons pairs has gone past what

@@ -221,6 +221,14 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// Count an allocation of `bytes` in category `cat` (its index, c f s o).
+    #[inline]
+    fn allocated(&mut self, cat: u8, bytes: u64) {
+        let ci = cat as usize & 3;
+        self.allocated_objects[ci] += 1;
+        self.allocated_bytes[ci] += bytes;
+    }
+
     pub fn total_allocated_bytes(&self) -> u64 {
         self.allocated_bytes.iter().sum()
     }
@@ -509,12 +517,13 @@ fn memoized_site(node_sites: &[SiteMemo], node: u32, key: (usize, usize, u8)) ->
     (m.site != 0 && m.key == key).then_some(m.site)
 }
 
-/// The site of an allocation of `key` by the top entry, found without touching
-/// the monitor when the caches know it: the top entry's own cache; the node's
-/// memo when the entry is resolved; or, for an entry just pushed on a resolved
-/// one (a builtin called from a Lisp function that allocated before, the common
-/// case), the child cache and then the node's memo. The entry is resolved and
-/// its cache filled on the way. `None` sends the allocation to the general path.
+/// The site of an allocation of `key` that [`cached_site`] did not answer, still
+/// without touching the monitor when the caches know it: the pending builtin's
+/// entry is pushed, the unresolved entries on top (up to [`QUICK_RESOLVE_LEVELS`]:
+/// a Lisp function that has not allocated yet, and the builtin it called) are
+/// resolved through the child cache, and the site comes from the node's memo;
+/// the top entry's cache is filled on the way. `None` sends the allocation to
+/// the general path.
 #[inline]
 fn quick_site(st: &mut ProfState, key: (usize, usize, u8)) -> Option<u32> {
     let mut stack = st.stack.entries();
@@ -522,36 +531,20 @@ fn quick_site(st: &mut ProfState, key: (usize, usize, u8)) -> Option<u32> {
     if n == 0 || n > st.depth_cap {
         return None;
     }
-    let top = &stack[n - 1];
-    if top.cache_site != 0 && top.cache_key == key {
-        return Some(top.cache_site);
+    let mut k = n;
+    while k > 0 && stack[k - 1].node == UNRESOLVED {
+        k -= 1;
+        if n - k > QUICK_RESOLVE_LEVELS {
+            return None;
+        }
     }
-    let node = if top.node != UNRESOLVED {
-        top.node
-    } else {
-        // Resolve the unresolved entries on top (a Lisp function that has not
-        // allocated yet, and the builtin it called) through the child cache
-        // alone; a miss leaves the rest to the general path.
-        let mut k = n - 1;
-        while k > 0 && stack[k - 1].node == UNRESOLVED {
-            k -= 1;
-            if n - k > QUICK_RESOLVE_LEVELS {
-                return None;
-            }
-        }
-        let mut node = if k == 0 { NodeId::ROOT } else { NodeId(stack[k - 1].node) };
-        for e in &mut stack[k..] {
-            if let Some(f) = e.func {
-                let call_site = if st.call_sites { e.call_site } else { 0 };
-                node = memoized_child(&st.child_memo, child_slot(node, f, call_site), node, f, call_site)?;
-            }
-            e.node = node.0;
-        }
-        node.0
-    };
+    for i in k..n {
+        let node = child_of_resolved_entry(st, &stack, i)?;
+        stack[i].node = node;
+    }
+    let node = stack[n - 1].node;
     let site = memoized_site(&st.node_sites, node, key)?;
     let top = &mut stack[n - 1];
-    top.node = node;
     top.cache_key = key;
     top.cache_site = site;
     Some(site)
@@ -607,9 +600,7 @@ fn on_alloc(e: &AllocEvent<'_>) -> u32 {
             return count_alloc(st, e);
         }
         let cat = e.category.index();
-        let ci = cat as usize & 3;
-        st.counts.allocated_objects[ci] += 1;
-        st.counts.allocated_bytes[ci] += e.bytes;
+        st.counts.allocated(cat, e.bytes);
         st.until_sample -= e.bytes as i64;
         if st.until_sample <= 0 {
             st.take_sample();
@@ -635,9 +626,7 @@ fn count_alloc(st: &mut ProfState, e: &AllocEvent<'_>) -> u32 {
         return 0;
     }
     let cat = e.category.index();
-    let ci = cat as usize & 3;
-    st.counts.allocated_objects[ci] += 1;
-    st.counts.allocated_bytes[ci] += e.bytes;
+    st.counts.allocated(cat, e.bytes);
     st.site_base + (cat as u32 & 3)
 }
 
@@ -712,8 +701,7 @@ fn child_of_resolved_entry(st: &ProfState, stack: &[Entry], i: usize) -> Option<
 /// same builtin from the same place on a node per depth).
 #[inline]
 fn builtin_slot(parent: u32, f: FuncId, call_site: u64) -> usize {
-    let mix = (parent as u64 ^ (f.0 as u64) << 32).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ call_site.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    (mix >> 40) as usize & (BUILTIN_SITE_SLOTS - 1)
+    child_slot(NodeId(parent), f, call_site) & (BUILTIN_SITE_SLOTS - 1)
 }
 
 /// The site of an allocation of `key` that no cache answered directly: the quick

@@ -464,10 +464,7 @@ impl<'gc> Vm<'gc> {
     /// not show (native frames, primitives charged to their caller).
     #[inline]
     fn hook_enter(&mut self, func: Option<FuncId>) {
-        let func = match self.internal_from {
-            Some(from) if self.frames.len() > from => None,
-            _ => func,
-        };
+        let func = self.shown(func);
         if let Some(c) = &self.context {
             match func {
                 Some(f) => c.push_function(f, self.caller_site()),
@@ -476,6 +473,16 @@ impl<'gc> Vm<'gc> {
         }
         if self.time.is_some() {
             self.time_enter(func);
+        }
+    }
+
+    /// `func` as the profiles show it: `None` (transparent) inside the expansion
+    /// of a prelude macro (see `internal_from`).
+    #[inline]
+    fn shown(&self, func: Option<FuncId>) -> Option<FuncId> {
+        match self.internal_from {
+            Some(from) if self.frames.len() > from => None,
+            _ => func,
         }
     }
 
@@ -655,10 +662,7 @@ impl<'gc> Vm<'gc> {
                 None => return false,
             }
         };
-        let func = match self.internal_from {
-            Some(from) if self.frames.len() > from => None,
-            _ => Some(fid),
-        };
+        let func = self.shown(Some(fid));
         // A transparent builtin needs no entry: its caller's stands for it.
         if let (Some(c), Some(f)) = (&self.context, func) {
             c.begin_builtin(f, self.builtin_call_site());

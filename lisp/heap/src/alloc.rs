@@ -169,12 +169,20 @@ pub fn cell<'gc>(mc: &Mutation<'gc>, v: Value<'gc>) -> Value<'gc> {
     Value::Cell(alloc_object(mc, Category::Other, "value-cell", 0, Lock::new(v)))
 }
 
+/// A structure, instance or condition of type `stype`, allocated under its
+/// type's name: the name symbol's own string (a stable pointer, so the
+/// profiler's per-frame site caches recognize the type, and no string is made
+/// per object), or `unnamed` for a type without one.
 pub fn structure<'gc>(
     mc: &Mutation<'gc>,
     stype: Ptr<'gc, StructType<'gc>>,
-    type_name: &str,
+    unnamed: &'static str,
     slots: Vec<Value<'gc>>,
 ) -> Value<'gc> {
+    let type_name: &str = match stype.name {
+        Value::Symbol(s) => &Gc::as_ref(s).name,
+        _ => unnamed,
+    };
     let extra = slots.capacity() * std::mem::size_of::<Value>();
     Value::Struct(alloc_object(
         mc,

@@ -119,13 +119,7 @@ fn allocate_instance<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc>
     let layout = *first;
     slots.iter_mut().for_each(|s| *s = Value::Unbound);
     slots[0] = layout;
-    let name: &str = match t.name {
-        // The symbol's own name: a stable pointer, so the profiler's per-frame
-        // site cache recognizes the type, and no string is made per instance.
-        Value::Symbol(s) => &gc_arena::Gc::as_ref(s).name,
-        _ => "instance",
-    };
-    Ok(alloc::structure(ctx.mc, t, name, slots))
+    Ok(alloc::structure(ctx.mc, t, "instance", slots))
 }
 
 /// The index of `name` in a current-layout instance, or None (not an
@@ -243,13 +237,7 @@ fn instance_change_type<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'
     fresh.iter_mut().for_each(|v| *v = Value::Unbound);
     fresh[0] = layout;
     let old_slots = std::mem::replace(&mut *alloc::struct_slots_mut(ctx.mc, s), fresh);
-    let name: &str = match old_type.name {
-        // The symbol's own name: a stable pointer, so the profiler's per-frame
-        // site cache recognizes the type, and no string is made per instance.
-        Value::Symbol(n) => &gc_arena::Gc::as_ref(n).name,
-        _ => "instance",
-    };
-    let previous = alloc::structure(ctx.mc, old_type, name, old_slots);
+    let previous = alloc::structure(ctx.mc, old_type, "instance", old_slots);
     alloc::struct_set_type(ctx.mc, s, t);
     Ok(previous)
 }

@@ -526,16 +526,10 @@ fn struct_type_extra<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc>
 /// (sys:%make-instance type &rest slot-values)
 fn make_instance<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let t = type_arg(ctx, a[0])?;
-    let name: &str = match t.name {
-        // The symbol's own name: a stable pointer, so the profiler's per-frame
-        // site cache recognizes the type, and no string is made per instance.
-        Value::Symbol(s) => &gc_arena::Gc::as_ref(s).name,
-        _ => "structure",
-    };
     let n = t.slot_names.borrow().len();
     let mut slots = a[1..].to_vec();
     slots.resize(n, Value::Nil);
-    Ok(alloc::structure(ctx.mc, t, name, slots))
+    Ok(alloc::structure(ctx.mc, t, "structure", slots))
 }
 
 fn struct_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<mprof_heap::value::Ptr<'gc, mprof_heap::value::Structure<'gc>>, Raise<'gc>> {
@@ -594,14 +588,8 @@ fn struct_type_name<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc>
 
 fn copy_struct<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let s = struct_arg(ctx, a[0])?;
-    let name: &str = match s.stype().name {
-        // The symbol's own name: a stable pointer, so the profiler's per-frame
-        // site cache recognizes the type, and no string is made per instance.
-        Value::Symbol(n) => &gc_arena::Gc::as_ref(n).name,
-        _ => "structure",
-    };
     let slots = s.slots.borrow().clone();
-    Ok(alloc::structure(ctx.mc, s.stype(), name, slots))
+    Ok(alloc::structure(ctx.mc, s.stype(), "structure", slots))
 }
 
 /// (sys:%condition-report-string condition): the report of a standard condition, or NIL.
