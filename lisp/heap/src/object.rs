@@ -394,13 +394,12 @@ pub fn resize_object(mc: &Mutation<'_>, tag: &SiteTag, category: Category, type_
     }
     LIVE_BYTES.with(|b| b.set(b.get().saturating_sub(old as u64) + new as u64));
     tag.bytes.set(new);
+    // Without hooks the object keeps its site: its free is reported, at its
+    // current size, if profiling comes back.
     #[cfg(not(feature = "no-profiling-hook"))]
-    if let Some(hooks) = HOOKS.with(|h| h.get()) {
-        let site = tag.site.get();
-        if site != 0 {
-            (hooks.on_frees)(&[Freed { site, bytes: old }]);
-        }
-        tag.site.set((hooks.on_alloc)(&AllocEvent { category, type_name, bytes: new as u64 }));
+    if alloc_hooks_installed() {
+        report_free(tag.site.get(), old as u64);
+        tag.site.set(allocation_site(category, type_name, new as u64));
     }
     #[cfg(feature = "no-profiling-hook")]
     let _ = (category, type_name);
