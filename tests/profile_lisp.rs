@@ -392,9 +392,14 @@ fn conses_by_path(setup: &str, profiled: &str, options: MonitorOptions) -> Vec<(
         .collect()
 }
 
+/// The conses of each path ending in `suffix`, in node order.
+fn conses_of_paths_ending_in(paths: &[(String, u64)], suffix: &str) -> Vec<u64> {
+    paths.iter().filter(|(p, _)| p.ends_with(suffix)).map(|(_, a)| *a).collect()
+}
+
 /// The conses charged to paths ending in `suffix`, and how many such paths there are.
 fn conses_ending_in(paths: &[(String, u64)], suffix: &str) -> (u64, usize) {
-    let hits: Vec<u64> = paths.iter().filter(|(p, _)| p.ends_with(suffix)).map(|(_, a)| *a).collect();
+    let hits = conses_of_paths_ending_in(paths, suffix);
     (hits.iter().sum(), hits.len())
 }
 
@@ -418,9 +423,7 @@ fn a_builtins_allocations_are_charged_to_each_caller_and_call_site() {
 
     let split = conses_by_path(BUILTIN_CALLERS, "(run)", MonitorOptions { call_sites: true, ..MonitorOptions::default() });
     // RUN calls A from two places: 300 conses under one, 10 under the other.
-    let a: Vec<u64> = split.iter().filter(|(p, _)| p.ends_with("RUN > A > C > CONS")).map(|(_, a)| *a).collect();
-    assert_eq!(a, vec![300, 10], "{split:?}");
+    assert_eq!(conses_of_paths_ending_in(&split, "RUN > A > C > CONS"), vec![300, 10], "{split:?}");
     // Told apart: each CONS of C2 has a node of its own, 200 conses each.
-    let c2: Vec<u64> = split.iter().filter(|(p, _)| p.ends_with("C2 > CONS")).map(|(_, a)| *a).collect();
-    assert_eq!(c2, vec![200, 200], "{split:?}");
+    assert_eq!(conses_of_paths_ending_in(&split, "C2 > CONS"), vec![200, 200], "{split:?}");
 }
