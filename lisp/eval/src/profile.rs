@@ -46,7 +46,7 @@ use std::rc::Rc;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use mprof_heap::{AllocEvent, AllocHooks, Category, Freed, flush_frees};
+use mprof_heap::{AllocEvent, AllocHooks, Category, SiteFrees, flush_frees};
 use mprof_engine::monitor::{Bin, FuncId, FunctionInfo, Monitor, MonitorOptions, NodeId, Sample, TypeId};
 use mprof_display::report::{ReportOptions, render_report};
 use mprof_engine::scheme::{CategoryScheme, Language};
@@ -70,6 +70,30 @@ pub enum Mode {
     Profiling,
 }
 
+/// What identifies an allocation's type in the caches: its name's address and
+/// length (the heap passes names that live as long as their type, see
+/// `AllocEvent::type_name`) and its category, in two words so a cache compares
+/// it with two comparisons.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct TypeKey {
+    name: usize,
+    /// The name's length shifted left by 8, or'ed with the category.
+    len_category: usize,
+}
+
+impl TypeKey {
+    const NONE: TypeKey = TypeKey { name: 0, len_category: 0 };
+
+    #[inline]
+    fn of(e: &AllocEvent<'_>) -> TypeKey {
+        TypeKey { name: e.type_name.as_ptr() as usize, len_category: (e.type_name.len() << 8) | e.category.index() as usize }
+    }
+
+    fn category(self) -> u8 {
+        (self.len_category & 3) as u8
+    }
+}
+
 #[derive(Clone, Copy)]
 pub struct Entry {
     /// The function of this frame, or `None` for a transparent (native) frame.
@@ -77,9 +101,8 @@ pub struct Entry {
     /// Where in its caller the call was made (used when call sites are distinguished).
     call_site: u64,
     node: u32,
-    /// One-entry cache of the last allocation site made under this frame:
-    /// (type name pointer, length, category) -> site.
-    cache_key: (usize, usize, u8),
+    /// One-entry cache of the last allocation site made under this frame.
+    cache_key: TypeKey,
     cache_site: u32,
 }
 
@@ -103,7 +126,7 @@ pub struct SharedStack {
 
 impl Entry {
     fn new(func: Option<FuncId>, call_site: u64) -> Entry {
-        Entry { func, call_site, node: UNRESOLVED, cache_key: (0, 0, 0), cache_site: 0 }
+        Entry { func, call_site, node: UNRESOLVED, cache_key: TypeKey::NONE, cache_site: 0 }
     }
 }
 
@@ -184,15 +207,15 @@ const CHILD_CACHE_SLOTS: usize = 4096;
 
 const NO_CHILD: ChildMemo = ChildMemo { parent: 0, func: 0, call_site: 0, child: UNRESOLVED };
 
-/// A memoized allocation site of a node: (type name pointer, length, category) -> site;
+/// A memoized allocation site of a node: type key -> site;
 /// `site == 0` is an empty slot.
 #[derive(Clone, Copy)]
 struct SiteMemo {
-    key: (usize, usize, u8),
+    key: TypeKey,
     site: u32,
 }
 
-const NO_SITE: SiteMemo = SiteMemo { key: (0, 0, 0), site: 0 };
+const NO_SITE: SiteMemo = SiteMemo { key: TypeKey::NONE, site: 0 };
 
 /// A memoized allocation site of a builtin called from a place: the caller's
 /// node, the builtin, the call site (as the VM gave it, whether or not call
@@ -202,11 +225,11 @@ struct BuiltinSite {
     parent: u32,
     func: u32,
     call_site: u64,
-    key: (usize, usize, u8),
+    key: TypeKey,
     site: u32,
 }
 
-const NO_BUILTIN_SITE: BuiltinSite = BuiltinSite { parent: UNRESOLVED, func: 0, call_site: 0, key: (0, 0, 0), site: 0 };
+const NO_BUILTIN_SITE: BuiltinSite = BuiltinSite { parent: UNRESOLVED, func: 0, call_site: 0, key: TypeKey::NONE, site: 0 };
 
 /// Slots of the builtin-site cache (a power of two).
 const BUILTIN_SITE_SLOTS: usize = 1024;
@@ -512,7 +535,7 @@ fn memoized_child(memo: &[ChildMemo], i: usize, parent: NodeId, f: FuncId, call_
 
 /// The site of `key` from the per-node memo, if the node last allocated `key`.
 #[inline]
-fn memoized_site(node_sites: &[SiteMemo], node: u32, key: (usize, usize, u8)) -> Option<u32> {
+fn memoized_site(node_sites: &[SiteMemo], node: u32, key: TypeKey) -> Option<u32> {
     let m = node_sites.get(node as usize)?;
     (m.site != 0 && m.key == key).then_some(m.site)
 }
@@ -525,7 +548,7 @@ fn memoized_site(node_sites: &[SiteMemo], node: u32, key: (usize, usize, u8)) ->
 /// the top entry's cache is filled on the way. `None` sends the allocation to
 /// the general path.
 #[inline]
-fn quick_site(st: &mut ProfState, key: (usize, usize, u8)) -> Option<u32> {
+fn quick_site(st: &mut ProfState, key: TypeKey) -> Option<u32> {
     let mut stack = st.stack.entries();
     let n = stack.len();
     if n == 0 || n > st.depth_cap {
@@ -552,7 +575,7 @@ fn quick_site(st: &mut ProfState, key: (usize, usize, u8)) -> Option<u32> {
 
 /// The site of an allocation of `key` on `node`: from the node's memo, or from the
 /// site index (creating the site) when the node last allocated something else.
-fn site_on(st: &mut ProfState, node: NodeId, key: (usize, usize, u8), type_name: &str) -> u32 {
+fn site_on(st: &mut ProfState, node: NodeId, key: TypeKey, type_name: &str) -> u32 {
     let n = node.0 as usize;
     if let Some(m) = st.node_sites.get(n)
         && m.site != 0
@@ -560,7 +583,7 @@ fn site_on(st: &mut ProfState, node: NodeId, key: (usize, usize, u8), type_name:
     {
         return m.site;
     }
-    let cat = key.2;
+    let cat = key.category();
     let type_id = st.monitor.type_name(type_name);
     let site = match st.site_index.get(&(node.0, cat, type_id.0)) {
         Some(&s) => s,
@@ -592,30 +615,52 @@ fn window_node(st: &mut ProfState, stack: &[Entry], i: usize, cap: usize) -> Nod
     node
 }
 
+/// The allocation hook. Its fast path (profiling, and the caches know the site)
+/// stays small and calls nothing out of line but the rare sample; everything
+/// else goes to [`alloc_slow_path`], which borrows the state afresh.
 fn on_alloc(e: &AllocEvent<'_>) -> u32 {
     PROF.with(|p| {
-        let Ok(mut p) = p.try_borrow_mut() else { return 0 };
-        let Some(st) = p.as_mut() else { return 0 };
-        if st.mode != Mode::Profiling {
-            return count_alloc(st, e);
+        if let Ok(mut b) = p.try_borrow_mut()
+            && let Some(st) = b.as_mut()
+            && st.mode == Mode::Profiling
+            && let Some(site) = cached_site(st, TypeKey::of(e))
+        {
+            st.record_alloc(site, e.category.index(), e.bytes);
+            return site;
         }
-        let cat = e.category.index();
-        st.counts.allocated(cat, e.bytes);
-        st.until_sample -= e.bytes as i64;
-        if st.until_sample <= 0 {
-            st.take_sample();
-        }
-        let key = (e.type_name.as_ptr() as usize, e.type_name.len(), cat);
-        let site = match cached_site(st, key) {
-            Some(site) => site,
-            None => site_of_uncached_key(st, key, e.type_name),
-        };
-        if let Some(s) = st.sites.get_mut((site - st.site_base - COUNTING_SITES) as usize) {
-            s.counts.allocs += 1;
-            s.counts.bytes += e.bytes;
-        }
-        site
+        alloc_slow_path(p, e)
     })
+}
+
+/// [`on_alloc`] when the caches do not know the site, or when not profiling.
+#[inline(never)]
+fn alloc_slow_path(p: &RefCell<Option<ProfState>>, e: &AllocEvent<'_>) -> u32 {
+    let Ok(mut p) = p.try_borrow_mut() else { return 0 };
+    let Some(st) = p.as_mut() else { return 0 };
+    if st.mode != Mode::Profiling {
+        return count_alloc(st, e);
+    }
+    let key = TypeKey::of(e);
+    let site = site_of_uncached_key(st, key, e.type_name);
+    st.record_alloc(site, key.category(), e.bytes);
+    site
+}
+
+impl ProfState {
+    /// Count an allocation of `bytes` on `site` (and in the totals), and take a
+    /// sample of memory over time when its step is due.
+    #[inline]
+    fn record_alloc(&mut self, site: u32, cat: u8, bytes: u64) {
+        self.counts.allocated(cat, bytes);
+        self.until_sample -= bytes as i64;
+        if self.until_sample <= 0 {
+            self.take_sample();
+        }
+        if let Some(s) = self.sites.get_mut(site.wrapping_sub(self.site_base + COUNTING_SITES) as usize) {
+            s.counts.allocs += 1;
+            s.counts.bytes += bytes;
+        }
+    }
 }
 
 /// An allocation while not profiling: nothing (Off), or the per-category totals
@@ -637,7 +682,7 @@ fn count_alloc(st: &mut ProfState, e: &AllocEvent<'_>) -> u32 {
 /// the commonest (CONS called from a Lisp function), answered without pushing
 /// the builtin's entry or touching the monitor.
 #[inline]
-fn cached_site(st: &ProfState, key: (usize, usize, u8)) -> Option<u32> {
+fn cached_site(st: &ProfState, key: TypeKey) -> Option<u32> {
     let mut stack = st.stack.0.entries.try_borrow_mut().ok()?;
     let n = stack.len();
     let top = stack.last()?;
@@ -708,7 +753,7 @@ fn builtin_slot(parent: u32, f: FuncId, call_site: u64) -> usize {
 /// path through the child cache, or the general one; a pending builtin's site is
 /// then cached for its next call from the same place.
 #[inline(never)]
-fn site_of_uncached_key(st: &mut ProfState, key: (usize, usize, u8), type_name: &str) -> u32 {
+fn site_of_uncached_key(st: &mut ProfState, key: TypeKey, type_name: &str) -> u32 {
     let pending = st.stack.0.pending.get();
     let site = match quick_site(st, key) {
         Some(site) => site,
@@ -736,7 +781,7 @@ fn site_of_uncached_key(st: &mut ProfState, key: (usize, usize, u8), type_name: 
 /// the stack's unresolved entries, find (or make) the site on the top node and
 /// cache it in the top entry.
 #[inline(never)]
-fn site_of_new_key(st: &mut ProfState, key: (usize, usize, u8), type_name: &str) -> u32 {
+fn site_of_new_key(st: &mut ProfState, key: TypeKey, type_name: &str) -> u32 {
     let cap = st.depth_cap;
     // A handle of our own, so the stack can be borrowed beside the state.
     let stack = st.stack.clone();
@@ -756,16 +801,17 @@ fn site_of_new_key(st: &mut ProfState, key: (usize, usize, u8), type_name: &str)
     site
 }
 
-/// Frees handed over by the heap in a batch (see `mprof_heap::flush_frees`):
-/// each is counted on its site, unless its object was allocated before this
-/// epoch (or while only counting: then on its category alone).
-fn on_frees(frees: &[Freed]) {
-    let _ = PROF.try_with(|p| {
-        let Ok(mut p) = p.try_borrow_mut() else { return };
-        let Some(st) = p.as_mut() else { return };
+/// Frees handed over by the heap, summed per site (see `mprof_heap::flush_frees`):
+/// each site's are counted on it, unless its objects were allocated before this
+/// epoch (or while only counting: then on their category alone). Returns the
+/// epoch's first site, so the heap keeps no rows for older ones.
+fn on_frees(frees: &[SiteFrees]) -> u32 {
+    PROF.try_with(|p| {
+        let Ok(mut p) = p.try_borrow_mut() else { return 0 };
+        let Some(st) = p.as_mut() else { return 0 };
         let base = st.site_base;
         for f in frees {
-            let (site, bytes) = (f.site, f.bytes as u64);
+            let (site, objects, bytes) = (f.site, f.objects, f.bytes);
             if site < base {
                 // Allocated before this epoch: not part of this profile.
                 continue;
@@ -774,14 +820,16 @@ fn on_frees(frees: &[Freed]) {
                 ((site - base) & 3) as usize
             } else {
                 let Some(s) = st.sites.get_mut((site - base - COUNTING_SITES) as usize) else { continue };
-                s.counts.frees += 1;
+                s.counts.frees += objects;
                 s.counts.freed_bytes += bytes;
                 s.category as usize & 3
             };
-            st.counts.freed_objects[ci] += 1;
+            st.counts.freed_objects[ci] += objects;
             st.counts.freed_bytes[ci] += bytes;
         }
-    });
+        base
+    })
+    .unwrap_or(0)
 }
 
 impl ProfState {

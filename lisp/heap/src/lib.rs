@@ -23,7 +23,7 @@ pub mod spec;
 pub mod value;
 
 pub use object::{
-    AllocEvent, AllocHooks, Category, Freed, flush_frees, Obj, SiteTag, ThreadHeapState, alloc_object, live_bytes, note_external_bytes,
+    AllocEvent, AllocHooks, Category, SiteFrees, flush_frees, Obj, SiteTag, ThreadHeapState, alloc_object, live_bytes, note_external_bytes,
     set_alloc_hooks, swap_thread_state,
 };
 pub use packages::{FindStatus, PackageError, Packages};

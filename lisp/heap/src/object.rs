@@ -25,14 +25,16 @@
 //!   out as a `Gc<Cons>`, since a `Cons` is its first field. gc-arena's header
 //!   keeps the real type's drop and trace, so the sweeper reports the free
 //!   from the site stored in the object, as it does for a tag.
-//! - Frees reach the hooks in batches ([`flush_frees`]): the sweeper's drops
-//!   gather them in a thread-local buffer, handed over when it fills, before
-//!   the hooks change or the thread's state is swapped, and before any reader
-//!   of the profiler's counts (which calls `flush_frees` first). A free is
-//!   thus counted by the state whose hooks were installed when its object was
-//!   swept, and never seen late.
+//! - Frees reach the hooks summed per site ([`flush_frees`]): the sweeper's
+//!   drops add each free to its site's row of a thread-local table (objects
+//!   and bytes), handed over every [`FLUSH_EVERY`] frees, before the hooks
+//!   change or the thread's state is swapped, and before any reader of the
+//!   profiler's counts (which calls `flush_frees` first). A free is thus
+//!   counted by the state whose hooks were installed when its object was
+//!   swept, never seen late, and never twice; a free costs a few additions,
+//!   not a call.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use gc_arena::{Collect, Gc, Mutation};
 
@@ -77,60 +79,97 @@ pub struct AllocEvent<'a> {
     pub bytes: u64,
 }
 
-/// The free of a profiled object: the site its tag held and its size then.
+/// The frees of one site since the hooks last heard of it: how many objects,
+/// and their bytes (each at its size when swept).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Freed {
+pub struct SiteFrees {
     pub site: u32,
-    pub bytes: u32,
+    pub objects: u64,
+    pub bytes: u64,
 }
 
 /// The callbacks a profiler installs. `on_alloc` returns the site id stored in
-/// the object's tag (never 0); `on_frees` receives it back when the object is
-/// swept, in batches (see [`flush_frees`]).
+/// the object's tag (never 0); `on_frees` receives the frees summed per site
+/// (see [`flush_frees`]) and returns the lowest site whose frees it still
+/// counts (the first of its epoch), so the heap stops keeping rows for older
+/// ones.
 #[derive(Clone, Copy)]
 pub struct AllocHooks {
     pub on_alloc: fn(&AllocEvent<'_>) -> u32,
-    pub on_frees: fn(&[Freed]),
+    pub on_frees: fn(&[SiteFrees]) -> u32,
 }
 
 /// Frees gathered before the hooks hear them: a sweep frees objects by the
-/// million, and one call per thousand costs a fraction of one per object.
-const FREE_BATCH: usize = 1024;
+/// million, and one handover per thousand costs a fraction of one per object,
+/// while the profiler's live-byte samples stay at most this many frees behind.
+const FLUSH_EVERY: u32 = 1024;
 
-/// The frees of profiled objects not yet handed to the hooks (the first `len`).
-struct FreeBuffer {
-    len: Cell<usize>,
-    items: Cell<[Freed; FREE_BATCH]>,
+/// The frees of profiled objects not yet handed to the hooks, summed per site.
+struct FreeTable {
+    /// The site of row 0. Sites below it are of an epoch the profiler no
+    /// longer counts: their frees are dropped.
+    base: Cell<u32>,
+    /// Frees since the last handover.
+    pending: Cell<u32>,
+    rows: RefCell<FreeRows>,
+}
+
+#[derive(Default)]
+struct FreeRows {
+    /// Per site from `base`: (objects, bytes) freed since the last handover.
+    sums: Vec<(u64, u64)>,
+    /// The rows that are not zero, in the order they became so.
+    dirty: Vec<u32>,
 }
 
 thread_local! {
     static HOOKS: Cell<Option<AllocHooks>> = const { Cell::new(None) };
     /// Bytes of the heap objects of this thread not yet swept (see [`live_bytes`]).
     static LIVE_BYTES: Cell<u64> = const { Cell::new(0) };
-    static FREES: FreeBuffer = const {
-        FreeBuffer { len: Cell::new(0), items: Cell::new([Freed { site: 0, bytes: 0 }; FREE_BATCH]) }
+    static FREES: FreeTable = const {
+        FreeTable { base: Cell::new(0), pending: Cell::new(0), rows: RefCell::new(FreeRows { sums: Vec::new(), dirty: Vec::new() }) }
     };
 }
 
-/// Hand the frees gathered so far to the installed hooks (or drop them if none
-/// are). Frees are gathered only while the collector sweeps; the heap flushes
-/// them when the buffer fills, before the hooks change ([`set_alloc_hooks`],
-/// [`swap_thread_state`]), and whoever reads what the hooks counted calls this
-/// first, so no reader sees a free late.
+/// Hand the frees gathered so far, summed per site, to the installed hooks (or
+/// drop them if none are). Frees are gathered only while the collector sweeps;
+/// the heap hands them over every [`FLUSH_EVERY`] frees and before the hooks
+/// change ([`set_alloc_hooks`], [`swap_thread_state`]), and whoever reads what
+/// the hooks counted calls this first, so no reader sees a free late.
 pub fn flush_frees() {
-    let _ = FREES.try_with(|f| {
-        let len = f.len.replace(0);
-        if len == 0 {
+    let _ = FREES.try_with(|t| {
+        if t.pending.replace(0) == 0 {
             return;
         }
-        let items = f.items.get();
+        let Ok(mut rows) = t.rows.try_borrow_mut() else { return };
+        let base = t.base.get();
+        let FreeRows { sums, dirty } = &mut *rows;
+        let batch: Vec<SiteFrees> = dirty
+            .drain(..)
+            .filter_map(|i| {
+                let (objects, bytes) = std::mem::take(sums.get_mut(i as usize)?);
+                Some(SiteFrees { site: base.wrapping_add(i), objects, bytes })
+            })
+            .collect();
+        drop(rows);
         if let Some(hooks) = HOOKS.try_with(|h| h.get()).ok().flatten() {
-            (hooks.on_frees)(&items[..len.min(FREE_BATCH)]);
+            let first = (hooks.on_frees)(&batch);
+            rebase(t, first);
         }
     });
 }
 
-
+/// Index the (empty) table from `first` on, if that is a later site: rows of
+/// older epochs would never be counted.
+fn rebase(t: &FreeTable, first: u32) {
+    if first <= t.base.get() || t.pending.get() != 0 {
+        return;
+    }
+    if let Ok(mut rows) = t.rows.try_borrow_mut() {
+        rows.sums.clear();
+        t.base.set(first);
+    }
+}
 
 /// Bytes of the heap objects allocated on this thread and not yet swept, each
 /// counted at the size recorded when it was allocated (gc-arena counts objects,
@@ -149,6 +188,8 @@ pub fn live_bytes() -> u64 {
 pub struct ThreadHeapState {
     hooks: Option<AllocHooks>,
     live_bytes: u64,
+    /// The free table's first site (its rows are handed over before a swap).
+    free_base: u32,
 }
 
 /// Exchange this thread's heap state with `state` (lend it, or take it back).
@@ -162,6 +203,13 @@ pub fn swap_thread_state(state: &mut ThreadHeapState) {
     if let Ok(live) = LIVE_BYTES.try_with(|b| b.replace(state.live_bytes)) {
         state.live_bytes = live;
     }
+    let _ = FREES.try_with(|t| {
+        // Flushed above, so the rows are empty: only the indexing changes hands.
+        if t.pending.get() == 0 && let Ok(mut rows) = t.rows.try_borrow_mut() {
+            rows.sums.clear();
+            state.free_base = t.base.replace(state.free_base);
+        }
+    });
 }
 
 /// Install (or with `None`, remove) the allocation hooks of this thread.
@@ -227,24 +275,45 @@ fn release_live_bytes(bytes: u64) {
     let _ = LIVE_BYTES.try_with(|b| b.set(b.get().saturating_sub(bytes)));
 }
 
-/// Tell the hooks of the free of an object allocated under `site` (0: not profiled).
-/// The hooks may already be gone (profiling stopped, interpreter torn down); then
-/// the free is simply not reported.
+/// Count the free of an object allocated under `site` (0: not profiled) on its
+/// site's row; the hooks hear of it at the next handover ([`flush_frees`]).
+/// The hooks may already be gone (profiling stopped, interpreter torn down);
+/// then the free is dropped at the handover.
 #[inline]
 fn report_free(site: u32, bytes: u64) {
     if site == 0 {
         return;
     }
-    let freed = Freed { site, bytes: u32::try_from(bytes).unwrap_or(u32::MAX) };
-    let _ = FREES.try_with(|f| {
-        if f.len.get() >= FREE_BATCH {
+    let _ = FREES.try_with(|t| {
+        let i = site.wrapping_sub(t.base.get()) as usize;
+        if site < t.base.get() {
+            return;
+        }
+        let Ok(mut rows) = t.rows.try_borrow_mut() else { return };
+        if i >= rows.sums.len() {
+            grow_rows(&mut rows.sums, i);
+        }
+        let row = &mut rows.sums[i];
+        let first = row.0 == 0;
+        row.0 += 1;
+        row.1 += bytes;
+        if first {
+            rows.dirty.push(i as u32);
+        }
+        drop(rows);
+        let pending = t.pending.get() + 1;
+        t.pending.set(pending);
+        if pending >= FLUSH_EVERY {
             flush_frees();
         }
-        let len = f.len.get().min(FREE_BATCH - 1);
-        let items: &Cell<[Freed]> = &f.items;
-        items.as_slice_of_cells()[len].set(freed);
-        f.len.set(len + 1);
     });
+}
+
+/// Make row `i` exist (sites are handed out in order, so rows grow by a few at a time).
+#[cold]
+#[inline(never)]
+fn grow_rows(rows: &mut Vec<(u64, u64)>, i: usize) {
+    rows.resize(i + 1, (0, 0));
 }
 
 /// A heap object: a tag plus the object's value.
@@ -418,10 +487,13 @@ mod tests {
         EVENTS.with(|ev| ev.borrow_mut().push((format!("alloc {} {:?}", e.type_name, e.category), e.bytes)));
         7
     }
-    fn on_frees(frees: &[Freed]) {
+    fn on_frees(frees: &[SiteFrees]) -> u32 {
         for f in frees {
-            EVENTS.with(|ev| ev.borrow_mut().push((format!("free {}", f.site), f.bytes as u64)));
+            for _ in 0..f.objects {
+                EVENTS.with(|ev| ev.borrow_mut().push((format!("free {}", f.site), f.bytes / f.objects)));
+            }
         }
+        0
     }
 
     #[test]
@@ -462,24 +534,73 @@ mod tests {
     }
 
     #[test]
-    fn frees_beyond_a_batch_all_reach_the_hooks_once() {
+    fn frees_beyond_a_handover_all_reach_the_hooks_once() {
         EVENTS.with(|ev| ev.borrow_mut().clear());
         set_alloc_hooks(Some(AllocHooks { on_alloc, on_frees }));
-        let n = 2 * FREE_BATCH + 17;
+        let n = 2 * FLUSH_EVERY as usize + 17;
         gc_arena::arena::rootless_mutate(|mc| {
             for i in 0..n {
                 alloc_cons(mc, Value::Fixnum(i as i64), Value::Nil);
             }
         });
-        // The arena is gone: two full batches were handed over as they filled,
-        // the rest waits for the flush that removing the hooks makes.
+        // The arena is gone: two handovers were made as the frees came, the
+        // rest waits for the flush that removing the hooks makes.
         let frees_before_flush = EVENTS.with(|ev| ev.borrow().iter().filter(|(e, _)| e == "free 7").count());
-        assert_eq!(frees_before_flush, 2 * FREE_BATCH);
+        assert_eq!(frees_before_flush, 2 * FLUSH_EVERY as usize);
         set_alloc_hooks(None);
         let frees = EVENTS.with(|ev| ev.borrow().iter().filter(|(e, b)| e == "free 7" && *b == PROFILED_CONS_BYTES as u64).count());
         assert_eq!(frees, n);
         flush_frees();
         assert_eq!(EVENTS.with(|ev| ev.borrow().iter().filter(|(e, _)| e == "free 7").count()), n, "nothing twice");
+    }
+
+    thread_local! {
+        static FIRST_COUNTED: Cell<u32> = const { Cell::new(0) };
+        static SUMS: RefCell<Vec<SiteFrees>> = const { RefCell::new(Vec::new()) };
+    }
+
+    fn on_alloc_by_type(e: &AllocEvent<'_>) -> u32 {
+        e.type_name.len() as u32 * 10
+    }
+
+    fn on_frees_summed(frees: &[SiteFrees]) -> u32 {
+        SUMS.with(|s| s.borrow_mut().extend_from_slice(frees));
+        FIRST_COUNTED.with(|f| f.get())
+    }
+
+    fn sums() -> Vec<(u32, u64, u64)> {
+        let mut v: Vec<(u32, u64, u64)> = SUMS.with(|s| s.borrow_mut().drain(..).map(|f| (f.site, f.objects, f.bytes)).collect());
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn frees_are_summed_per_site_and_older_sites_are_dropped_after_a_rebase() {
+        set_alloc_hooks(Some(AllocHooks { on_alloc: on_alloc_by_type, on_frees: on_frees_summed }));
+        let float = (GC_HEADER_BYTES + std::mem::size_of::<Obj<f64>>()) as u64;
+        let alloc_some = || {
+            gc_arena::arena::rootless_mutate(|mc| {
+                for i in 0..5 {
+                    alloc_cons(mc, Value::Fixnum(i), Value::Nil); // site 40
+                }
+                for _ in 0..3 {
+                    alloc_object(mc, Category::Float, "double-float", 0, 1.5f64); // site 120
+                }
+            })
+        };
+        alloc_some();
+        flush_frees();
+        assert_eq!(sums(), vec![(40, 5, 5 * PROFILED_CONS_BYTES as u64), (120, 3, 3 * float)]);
+        // The profiler now counts sites from 100 on: a cons's site (40) is older.
+        FIRST_COUNTED.with(|f| f.set(100));
+        alloc_some();
+        flush_frees(); // hands over both sites, and rebases at 100
+        assert_eq!(sums().len(), 2);
+        alloc_some();
+        flush_frees();
+        assert_eq!(sums(), vec![(120, 3, 3 * float)], "the older site's frees are dropped");
+        set_alloc_hooks(None);
+        FIRST_COUNTED.with(|f| f.set(0));
     }
 
     #[test]
