@@ -94,17 +94,23 @@ impl TypeKey {
     }
 }
 
+/// One frame of the calling-context stack, 32 bytes (pushed on every Lisp call).
 #[derive(Clone, Copy)]
 pub struct Entry {
-    /// The function of this frame, or `None` for a transparent (native) frame.
-    func: Option<FuncId>,
-    /// Where in its caller the call was made (used when call sites are distinguished).
-    call_site: u64,
+    /// The function of this frame, or [`NO_FUNC`] for a transparent (native) frame.
+    func: u32,
+    /// Where in its caller the call was made (a pc; used when call sites are
+    /// distinguished).
+    call_site: u32,
     node: u32,
-    /// One-entry cache of the last allocation site made under this frame.
-    cache_key: TypeKey,
     cache_site: u32,
+    /// One-entry cache of the last allocation site made under this frame:
+    /// `cache_key` -> `cache_site` (0: empty).
+    cache_key: TypeKey,
 }
+
+/// [`Entry::func`] of a transparent frame.
+const NO_FUNC: u32 = u32::MAX;
 
 /// The calling-context stack, shared by the interpreter's profiling state and its VM.
 /// The VM pushes and truncates it as it pushes and pops frames, through its own
@@ -125,8 +131,23 @@ pub struct SharedStack {
 }
 
 impl Entry {
+    /// Call sites are pcs within one function's code, far below 2^32.
     fn new(func: Option<FuncId>, call_site: u64) -> Entry {
-        Entry { func, call_site, node: UNRESOLVED, cache_key: TypeKey::NONE, cache_site: 0 }
+        Entry {
+            func: func.map_or(NO_FUNC, |f| f.0),
+            call_site: call_site as u32,
+            node: UNRESOLVED,
+            cache_site: 0,
+            cache_key: TypeKey::NONE,
+        }
+    }
+
+    fn func(&self) -> Option<FuncId> {
+        (self.func != NO_FUNC).then_some(FuncId(self.func))
+    }
+
+    fn call_site(&self) -> u64 {
+        self.call_site as u64
     }
 }
 
@@ -488,8 +509,8 @@ fn resolve(st: &mut ProfState, stack: &mut [Entry], cap: usize) -> (NodeId, usiz
     for i in k..n {
         if i >= cap {
             node = window_node(st, stack, i, cap);
-        } else if let Some(f) = stack[i].func {
-            node = child_node(st, node, f, stack[i].call_site);
+        } else if let Some(f) = stack[i].func() {
+            node = child_node(st, node, f, stack[i].call_site());
         }
         stack[i].node = node.0;
     }
@@ -608,8 +629,8 @@ fn window_node(st: &mut ProfState, stack: &[Entry], i: usize, cap: usize) -> Nod
     let outer = st.monitor.function(FunctionInfo::named("<outer frames>"));
     let mut node = st.monitor.child(NodeId::ROOT, outer, 0);
     for e in &stack[i + 2 - cap..=i] {
-        if let Some(f) = e.func {
-            node = st.monitor.child(node, f, e.call_site);
+        if let Some(f) = e.func() {
+            node = st.monitor.child(node, f, e.call_site());
         }
     }
     node
@@ -735,8 +756,8 @@ fn child_of_resolved_entry(st: &ProfState, stack: &[Entry], i: usize) -> Option<
         return None;
     }
     let e = &stack[i];
-    let Some(f) = e.func else { return Some(below) };
-    let call_site = if st.call_sites { e.call_site } else { 0 };
+    let Some(f) = e.func() else { return Some(below) };
+    let call_site = if st.call_sites { e.call_site() } else { 0 };
     let below = NodeId(below);
     memoized_child(&st.child_memo, child_slot(below, f, call_site), below, f, call_site).map(|n| n.0)
 }
