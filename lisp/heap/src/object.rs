@@ -138,10 +138,10 @@ thread_local! {
 /// the hooks counted calls this first, so no reader sees a free late.
 pub fn flush_frees() {
     let _ = FREES.try_with(|t| {
+        let Ok(mut rows) = t.rows.try_borrow_mut() else { return };
         if t.pending.replace(0) == 0 {
             return;
         }
-        let Ok(mut rows) = t.rows.try_borrow_mut() else { return };
         let base = t.base.get();
         let FreeRows { sums, dirty } = &mut *rows;
         let batch: Vec<SiteFrees> = dirty
@@ -162,10 +162,12 @@ pub fn flush_frees() {
 /// Index the (empty) table from `first` on, if that is a later site: rows of
 /// older epochs would never be counted.
 fn rebase(t: &FreeTable, first: u32) {
-    if first <= t.base.get() || t.pending.get() != 0 {
+    if first <= t.base.get() {
         return;
     }
-    if let Ok(mut rows) = t.rows.try_borrow_mut() {
+    if let Ok(mut rows) = t.rows.try_borrow_mut()
+        && rows.dirty.is_empty()
+    {
         rows.sums.clear();
         t.base.set(first);
     }
@@ -205,7 +207,9 @@ pub fn swap_thread_state(state: &mut ThreadHeapState) {
     }
     let _ = FREES.try_with(|t| {
         // Flushed above, so the rows are empty: only the indexing changes hands.
-        if t.pending.get() == 0 && let Ok(mut rows) = t.rows.try_borrow_mut() {
+        if let Ok(mut rows) = t.rows.try_borrow_mut()
+            && rows.dirty.is_empty()
+        {
             rows.sums.clear();
             state.free_base = t.base.replace(state.free_base);
         }
