@@ -677,10 +677,17 @@ impl ProfState {
         if self.until_sample <= 0 {
             self.take_sample();
         }
-        if let Some(s) = self.sites.get_mut(site.wrapping_sub(self.site_base + COUNTING_SITES) as usize) {
+        if let Some(s) = self.site_mut(site) {
             s.counts.allocs += 1;
             s.counts.bytes += bytes;
         }
+    }
+
+    /// Profiled site `site` of this epoch, if it is one (not a counting site, not
+    /// an older epoch's).
+    #[inline]
+    fn site_mut(&mut self, site: u32) -> Option<&mut Site> {
+        self.sites.get_mut(site.wrapping_sub(self.site_base + COUNTING_SITES) as usize)
     }
 }
 
@@ -719,11 +726,7 @@ fn cached_site(st: &ProfState, key: TypeKey) -> Option<u32> {
             // allocation, made by the VM itself: a float from arithmetic, a
             // closure, a &REST list): its node through the child cache, the site
             // through the node's memo.
-            let mut node = top.node;
-            if node == UNRESOLVED {
-                node = child_of_resolved_entry(st, &stack, n - 1)?;
-                stack[n - 1].node = node;
-            }
+            let node = top_node(st, &mut stack)?;
             let site = memoized_site(&st.node_sites, node, key)?;
             let top = &mut stack[n - 1];
             top.cache_key = key;
@@ -734,17 +737,24 @@ fn cached_site(st: &ProfState, key: TypeKey) -> Option<u32> {
             if n >= st.depth_cap {
                 return None;
             }
-            let mut parent = top.node;
-            if parent == UNRESOLVED {
-                // The caller has not allocated yet (a fresh Lisp frame whose first
-                // allocation is this builtin's): resolve it through the child cache.
-                parent = child_of_resolved_entry(st, &stack, n - 1)?;
-                stack[n - 1].node = parent;
-            }
+            // The caller's node (resolved here if the caller has not allocated
+            // yet: a fresh Lisp frame whose first allocation is this builtin's).
+            let parent = top_node(st, &mut stack)?;
             let m = st.builtin_sites.get(builtin_slot(parent, f, call_site))?;
             (m.site != 0 && m.parent == parent && m.func == f.0 && m.call_site == call_site && m.key == key).then_some(m.site)
         }
     }
+}
+
+/// The top entry's node, resolved through the child cache if it is not yet
+/// (when the entry below is resolved and the cache knows the step).
+#[inline]
+fn top_node(st: &ProfState, stack: &mut [Entry]) -> Option<u32> {
+    let n = stack.len();
+    if stack.last()?.node == UNRESOLVED {
+        stack[n - 1].node = child_of_resolved_entry(st, stack, n - 1)?;
+    }
+    Some(stack[n - 1].node)
 }
 
 /// The node of entry `i`, when the entry below it is resolved (or `i` is the
@@ -840,7 +850,7 @@ fn on_frees(frees: &[SiteFrees]) -> u32 {
             let ci = if site < base + COUNTING_SITES {
                 ((site - base) & 3) as usize
             } else {
-                let Some(s) = st.sites.get_mut((site - base - COUNTING_SITES) as usize) else { continue };
+                let Some(s) = st.site_mut(site) else { continue };
                 s.counts.frees += objects;
                 s.counts.freed_bytes += bytes;
                 s.category as usize & 3

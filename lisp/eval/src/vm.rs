@@ -652,10 +652,10 @@ impl<'gc> Vm<'gc> {
         }
         let cached = self.builtin_prof_ids.get(id as usize).copied().unwrap_or(0);
         let fid = if cached >> 32 == self.prof_generation as u64 && cached & 0xffff_ffff != 0 {
-            match (cached & 0xffff_ffff) as u32 {
-                INTERNAL_BUILTIN => return false,
-                low => FuncId(low - 1),
+            if cached & 0xffff_ffff == TRANSPARENT_ID {
+                return false;
             }
+            FuncId((cached & 0xffff_ffff) as u32 - 1)
         } else {
             match self.builtin_function_id(id) {
                 Some(fid) => fid,
@@ -696,7 +696,7 @@ impl<'gc> Vm<'gc> {
             self.builtin_prof_ids.resize(i + 1, 0);
         }
         if builtins::table().get(i).is_some_and(|d| d.package == builtins::Pkg::Sys) {
-            self.builtin_prof_ids[i] = ((self.prof_generation as u64) << 32) | INTERNAL_BUILTIN as u64;
+            self.builtin_prof_ids[i] = ((self.prof_generation as u64) << 32) | TRANSPARENT_ID;
             return None;
         }
         let (fid, cache) = crate::profile::function_id(self.builtin_prof_ids[i], || {
@@ -2338,10 +2338,10 @@ fn feature_names(world: &World<'_>) -> Vec<String> {
         .collect()
 }
 
-/// The low half of a proto's `prof_id` marking it transparent to the profiler.
+/// The low half of a cached profiler id (a proto's `prof_id`, a builtin's
+/// `builtin_prof_ids` entry) marking the function transparent to the profiler:
+/// it gets no entry (see `Vm::proto_function`, `Vm::builtin_function_id`).
 const TRANSPARENT_ID: u64 = 0xffff_ffff;
-/// The cached profiler id of an internal builtin, which gets no entry (see `Vm::builtin_function_id`).
-const INTERNAL_BUILTIN: u32 = u32::MAX;
 
 /// What the profile shows of a compiled function: its name (as the printer
 /// writes it, without a package prefix for COMMON-LISP and CL-USER symbols),

@@ -162,15 +162,20 @@ pub fn flush_frees() {
 /// Index the (empty) table from `first` on, if that is a later site: rows of
 /// older epochs would never be counted.
 fn rebase(t: &FreeTable, first: u32) {
-    if first <= t.base.get() {
-        return;
+    if first > t.base.get() {
+        reindex(t, first);
     }
-    if let Ok(mut rows) = t.rows.try_borrow_mut()
-        && rows.dirty.is_empty()
-    {
-        rows.sums.clear();
-        t.base.set(first);
+}
+
+/// Index the table's rows from site `base` on, if every row was handed over
+/// (otherwise nothing changes); returns the base it had.
+fn reindex(t: &FreeTable, base: u32) -> Option<u32> {
+    let mut rows = t.rows.try_borrow_mut().ok()?;
+    if !rows.dirty.is_empty() {
+        return None;
     }
+    rows.sums.clear();
+    Some(t.base.replace(base))
 }
 
 /// Bytes of the heap objects allocated on this thread and not yet swept, each
@@ -205,15 +210,10 @@ pub fn swap_thread_state(state: &mut ThreadHeapState) {
     if let Ok(live) = LIVE_BYTES.try_with(|b| b.replace(state.live_bytes)) {
         state.live_bytes = live;
     }
-    let _ = FREES.try_with(|t| {
-        // Flushed above, so the rows are empty: only the indexing changes hands.
-        if let Ok(mut rows) = t.rows.try_borrow_mut()
-            && rows.dirty.is_empty()
-        {
-            rows.sums.clear();
-            state.free_base = t.base.replace(state.free_base);
-        }
-    });
+    // Flushed above, so the rows are empty: only the indexing changes hands.
+    if let Ok(Some(outgoing)) = FREES.try_with(|t| reindex(t, state.free_base)) {
+        state.free_base = outgoing;
+    }
 }
 
 /// Install (or with `None`, remove) the allocation hooks of this thread.
@@ -289,10 +289,11 @@ fn report_free(site: u32, bytes: u64) {
         return;
     }
     let _ = FREES.try_with(|t| {
-        let i = site.wrapping_sub(t.base.get()) as usize;
-        if site < t.base.get() {
+        let base = t.base.get();
+        if site < base {
             return;
         }
+        let i = (site - base) as usize;
         let Ok(mut rows) = t.rows.try_borrow_mut() else { return };
         if i >= rows.sums.len() {
             grow_rows(&mut rows.sums, i);
