@@ -18,14 +18,14 @@ use mprof_heap::{Value, alloc};
 
 use crate::lent_arena::LentArena;
 use crate::builtins::{self, Pkg};
-use crate::host::{Host, Options, STDERR, STDIN, STDOUT};
-use crate::raise::{HostRequest, ProfileKinds, ProfileRequest};
+use crate::runtime::host::{Host, Options, STDERR, STDIN, STDOUT};
+use crate::runtime::raise::{HostRequest, ProfileKinds, ProfileRequest};
 use mprof_engine::timing::TimeRecorder;
 use mprof_engine::monitor::{MonitorOptions, Totals};
 use mprof_display::report::ReportOptions;
-use crate::syms::Syms;
+use crate::runtime::syms::Syms;
 use crate::vm::{Env, Step, Vm};
-use crate::world::{World, make_condition_types};
+use crate::runtime::world::{World, make_condition_types};
 
 #[derive(Collect)]
 #[collect(no_drop)]
@@ -493,7 +493,7 @@ impl Interpreter {
     /// Start counting reads, writes and opens per stream (the I/O summary).
     pub fn io_start(&mut self) {
         if self.host.io.is_none() {
-            self.host.io = Some(crate::host::IoStats::default());
+            self.host.io = Some(crate::runtime::host::IoStats::default());
         }
     }
 
@@ -505,7 +505,7 @@ impl Interpreter {
     /// Start recording the kinds of profile asked for (the MPROF package's start).
     pub fn start_kinds(&mut self, kinds: ProfileKinds, primitives_to_caller: bool) {
         if kinds.io && self.host.io.is_none() {
-            self.host.io = Some(crate::host::IoStats::default());
+            self.host.io = Some(crate::runtime::host::IoStats::default());
         }
         if kinds.counts {
             self.count_start();
@@ -571,7 +571,7 @@ impl Interpreter {
         self.time_profile = None;
         self.arena.mutate_root(|_mc, root| root.vm.reset_exec_profiles());
         if self.host.io.is_some() {
-            self.host.io = Some(crate::host::IoStats::default());
+            self.host.io = Some(crate::runtime::host::IoStats::default());
         }
     }
 
@@ -683,13 +683,13 @@ impl Interpreter {
             let pctx = print_context(world, true);
             let type_name = match c {
                 Value::Struct(s) => mprof_heap::printer::print_to_string(s.stype().name, &pctx),
-                other => mprof_heap::printer::print_to_string(crate::types::type_of(
-                    &mut crate::ctx::Ctx { mc, world, host: &mut Host::detached(), values: &mut Vec::new(), multiple: false },
+                other => mprof_heap::printer::print_to_string(crate::runtime::types::type_of(
+                    &mut crate::runtime::ctx::Ctx { mc, world, host: &mut Host::detached(), values: &mut Vec::new(), multiple: false },
                     other,
                 ), &pctx),
             };
             let report_ctx = print_context(world, false);
-            let message = crate::conditions::static_report(c, &report_ctx)
+            let message = crate::runtime::conditions::static_report(c, &report_ctx)
                 .unwrap_or_else(|| mprof_heap::printer::print_to_string(c, &report_ctx));
             (type_name, message, (root.vm.backtrace.clone(), root.vm.error_location.clone()))
         });
@@ -826,7 +826,7 @@ fn print_context<'a, 'gc>(world: &'a World<'gc>, escape: bool) -> mprof_heap::pr
     // Values handed to the host: circular data terminates.
     mprof_heap::printer::PrintContext {
         settings: mprof_heap::printer::Settings::safe(),
-        condition_report: Some(crate::conditions::static_report),
+        condition_report: Some(crate::runtime::conditions::static_report),
         ..mprof_heap::printer::PrintContext::new(&world.packages, current, escape)
     }
 }

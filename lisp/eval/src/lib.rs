@@ -30,29 +30,15 @@
 
 pub(crate) mod builtins;
 pub(crate) mod compiler;
-pub(crate) mod conditions;
-pub(crate) mod counting;
-pub(crate) mod ctx;
-pub(crate) mod cycle;
-pub(crate) mod equal;
-pub(crate) mod format;
 /// Entry points of the fuzz targets in `lisp/fuzz` (not part of the embedding API).
 #[doc(hidden)]
 pub mod fuzzing;
-pub(crate) mod host;
 pub(crate) mod interp;
-pub(crate) mod labels;
 pub(crate) mod lent_arena;
-pub(crate) mod printing;
 pub(crate) mod profile;
-pub(crate) mod raise;
-pub(crate) mod read_time;
-pub(crate) mod syms;
-pub(crate) mod tree_walk;
-pub(crate) mod types;
+pub(crate) mod runtime;
 pub(crate) mod vm;
-pub(crate) mod world;
 
-pub use host::{Host, IoStats, Options, STDERR, STDIN, STDOUT};
+pub use runtime::host::{Host, IoStats, Options, STDERR, STDIN, STDOUT};
 pub use interp::{DEBUGGER_ABORT, HostValue, Interpreter, LispError, exec_tables};
-pub use raise::ProfileKinds;
+pub use runtime::raise::ProfileKinds;

@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 use gc_arena::{Collect, Gc, Mutation};
 use mprof_heap::code::{Op, Proto};
-use crate::counting::{CountCtx, CountRegistry, SpanTable};
+use crate::profile::counting::{CountCtx, CountRegistry, SpanTable};
 use mprof_engine::monitor::FuncId;
 use mprof_engine::timing::TimeRecorder;
 use mprof_heap::value::{Function, Ptr, SYM_MACRO, Symbol};
@@ -27,11 +27,11 @@ use mprof_heap::{Value, alloc};
 
 use crate::builtins::{self, Kind, Special};
 use crate::compiler::{self, CompileError};
-use crate::ctx::Ctx;
-use crate::host::Host;
-use crate::printing::{self, PrintFn, PrintTask};
-use crate::raise::{ErrorKind, HostRequest, Raise};
-use crate::world::World;
+use crate::runtime::ctx::Ctx;
+use crate::runtime::host::Host;
+use crate::runtime::printing::{self, PrintFn, PrintTask};
+use crate::runtime::raise::{ErrorKind, HostRequest, Raise};
+use crate::runtime::world::World;
 
 /// What a frame is: a Lisp function's, or a native continuation (boxed, so
 /// frames stay small: a deep recursion holds one frame per call).
@@ -1216,7 +1216,7 @@ impl<'gc> Vm<'gc> {
                     let found = self
                         .dyn_stack
                         .iter()
-                        .rposition(|e| matches!(e, DynEntry::Catch { tag: t, .. } if t.eq(tag) || crate::equal::eql(*t, tag)));
+                        .rposition(|e| matches!(e, DynEntry::Catch { tag: t, .. } if t.eq(tag) || crate::runtime::equal::eql(*t, tag)));
                     let Some(i) = found else {
                         return Err(Raise::Error {
                             kind: ErrorKind::Control,
@@ -1288,7 +1288,7 @@ impl<'gc> Vm<'gc> {
                     let mut n = 0;
                     let mut cur = list;
                     // A circular spread list is a type-error, not a stack growing until memory runs out.
-                    let mut check = crate::cycle::CycleCheck::new(cur);
+                    let mut check = crate::runtime::cycle::CycleCheck::new(cur);
                     while let Value::Cons(c) = cur {
                         self.stack.push(c.car.get());
                         cur = c.cdr.get();
@@ -1466,7 +1466,7 @@ impl<'gc> Vm<'gc> {
         };
         mprof_heap::printer::PrintContext {
             settings: mprof_heap::printer::Settings::safe(),
-            condition_report: Some(crate::conditions::static_report),
+            condition_report: Some(crate::runtime::conditions::static_report),
             ..mprof_heap::printer::PrintContext::new(&env.world.packages, current, true)
         }
     }
@@ -1560,7 +1560,7 @@ impl<'gc> Vm<'gc> {
                 let mut n = nargs - 1;
                 let mut cur = list;
                 let spread_at = self.stack.len();
-                let mut check = crate::cycle::CycleCheck::new(cur);
+                let mut check = crate::runtime::cycle::CycleCheck::new(cur);
                 while let Value::Cons(c) = cur {
                     self.stack.push(c.car.get());
                     cur = c.cdr.get();
@@ -2125,14 +2125,14 @@ impl<'gc> Vm<'gc> {
                             _ => mprof_heap::datum::datum_to_value(env.mc, &env.world.packages, package, &datum),
                         };
                         let converted = match converted {
-                            Ok(v) if crate::labels::datum_has_labels(&datum) => {
-                                crate::labels::resolve(env.mc, env.world, v).map(Ok)?
+                            Ok(v) if crate::runtime::labels::datum_has_labels(&datum) => {
+                                crate::runtime::labels::resolve(env.mc, env.world, v).map(Ok)?
                             }
                             other => other,
                         };
                         match converted {
-                            Ok(v) if crate::read_time::datum_needs_read_time(&datum) => {
-                                crate::read_time::deferred_form(env.mc, env.world, v)
+                            Ok(v) if crate::runtime::read_time::datum_needs_read_time(&datum) => {
+                                crate::runtime::read_time::deferred_form(env.mc, env.world, v)
                             }
                             Ok(v) => v,
                             Err(e) => {
@@ -2176,7 +2176,7 @@ impl<'gc> Vm<'gc> {
     fn raise(&mut self, env: &mut Env<'_, 'gc>, r: Raise<'gc>) {
         if let Raise::Request(HostRequest::Exit(70)) = r {
             // The frame limit was hit again while handling stack exhaustion.
-            let c = crate::conditions::from_raise(
+            let c = crate::runtime::conditions::from_raise(
                 env.mc,
                 env.world,
                 Raise::simple(ErrorKind::StackExhausted, "Control stack exhausted"),
@@ -2184,7 +2184,7 @@ impl<'gc> Vm<'gc> {
             self.abort(env, c);
             return;
         }
-        let condition = crate::conditions::from_raise(env.mc, env.world, r);
+        let condition = crate::runtime::conditions::from_raise(env.mc, env.world, r);
         let error_fn = env.world.syms.error.function.get();
         if self.aborting || !matches!(error_fn, Value::Function(_)) {
             self.abort(env, condition);
@@ -2193,7 +2193,7 @@ impl<'gc> Vm<'gc> {
         let b = self.stack.len();
         self.stack.push(condition);
         if let Err(r2) = self.call_value(env, error_fn, b, 1, b) {
-            let c2 = crate::conditions::from_raise(env.mc, env.world, r2);
+            let c2 = crate::runtime::conditions::from_raise(env.mc, env.world, r2);
             let _ = condition;
             self.abort(env, c2);
         }
@@ -2384,7 +2384,7 @@ fn small_or_float(v: Value<'_>) -> bool {
 /// The forms of a top-level form to be processed as top-level forms in turn:
 /// a PROGN's body, and an EVAL-WHEN's body when its situations include load
 /// or execute time (NIL, no forms, when they do not).
-fn toplevel_body<'gc>(world: &crate::world::World<'gc>, head: Value<'gc>, rest: Value<'gc>) -> Option<Value<'gc>> {
+fn toplevel_body<'gc>(world: &crate::runtime::world::World<'gc>, head: Value<'gc>, rest: Value<'gc>) -> Option<Value<'gc>> {
     let Value::Symbol(s) = head else { return None };
     let syms = &world.syms;
     if gc_arena::Gc::ptr_eq(s, syms.progn) {

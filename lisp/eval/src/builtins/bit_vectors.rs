@@ -14,8 +14,9 @@ use mprof_heap::value::Ptr;
 use mprof_heap::{Value, alloc};
 
 use super::{BuiltinDef, MANY, cl};
-use crate::ctx::Ctx;
-use crate::raise::{LResult, Raise};
+use crate::runtime::ctx::Ctx;
+use crate::runtime::raise::{LResult, Raise};
+use crate::runtime::arrays::displaced_too_small;
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
@@ -63,7 +64,7 @@ fn bits_of<'gc>(ctx: &Ctx<'_, 'gc>, p: Ptr<'gc, RefLock<SpecArray<'gc>>>) -> Res
             _ => None,
         })
         .collect::<Option<_>>()
-        .ok_or_else(|| super::arrays::displaced_too_small(ctx, Value::SpecArray(p)))
+        .ok_or_else(|| displaced_too_small(ctx, Value::SpecArray(p)))
 }
 
 /// The array a bitwise operation stores into, per its optional argument.
@@ -97,7 +98,7 @@ fn store<'gc>(ctx: &Ctx<'_, 'gc>, dest: Value<'gc>, bits: &[bool]) -> LResult<'g
     }
     for (i, &bit) in bits.iter().enumerate() {
         if !spec::set(ctx.mc, dest, i, Elem::Value(Value::Fixnum(bit as i64))) {
-            return Err(super::arrays::displaced_too_small(ctx, dest));
+            return Err(displaced_too_small(ctx, dest));
         }
     }
     Ok(dest)

@@ -9,118 +9,12 @@
 use mprof_heap::{Value, alloc};
 
 use super::{BuiltinDef, MANY, cl, sys};
-use crate::ctx::Ctx;
-use crate::raise::{LResult, Raise};
+use crate::runtime::ctx::{Ctx, string_designator};
+use crate::runtime::raise::{LResult, Raise};
+use crate::runtime::chars::{char_downcase, char_name_of, char_upcase, fold, graphic_char_p, lower_case_p, name_char_of, upper_case_p};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
-/// SBCL's names of the characters below 33 and of Rubout.
-const CONTROL_NAMES: [&str; 33] = [
-    "Nul", "Soh", "Stx", "Etx", "Eot", "Enq", "Ack", "Bel", "Backspace", "Tab", "Newline", "Vt", "Page", "Return", "So",
-    "Si", "Dle", "Dc1", "Dc2", "Dc3", "Dc4", "Nak", "Syn", "Etb", "Can", "Em", "Sub", "Esc", "Fs", "Gs", "Rs", "Us",
-    "Space",
-];
-
-/// The name `char-name` gives a character, if any.
-pub fn char_name_of(c: char) -> Option<String> {
-    let code = c as u32;
-    if code < 33 {
-        return Some(CONTROL_NAMES[code as usize].to_string());
-    }
-    if code == 127 {
-        return Some("Rubout".to_string());
-    }
-    if (128..160).contains(&code) {
-        return Some(format!("U+{code:04X}"));
-    }
-    ascii_graphic_name(c)
-}
-
-/// The Unicode names SBCL gives the printing ASCII characters.
-fn ascii_graphic_name(c: char) -> Option<String> {
-    const DIGITS: [&str; 10] = ["ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE"];
-    Some(match c {
-        'A'..='Z' => format!("LATIN_CAPITAL_LETTER_{c}"),
-        'a'..='z' => format!("LATIN_SMALL_LETTER_{}", c.to_ascii_uppercase()),
-        '0'..='9' => format!("DIGIT_{}", DIGITS[(c as u8 - b'0') as usize]),
-        _ => {
-            const PUNCT: &[(char, &str)] = &[
-                ('!', "EXCLAMATION_MARK"), ('"', "QUOTATION_MARK"), ('#', "NUMBER_SIGN"), ('$', "DOLLAR_SIGN"),
-                ('%', "PERCENT_SIGN"), ('&', "AMPERSAND"), ('\'', "APOSTROPHE"), ('(', "LEFT_PARENTHESIS"),
-                (')', "RIGHT_PARENTHESIS"), ('*', "ASTERISK"), ('+', "PLUS_SIGN"), (',', "COMMA"),
-                ('-', "HYPHEN-MINUS"), ('.', "FULL_STOP"), ('/', "SOLIDUS"), (':', "COLON"), (';', "SEMICOLON"),
-                ('<', "LESS-THAN_SIGN"), ('=', "EQUALS_SIGN"), ('>', "GREATER-THAN_SIGN"), ('?', "QUESTION_MARK"),
-                ('@', "COMMERCIAL_AT"), ('[', "LEFT_SQUARE_BRACKET"), ('\\', "REVERSE_SOLIDUS"),
-                (']', "RIGHT_SQUARE_BRACKET"), ('^', "CIRCUMFLEX_ACCENT"), ('_', "LOW_LINE"), ('`', "GRAVE_ACCENT"),
-                ('{', "LEFT_CURLY_BRACKET"), ('|', "VERTICAL_LINE"), ('}', "RIGHT_CURLY_BRACKET"), ('~', "TILDE"),
-            ];
-            return PUNCT.iter().find(|(p, _)| *p == c).map(|(_, n)| n.to_string());
-        }
-    })
-}
-
-/// The character a name designates (case-insensitive), as `name-char`.
-pub fn name_char_of(name: &str) -> Option<char> {
-    let upper = name.to_ascii_uppercase();
-    if let Some(i) = CONTROL_NAMES.iter().position(|n| n.eq_ignore_ascii_case(name)) {
-        return char::from_u32(i as u32);
-    }
-    match upper.as_str() {
-        "RUBOUT" | "DELETE" | "DEL" => return Some('\u{7f}'),
-        "LINEFEED" | "LF" => return Some('\n'),
-        "NULL" => return Some('\0'),
-        "ESCAPE" => return Some('\u{1b}'),
-        _ => {}
-    }
-    for code in 33u8..127 {
-        if ascii_graphic_name(code as char).is_some_and(|n| n == upper) {
-            return Some(code as char);
-        }
-    }
-    if let Some(hex) = upper.strip_prefix("U+") {
-        return u32::from_str_radix(hex, 16).ok().and_then(char::from_u32);
-    }
-    let mut it = name.chars();
-    match (it.next(), it.next()) {
-        (Some(c), None) => Some(c),
-        _ => None,
-    }
-}
-
-pub fn graphic_char_p(c: char) -> bool {
-    let code = c as u32;
-    (32..127).contains(&code) || code > 159
-}
-
-pub fn char_upcase(c: char) -> char {
-    let mut up = c.to_uppercase();
-    match (up.next(), up.next()) {
-        (Some(u), None) if u.to_lowercase().eq(std::iter::once(c)) => u,
-        _ => c,
-    }
-}
-
-pub fn char_downcase(c: char) -> char {
-    let mut down = c.to_lowercase();
-    match (down.next(), down.next()) {
-        (Some(d), None) if d.to_uppercase().eq(std::iter::once(c)) => d,
-        _ => c,
-    }
-}
-
-pub fn upper_case_p(c: char) -> bool {
-    char_downcase(c) != c
-}
-
-pub fn lower_case_p(c: char) -> bool {
-    char_upcase(c) != c
-}
-
-/// The code case-insensitive comparisons use (SBCL folds to lower case,
-/// so `(char-lessp #\a #\_)` is false).
-pub fn fold(c: char) -> u32 {
-    char_downcase(c) as u32
-}
 
 fn char_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<char, Raise<'gc>> {
     match v {
@@ -291,7 +185,7 @@ fn name_char<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     if let Value::Char(c) = a[0] {
         return Ok(Value::Char(c));
     }
-    let name = super::core::string_designator(ctx, a[0])?;
+    let name = string_designator(ctx, a[0])?;
     // A one-character name is only a name when it is a character designator.
     if name.chars().count() == 1 && !matches!(a[0], Value::Char(_)) {
         return Ok(Value::Nil);
@@ -304,7 +198,7 @@ fn character<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     match a[0] {
         Value::Char(c) => Ok(Value::Char(c)),
         Value::String(_) | Value::Symbol(_) | Value::Nil => {
-            let s = super::core::string_designator(ctx, a[0])?;
+            let s = string_designator(ctx, a[0])?;
             let mut it = s.chars();
             match (it.next(), it.next()) {
                 (Some(c), None) => Ok(Value::Char(c)),

@@ -19,8 +19,8 @@ use mprof_heap::value::{Ptr, Structure};
 use mprof_heap::{Value, alloc};
 
 use super::{BuiltinDef, sys};
-use crate::ctx::Ctx;
-use crate::raise::{LResult, Raise};
+use crate::runtime::ctx::Ctx;
+use crate::runtime::raise::{LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
@@ -63,7 +63,7 @@ fn class_key<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Nil => code("NULL"),
         Cons(_) => code("CONS"),
         Symbol(_) => code("SYMBOL"),
-        Fixnum(i) if (-crate::types::SBCL_MOST_POSITIVE_FIXNUM - 1..=crate::types::SBCL_MOST_POSITIVE_FIXNUM).contains(&i) => {
+        Fixnum(i) if (-crate::runtime::types::SBCL_MOST_POSITIVE_FIXNUM - 1..=crate::runtime::types::SBCL_MOST_POSITIVE_FIXNUM).contains(&i) => {
             code("FIXNUM")
         }
         Fixnum(_) | BigInt(_) => code("BIGNUM"),

@@ -15,23 +15,13 @@
 use mprof_heap::value::Complex;
 use mprof_heap::{Value, alloc};
 
-use super::numbers::{ArithError, Num, Op2, arith, arith_raise, compare, num_arg};
+use crate::runtime::numbers::{ArithError, Num, Op2, arith, arith_raise, equal_parts, num_arg, parts};
 use super::{BuiltinDef, cl};
-use crate::ctx::Ctx;
-use crate::raise::{LResult, Raise};
+use crate::runtime::ctx::Ctx;
+use crate::runtime::raise::{LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
-/// The real and imaginary parts of any number (a real's imaginary part is an exact 0).
-pub fn parts(v: Value<'_>) -> Option<(Num, Num)> {
-    match v {
-        Value::Complex(c) => Some(match c.val {
-            Complex::Double(re, im) => (Num::F(re), Num::F(im)),
-            Complex::Rational(re, im) => (Num::from_value(re)?, Num::from_value(im)?),
-        }),
-        other => Some((Num::from_value(other)?, Num::I(0))),
-    }
-}
 
 fn parts_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<(Num, Num), Raise<'gc>> {
     parts(v).ok_or_else(|| ctx.type_error(v, "NUMBER"))
@@ -97,10 +87,6 @@ pub fn fold<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, o: Op2, name: &str, u
     Ok(make(ctx, acc.0, acc.1))
 }
 
-/// `=` of two numbers, one of them complex or not.
-pub fn equal_parts(x: &(Num, Num), y: &(Num, Num)) -> bool {
-    compare(&x.0, &y.0).is_eq() && compare(&x.1, &y.1).is_eq()
-}
 
 /// `=` and `/=` when some argument is complex: every pair of arguments
 /// (adjacent ones for `=`, all pairs for `/=`).
@@ -114,10 +100,6 @@ pub fn num_eq<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, all_different: bool
     Ok(ctx.bool(ok))
 }
 
-/// `(= a b)` for equalp, when either is complex; None if either is not a number.
-pub fn numbers_equal(a: Value<'_>, b: Value<'_>) -> Option<bool> {
-    Some(equal_parts(&parts(a)?, &parts(b)?))
-}
 
 fn to_c64(z: &(Num, Num)) -> (f64, f64) {
     (z.0.to_f64(), z.1.to_f64())

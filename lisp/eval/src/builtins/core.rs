@@ -7,8 +7,8 @@ use mprof_heap::value::{SYM_CONSTANT, SYM_MACRO, SYM_SPECIAL, StructType};
 use mprof_heap::{Value, alloc};
 
 use super::{BuiltinDef, MANY, cl, sys};
-use crate::ctx::Ctx;
-use crate::raise::{LResult, Raise};
+use crate::runtime::ctx::{Ctx, keyword_args, string_designator};
+use crate::runtime::raise::{LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
@@ -64,18 +64,18 @@ fn eq<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 fn eql<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(ctx.bool(crate::equal::eql(a[0], a[1])))
+    Ok(ctx.bool(crate::runtime::equal::eql(a[0], a[1])))
 }
 
 fn equal<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    match crate::equal::equal_checked(a[0], a[1]) {
+    match crate::runtime::equal::equal_checked(a[0], a[1]) {
         Some(same) => Ok(ctx.bool(same)),
         None => Err(too_deep_to_compare("EQUAL")),
     }
 }
 
 fn equalp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    match crate::equal::equalp_checked(a[0], a[1]) {
+    match crate::runtime::equal::equalp_checked(a[0], a[1]) {
         Some(same) => Ok(ctx.bool(same)),
         None => Err(too_deep_to_compare("EQUALP")),
     }
@@ -86,7 +86,7 @@ fn equalp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// `equal::pair_budget_exceeded` (two circular lists compare without end).
 fn check_pair_budget<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let steps = ctx.index_arg(a[0])?;
-    if crate::equal::pair_budget_exceeded(steps) {
+    if crate::runtime::equal::pair_budget_exceeded(steps) {
         return Err(too_deep_to_compare("TREE-EQUAL"));
     }
     Ok(Value::Fixnum(steps.saturating_mul(2).min(i64::MAX as usize) as i64))
@@ -103,7 +103,7 @@ fn quoted_head(control: &str) -> String {
 /// More pairs waiting than equal's bound (circular data, or nesting past 4,000,000).
 fn too_deep_to_compare<'gc>(what: &str) -> Raise<'gc> {
     Raise::simple(
-        crate::raise::ErrorKind::Storage,
+        crate::runtime::raise::ErrorKind::Storage,
         format!("{what}: the data nest more than 4,000,000 levels deep, or are circular"),
     )
 }
@@ -356,7 +356,7 @@ fn dcar<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 fn dkey<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     // Returns the tail starting at the value of the keyword, or NIL.
     let mut cur = a[0];
-    let mut check = crate::cycle::CycleCheck::new(cur);
+    let mut check = crate::runtime::cycle::CycleCheck::new(cur);
     while let Value::Cons(c) = cur {
         let rest = c.cdr.get();
         if c.car.get().eq(a[1]) {
@@ -373,7 +373,7 @@ fn dkey<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 fn dcheck_keys<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let mut cur = a[0];
     let allowed: Vec<Value<'gc>> = alloc::list_iter(a[1]).collect();
-    let mut check = crate::cycle::CycleCheck::new(cur);
+    let mut check = crate::runtime::cycle::CycleCheck::new(cur);
     while let Value::Cons(c) = cur {
         let k = c.car.get();
         if matches!(k, Value::Symbol(s) if &*s.name == "ALLOW-OTHER-KEYS") && alloc::car(c.cdr.get()).truthy() {
@@ -575,7 +575,7 @@ fn slot_by_name<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Value::Symbol(n) => n.name.to_string(),
         other => return Err(ctx.type_error(other, "SYMBOL")),
     };
-    crate::conditions::slot(s, &name)
+    crate::runtime::conditions::slot(s, &name)
         .ok_or_else(|| Raise::error(format!("{} has no slot named {name}", ctx.print(a[0], true))))
 }
 
@@ -595,7 +595,7 @@ fn copy_struct<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// (sys:%condition-report-string condition): the report of a standard condition, or NIL.
 fn condition_static_report<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let pctx = ctx.print_context(false);
-    match crate::conditions::static_report(a[0], &pctx) {
+    match crate::runtime::conditions::static_report(a[0], &pctx) {
         Some(s) => Ok(alloc::string(ctx.mc, &s)),
         None => Ok(Value::Nil),
     }
@@ -604,12 +604,12 @@ fn condition_static_report<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResul
 // ---- types ----
 
 fn typep<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let b = crate::types::typep(ctx, a[0], a[1])?;
+    let b = crate::runtime::types::typep(ctx, a[0], a[1])?;
     Ok(ctx.bool(b))
 }
 
 fn type_of<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    Ok(crate::types::type_of(ctx, a[0]))
+    Ok(crate::runtime::types::type_of(ctx, a[0]))
 }
 
 // ---- printing ----
@@ -640,7 +640,7 @@ fn bounded_text<'gc>(ctx: &Ctx<'_, 'gc>, a: A<'_, 'gc>) -> Result<String, Raise<
     if a.len() <= 2 {
         return Ok(text);
     }
-    let keys = super::strings::keyword_args(ctx, &a[2..], &["START", "END"])?;
+    let keys = keyword_args(ctx, &a[2..], &["START", "END"])?;
     let (start, end) = super::strings::bounds(ctx, keys[0], keys[1], text.chars().count())?;
     Ok(text.chars().skip(start).take(end - start).collect())
 }
@@ -694,28 +694,28 @@ pub fn format_run<'gc>(
     };
     let text = {
         let world = ctx.world;
-        let method_of = |v: Value<'gc>, e: bool| crate::printing::method(world, v, e);
+        let method_of = |v: Value<'gc>, e: bool| crate::runtime::printing::method(world, v, e);
         let flag = ctx.host.interrupt.clone();
         let pctx = mprof_heap::printer::PrintContext {
-            settings: crate::printing::settings(world),
+            settings: crate::runtime::printing::settings(world),
             method: Some(&method_of),
             lisp_printed: Some(lisp_printed),
             interrupt: Some(&flag),
             max_output: ctx.host.options.max_heap,
             ..ctx.print_context(false)
         };
-        let pctx = mprof_heap::printer::PrintContext { pretty: crate::printing::pretty_hook(world), ..pctx };
+        let pctx = mprof_heap::printer::PrintContext { pretty: crate::runtime::printing::pretty_hook(world), ..pctx };
         let escape = world.syms.print_escape.value.get().truthy();
-        let text = crate::format::format_with_column(&pctx, &control, &a[2..], column, escape);
+        let text = crate::runtime::format::format_with_column(&pctx, &control, &a[2..], column, escape);
         // A print inside stopped at Ctrl-C (circular data): signal it now.
         if flag.swap(false, std::sync::atomic::Ordering::SeqCst) {
-            return Err(Raise::simple(crate::raise::ErrorKind::Interrupt, "interrupted"));
+            return Err(Raise::simple(crate::runtime::raise::ErrorKind::Interrupt, "interrupted"));
         }
         text
     }
-    .map_err(|m| match m.strip_prefix(crate::format::HEAP_EXHAUSTED) {
+    .map_err(|m| match m.strip_prefix(crate::runtime::format::HEAP_EXHAUSTED) {
         Some(why) => Raise::simple(
-            crate::raise::ErrorKind::Storage,
+            crate::runtime::raise::ErrorKind::Storage,
             format!("Heap exhausted in FORMAT: {why} (--max-heap {} MB)", ctx.host.options.max_heap >> 20),
         ),
         None => Raise::error(format!("error in FORMAT: {m} in the control string {}", quoted_head(&control))),
@@ -779,7 +779,7 @@ fn length<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Value::Cons(_) => {
             let mut n = 0i64;
             let mut cur = a[0];
-            let mut check = crate::cycle::CycleCheck::new(cur);
+            let mut check = crate::runtime::cycle::CycleCheck::new(cur);
             while let Value::Cons(c) = cur {
                 n += 1;
                 cur = c.cdr.get();
@@ -806,7 +806,7 @@ fn append<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let mut items = Vec::new();
     for &l in init {
         let mut cur = l;
-        let mut check = crate::cycle::CycleCheck::new(cur);
+        let mut check = crate::runtime::cycle::CycleCheck::new(cur);
         while let Value::Cons(c) = cur {
             items.push(c.car.get());
             cur = c.cdr.get();
@@ -837,21 +837,7 @@ fn find_package_or_die<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'g
     let name = string_designator(ctx, a[0])?;
     match ctx.world.packages.find_package(&name) {
         Some(p) => Ok(Value::Package(p)),
-        None => Err(Raise::simple(crate::raise::ErrorKind::Package, format!("The package {name:?} does not exist."))),
-    }
-}
-
-/// The name a string designator (string, symbol or character) stands for.
-pub fn string_designator<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<String, Raise<'gc>> {
-    match v {
-        Value::String(s) => Ok(s.borrow().to_rust_string()),
-        Value::Symbol(s) => Ok(s.name.to_string()),
-        Value::Nil => Ok("NIL".to_string()),
-        Value::Char(c) => Ok(c.to_string()),
-        other => match mprof_heap::spec::displaced_string(other) {
-            Some(chars) => Ok(chars.into_iter().collect()),
-            None => Err(ctx.type_error(other, "(OR STRING SYMBOL CHARACTER)")),
-        },
+        None => Err(Raise::simple(crate::runtime::raise::ErrorKind::Package, format!("The package {name:?} does not exist."))),
     }
 }
 
@@ -891,7 +877,7 @@ fn intern<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Some(&d) => {
             let pname = string_designator(ctx, d)?;
             ctx.world.packages.find_package(&pname).ok_or_else(|| {
-                Raise::simple(crate::raise::ErrorKind::Package, format!("The package {pname:?} does not exist."))
+                Raise::simple(crate::runtime::raise::ErrorKind::Package, format!("The package {pname:?} does not exist."))
             })?
         }
     };
@@ -934,7 +920,7 @@ fn reverse<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Value::Nil | Value::Cons(_) => {
             let mut out = Value::Nil;
             let mut cur = a[0];
-            let mut check = crate::cycle::CycleCheck::new(cur);
+            let mut check = crate::runtime::cycle::CycleCheck::new(cur);
             while let Value::Cons(c) = cur {
                 out = alloc::cons(ctx.mc, c.car.get(), out);
                 cur = c.cdr.get();
@@ -994,7 +980,7 @@ fn nconc<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                 // The last argument is not walked: it may be circular.
                 if i + 1 < a.len() {
                     let mut cur = c;
-                    let mut check = crate::cycle::CycleCheck::new(l);
+                    let mut check = crate::runtime::cycle::CycleCheck::new(l);
                     while let Value::Cons(next) = cur.cdr.get() {
                         cur = next;
                         if check.looped(Value::Cons(next)) {

@@ -17,8 +17,8 @@ use mprof_heap::value::{Function, Ptr, Symbol};
 use mprof_heap::{Value, alloc};
 
 use super::{BuiltinDef, sys};
-use crate::ctx::Ctx;
-use crate::raise::{LResult, Raise};
+use crate::runtime::ctx::Ctx;
+use crate::runtime::raise::{LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 

@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use mprof_heap::{Value, alloc};
 
 use super::{BuiltinDef, cl};
-use crate::ctx::Ctx;
-use crate::raise::{LResult, Raise};
+use crate::runtime::ctx::Ctx;
+use crate::runtime::raise::{LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 

@@ -20,9 +20,9 @@ use mprof_heap::value::{HashTable, HashTest, Ptr};
 use mprof_heap::{Value, alloc};
 
 use super::{BuiltinDef, MANY, cl, sys};
-use crate::ctx::Ctx;
-use crate::equal::{hash_key, same_key};
-use crate::raise::{LResult, Raise};
+use crate::runtime::ctx::Ctx;
+use crate::runtime::equal::{hash_key, same_key};
+use crate::runtime::raise::{LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 type Table<'gc> = Ptr<'gc, gc_arena::RefLock<HashTable<'gc>>>;
@@ -107,7 +107,7 @@ fn make_hash_table<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// (gethash key table &optional default) => value, present-p
 fn gethash<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let h = table_arg(ctx, a[1])?;
-    let found = crate::equal::lookup(&h.borrow(), a[0]);
+    let found = crate::runtime::equal::lookup(&h.borrow(), a[0]);
     match found {
         Some(v) => {
             let t = ctx.t();

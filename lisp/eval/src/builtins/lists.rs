@@ -11,14 +11,14 @@
 //! the fast paths pass lists CL requires to be proper, and every walk here
 //! stops at the first non-cons); recursion into cars (`copy-tree`) is bounded.
 
-use crate::cycle::CycleCheck;
+use crate::runtime::cycle::CycleCheck;
 use gc_arena::Gc;
 use mprof_heap::value::Cons;
 use mprof_heap::{Value, alloc};
 
 use super::{BuiltinDef, MANY, cl, sys};
-use crate::ctx::Ctx;
-use crate::raise::{LResult, Raise};
+use crate::runtime::ctx::Ctx;
+use crate::runtime::raise::{LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
@@ -47,9 +47,9 @@ impl Test {
     pub fn test<'gc>(self, a: Value<'gc>, b: Value<'gc>) -> bool {
         match self {
             Test::Eq => a.eq(b),
-            Test::Eql => crate::equal::eql(a, b),
-            Test::Equal => crate::equal::equal(a, b),
-            Test::Equalp => crate::equal::equalp(a, b),
+            Test::Eql => crate::runtime::equal::eql(a, b),
+            Test::Equal => crate::runtime::equal::equal(a, b),
+            Test::Equalp => crate::runtime::equal::equalp(a, b),
         }
     }
 
@@ -463,7 +463,7 @@ fn copy_alist<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 
 /// A fresh copy of every cons of the tree (no Rust recursion: see tree_walk).
 fn copy_tree<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    crate::tree_walk::rebuild(ctx.mc, a[0], false, "COPY-TREE", |_| None)
+    crate::runtime::tree_walk::rebuild(ctx.mc, a[0], false, "COPY-TREE", |_| None)
 }
 
 fn acons<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -504,7 +504,7 @@ fn ldiff<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let mut cur = a[0];
     let mut check = CycleCheck::new(cur);
     loop {
-        if crate::equal::eql(cur, a[1]) {
+        if crate::runtime::equal::eql(cur, a[1]) {
             return Ok(alloc::list(ctx.mc, &items));
         }
         match cur {
@@ -527,7 +527,7 @@ fn tailp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let mut cur = a[1];
     let mut check = CycleCheck::new(cur);
     loop {
-        if crate::equal::eql(cur, a[0]) {
+        if crate::runtime::equal::eql(cur, a[0]) {
             return Ok(ctx.t());
         }
         match cur {
@@ -729,7 +729,7 @@ impl<'gc> Set<'gc> {
         let hashed = (items.len() > 16).then(|| {
             let mut m: std::collections::HashMap<u64, Vec<Value<'gc>>> = std::collections::HashMap::new();
             for &x in &items {
-                m.entry(crate::equal::hash_key(test.hash_test(), x)).or_default().push(x);
+                m.entry(crate::runtime::equal::hash_key(test.hash_test(), x)).or_default().push(x);
             }
             m
         });
@@ -738,7 +738,7 @@ impl<'gc> Set<'gc> {
     fn contains(&self, x: Value<'gc>) -> bool {
         match &self.hashed {
             Some(m) => m
-                .get(&crate::equal::hash_key(self.test.hash_test(), x))
+                .get(&crate::runtime::equal::hash_key(self.test.hash_test(), x))
                 .is_some_and(|b| b.iter().any(|y| self.test.test(x, *y))),
             None => self.items.iter().any(|y| self.test.test(x, *y)),
         }
@@ -819,7 +819,7 @@ fn set_op<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 fn subst<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let test = Test::from_code(ctx, a[3])?;
     let (new, old) = (a[0], a[1]);
-    crate::tree_walk::rebuild(ctx.mc, a[2], true, "SUBST", |x| test.test(old, x).then_some(new))
+    crate::runtime::tree_walk::rebuild(ctx.mc, a[2], true, "SUBST", |x| test.test(old, x).then_some(new))
 }
 
 pub const BUILTINS: &[BuiltinDef] = &[

@@ -11,9 +11,9 @@ use std::sync::OnceLock;
 
 use mprof_heap::Value;
 
-use crate::ctx::Ctx;
-use crate::printing::PrintFn;
-use crate::raise::LResult;
+use crate::runtime::ctx::Ctx;
+use crate::runtime::printing::PrintFn;
+use crate::runtime::raise::LResult;
 
 pub mod arrays;
 pub mod bit_vectors;
@@ -65,7 +65,7 @@ pub enum Special {
     /// (sys:%macroexpand-1 form): expand once; two values.
     Macroexpand1,
     /// A printing function (printing.rs): may call print methods.
-    Print(crate::printing::PrintFn),
+    Print(crate::runtime::printing::PrintFn),
     /// (format destination control &rest args): may call print methods.
     Format,
 }

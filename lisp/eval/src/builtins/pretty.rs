@@ -14,9 +14,9 @@ use mprof_heap::value::StreamKind;
 use mprof_heap::{Value, alloc};
 
 use super::{BuiltinDef, cl, sys};
-use crate::ctx::Ctx;
-use crate::format::{Formatted, PrettyOp};
-use crate::raise::{LResult, Raise};
+use crate::runtime::ctx::Ctx;
+use crate::runtime::format::{Formatted, PrettyOp};
+use crate::runtime::raise::{LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
@@ -66,7 +66,7 @@ fn with_engine<'gc>(ctx: &mut Ctx<'_, 'gc>, stream: Value<'gc>, f: impl FnOnce(&
         let mut st = alloc::borrow_mut(ctx.mc, s);
         let StreamKind::Pretty(engine) = &mut st.kind else { return Ok(()) };
         f(engine);
-        st.column = crate::ctx::pretty_column(&st);
+        st.column = crate::runtime::ctx::pretty_column(&st);
     }
     ctx.pretty_flush(stream, false)
 }
@@ -250,23 +250,23 @@ fn pprint_tab<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// `SYS::*CIRCLE-TABLE*` to, released by `%circle-end`); otherwise NIL.
 fn circle_begin<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let world = ctx.world;
-    if !world.syms.print_circle.value.get().truthy() || crate::printing::current_circle(world, ctx.host).is_some() {
+    if !world.syms.print_circle.value.get().truthy() || crate::runtime::printing::current_circle(world, ctx.host).is_some() {
         return Ok(Value::Nil);
     }
-    let method_of = |v: Value<'gc>, e: bool| crate::printing::method(world, v, e);
+    let method_of = |v: Value<'gc>, e: bool| crate::runtime::printing::method(world, v, e);
     let pctx = mprof_heap::printer::PrintContext {
-        settings: crate::printing::settings(world),
+        settings: crate::runtime::printing::settings(world),
         method: Some(&method_of),
         ..ctx.print_context(true)
     };
     let circle = mprof_heap::printer::CircleState::scan(a[0], &pctx);
-    Ok(Value::Fixnum(crate::printing::register_circle(ctx.host, &circle, true)))
+    Ok(Value::Fixnum(crate::runtime::printing::register_circle(ctx.host, &circle, true)))
 }
 
 /// (sys:%circle-end id)
 fn circle_end<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     if let Value::Fixnum(id) = a[0] {
-        crate::printing::release_circle(ctx.host, id);
+        crate::runtime::printing::release_circle(ctx.host, id);
     }
     Ok(Value::Nil)
 }
@@ -275,13 +275,13 @@ fn circle_end<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// this print, "#n=" (assigning the label) before its first printing, NIL
 /// when it is not shared or no labels are in use.
 fn circle_mark<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let mark = crate::printing::current_circle(ctx.world, ctx.host).and_then(|c| c.borrow_mut().mark(a[0]));
+    let mark = crate::runtime::printing::current_circle(ctx.world, ctx.host).and_then(|c| c.borrow_mut().mark(a[0]));
     Ok(mark.map_or(Value::Nil, |m| alloc::string(ctx.mc, &m)))
 }
 
 /// (sys:%circle-shared-p object): whether `object` gets a label in this print.
 fn circle_shared_p<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let shared = crate::printing::current_circle(ctx.world, ctx.host).is_some_and(|c| c.borrow().is_shared(a[0]));
+    let shared = crate::runtime::printing::current_circle(ctx.world, ctx.host).is_some_and(|c| c.borrow().is_shared(a[0]));
     Ok(ctx.bool(shared))
 }
 

@@ -7,9 +7,9 @@ use mprof_heap::{Value, alloc};
 use mprof_display::report::{ReportOptions, Tables};
 
 use super::{BuiltinDef, mprof, sys};
-use crate::ctx::Ctx;
+use crate::runtime::ctx::{Ctx, string_designator};
 use crate::profile::{self, Mode};
-use crate::raise::{HostRequest, LResult, ProfileKinds, ProfileRequest, Raise};
+use crate::runtime::raise::{HostRequest, LResult, ProfileKinds, ProfileRequest, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
@@ -60,7 +60,7 @@ fn report_text<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 fn designator<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<String, Raise<'gc>> {
-    super::core::string_designator(ctx, v)
+    string_designator(ctx, v)
 }
 
 /// (mprof::%write-profile path)

@@ -20,8 +20,9 @@ use mprof_heap::{Value, alloc};
 
 use super::lists::{Test, keys, nreverse_list_onto};
 use super::{BuiltinDef, MANY, cl, sys};
-use crate::ctx::Ctx;
-use crate::raise::{LResult, Raise};
+use crate::runtime::ctx::Ctx;
+use crate::runtime::raise::{LResult, Raise};
+use crate::runtime::arrays::{displaced_too_small, element_type_value};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
@@ -66,27 +67,27 @@ fn spec_items<'gc>(ctx: &Ctx<'_, 'gc>, a: Ptr<'gc, gc_arena::RefLock<SpecArray<'
     (0..n)
         .map(|i| spec::get(v, i).map(|e| spec::boxed(ctx.mc, e)))
         .collect::<Option<_>>()
-        .ok_or_else(|| super::arrays::displaced_too_small(ctx, v))
+        .ok_or_else(|| displaced_too_small(ctx, v))
 }
 
 /// Store `x` at index `i` of a specialized or displaced vector, type-checked.
 fn spec_store<'gc>(ctx: &Ctx<'_, 'gc>, a: Ptr<'gc, gc_arena::RefLock<SpecArray<'gc>>>, i: usize, x: Value<'gc>) -> Result<(), Raise<'gc>> {
     let et = a.borrow().element_type;
     if !et.admits(x) {
-        let expected = super::arrays::element_type_value(ctx, et);
+        let expected = element_type_value(ctx, et);
         return Err(Raise::TypeError { datum: x, expected });
     }
     if spec::set(ctx.mc, Value::SpecArray(a), i, Elem::Value(x)) {
         Ok(())
     } else {
-        Err(super::arrays::displaced_too_small(ctx, Value::SpecArray(a)))
+        Err(displaced_too_small(ctx, Value::SpecArray(a)))
     }
 }
 
 /// A new simple vector of element type `et` holding `items` (type-checked).
 pub(crate) fn make_typed_vector<'gc>(ctx: &Ctx<'_, 'gc>, et: ElementType, items: Vec<Value<'gc>>) -> LResult<'gc> {
     if let Some(bad) = items.iter().find(|x| !et.admits(**x)) {
-        let expected = super::arrays::element_type_value(ctx, et);
+        let expected = element_type_value(ctx, et);
         return Err(Raise::TypeError { datum: *bad, expected });
     }
     let fix = |v: &Value<'gc>| if let Value::Fixnum(i) = v { *i } else { 0 };
@@ -198,7 +199,7 @@ fn elt<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             let i = index_of(ctx, a[0], a[1])?;
             match spec::get(a[0], i) {
                 Some(e) => Ok(spec::boxed(ctx.mc, e)),
-                None => Err(super::arrays::displaced_too_small(ctx, a[0])),
+                None => Err(displaced_too_small(ctx, a[0])),
             }
         }
         Value::Nil | Value::Cons(_) => {
@@ -511,7 +512,7 @@ fn find<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             // The common case: stop at the first match without measuring the list.
             let mut cur = seq;
             let mut i = 0;
-            let mut check = crate::cycle::CycleCheck::new(cur);
+            let mut check = crate::runtime::cycle::CycleCheck::new(cur);
             loop {
                 match cur {
                     Value::Cons(c) => {
@@ -858,7 +859,7 @@ fn remove_duplicates<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc>
     let mut seen: std::collections::HashMap<u64, Vec<Value<'gc>>> = std::collections::HashMap::new();
     for i in order(s, e, !a[3].truthy()) {
         let x = items[i];
-        let h = crate::equal::hash_key(test.hash_test(), x);
+        let h = crate::runtime::equal::hash_key(test.hash_test(), x);
         let bucket = seen.entry(h).or_default();
         if bucket.iter().any(|y| test.test(*y, x)) {
             drop[i] = true;

@@ -28,9 +28,9 @@ use mprof_heap::value::{Ptr, Stream, StreamKind};
 use mprof_heap::{Value, alloc};
 
 use super::{BuiltinDef, MANY, cl, sys};
-use crate::ctx::Ctx;
-use crate::host::{Channel, Host};
-use crate::raise::{ErrorKind, LResult, Raise};
+use crate::runtime::ctx::Ctx;
+use crate::runtime::host::{Channel, Host};
+use crate::runtime::raise::{ErrorKind, LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 type StreamPtr<'gc> = Ptr<'gc, RefLock<Stream>>;
@@ -40,7 +40,7 @@ type StreamPtr<'gc> = Ptr<'gc, RefLock<Stream>>;
 /// The `end-of-file` condition for a stream.
 fn end_of_file<'gc>(ctx: &Ctx<'_, 'gc>, stream: StreamPtr<'gc>) -> Raise<'gc> {
     match ctx.world.find_type(ctx.cl("END-OF-FILE")) {
-        Some(t) => Raise::Condition(crate::conditions::make(ctx.mc, t, &[("STREAM", Value::Stream(stream))])),
+        Some(t) => Raise::Condition(crate::runtime::conditions::make(ctx.mc, t, &[("STREAM", Value::Stream(stream))])),
         None => Raise::simple(ErrorKind::Stream, format!("end of file on {}", stream.borrow().name)),
     }
 }
@@ -50,7 +50,7 @@ fn file_error<'gc>(ctx: &Ctx<'_, 'gc>, path: &str, message: String) -> Raise<'gc
     let t = ctx.world.conditions.simple_file_error;
     let name = alloc::string(ctx.mc, path);
     let control = alloc::string(ctx.mc, &message.replace('~', "~~"));
-    Raise::Condition(crate::conditions::make(
+    Raise::Condition(crate::runtime::conditions::make(
         ctx.mc,
         t,
         &[("PATHNAME", name), ("FORMAT-CONTROL", control), ("FORMAT-ARGUMENTS", Value::Nil)],
@@ -281,7 +281,7 @@ fn source(s: StreamPtr<'_>) -> Source {
     match s.borrow().kind {
         // The terminal (*terminal-io*, *query-io*, *debug-io*) is one stream both
         // ways: it writes to standard output and reads from standard input.
-        StreamKind::Host { input: true, output: true, .. } => Source::Host(crate::host::STDIN),
+        StreamKind::Host { input: true, output: true, .. } => Source::Host(crate::runtime::host::STDIN),
         StreamKind::Host { channel, .. } => Source::Host(channel),
         _ => Source::Text,
     }
@@ -519,10 +519,10 @@ fn datum_value<'gc>(ctx: &Ctx<'_, 'gc>, datum: &mprof_reader::Datum) -> LResult<
     let package = ctx.current_package();
     let v = mprof_heap::datum::datum_to_value(ctx.mc, &ctx.world.packages, package, datum)
         .map_err(|e| Raise::simple(ErrorKind::Package, e.error.to_string()))?;
-    if crate::read_time::datum_needs_read_time(datum) {
-        crate::read_time::set_pending(ctx.mc, ctx.world);
+    if crate::runtime::read_time::datum_needs_read_time(datum) {
+        crate::runtime::read_time::set_pending(ctx.mc, ctx.world);
     }
-    if crate::labels::datum_has_labels(datum) { crate::labels::resolve(ctx.mc, ctx.world, v) } else { Ok(v) }
+    if crate::runtime::labels::datum_has_labels(datum) { crate::runtime::labels::resolve(ctx.mc, ctx.world, v) } else { Ok(v) }
 }
 
 /// Read a datum from a string input stream: a growing window of its
@@ -764,7 +764,7 @@ fn close<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
     // The process's standard streams stay open, as closing SBCL's *STANDARD-OUTPUT*
     // (a synonym stream) leaves the terminal open: later output must still appear.
-    if matches!(s.borrow().kind, StreamKind::Host { channel, .. } if channel <= crate::host::STDERR) {
+    if matches!(s.borrow().kind, StreamKind::Host { channel, .. } if channel <= crate::runtime::host::STDERR) {
         return Ok(ctx.t());
     }
     let mut st = alloc::borrow_mut(ctx.mc, s);
@@ -965,7 +965,7 @@ pub const BUILTINS: &[BuiltinDef] = &[
 mod tests {
     use std::io::{BufRead, BufReader, Cursor};
 
-    use crate::host::Options;
+    use crate::runtime::host::Options;
     use crate::interp::Interpreter;
 
     /// Evaluate `src` with `stdin` as standard input; the printed values of its last form.

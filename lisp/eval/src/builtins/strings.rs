@@ -10,43 +10,12 @@
 use mprof_heap::value::LString;
 use mprof_heap::{Value, alloc};
 
-use super::chars::{char_downcase, char_upcase, fold};
-use super::core::string_designator;
+use crate::runtime::chars::{char_downcase, char_upcase, fold};
+use crate::runtime::ctx::{Ctx, keyword_args, string_designator};
 use super::{BuiltinDef, MANY, cl, sys};
-use crate::ctx::Ctx;
-use crate::raise::{LResult, Raise};
+use crate::runtime::raise::{LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
-
-/// Parse `&key` arguments: one slot per allowed keyword name (without the
-/// colon), the first occurrence wins; unknown keywords are an error unless
-/// `:allow-other-keys t` is given.
-pub(crate) fn keyword_args<'gc>(ctx: &Ctx<'_, 'gc>, a: A<'_, 'gc>, allowed: &[&str]) -> Result<Vec<Option<Value<'gc>>>, Raise<'gc>> {
-    if !a.len().is_multiple_of(2) {
-        return Err(Raise::program("odd number of keyword arguments"));
-    }
-    let mut out = vec![None; allowed.len()];
-    let allow_other = a.chunks(2).any(|p| matches!(p[0], Value::Symbol(s) if &*s.name == "ALLOW-OTHER-KEYS") && p[1].truthy());
-    for pair in a.chunks(2) {
-        let name = match pair[0] {
-            Value::Symbol(s) if s.package.get().is_some_and(|p| gc_arena::Gc::ptr_eq(p, ctx.world.packages.keyword)) => s.name.clone(),
-            other => return Err(Raise::program(format!("{} is not a keyword argument name", ctx.print(other, true)))),
-        };
-        match allowed.iter().position(|k| **k == *name) {
-            Some(i) => {
-                if out[i].is_none() {
-                    out[i] = Some(pair[1]);
-                }
-            }
-            None if allow_other || &*name == "ALLOW-OTHER-KEYS" => {}
-            None => {
-                return Err(Raise::program(format!("unknown keyword argument :{name}; expected one of {}",
-                    allowed.iter().map(|k| format!(":{k}")).collect::<Vec<_>>().join(" "))));
-            }
-        }
-    }
-    Ok(out)
-}
 
 /// The characters of a string designator.
 fn chars_of<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Vec<char>, Raise<'gc>> {
@@ -342,10 +311,10 @@ fn read_from_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> 
         Ok(Some((datum, byte_end))) => {
             let pkg = ctx.current_package();
             let v = mprof_heap::datum::datum_to_value(ctx.mc, &ctx.world.packages, pkg, &datum)
-                .map_err(|e| Raise::simple(crate::raise::ErrorKind::Package, e.error.to_string()))?;
-            let v = if crate::labels::datum_has_labels(&datum) { crate::labels::resolve(ctx.mc, ctx.world, v)? } else { v };
-            if crate::read_time::datum_needs_read_time(&datum) {
-                crate::read_time::set_pending(ctx.mc, ctx.world);
+                .map_err(|e| Raise::simple(crate::runtime::raise::ErrorKind::Package, e.error.to_string()))?;
+            let v = if crate::runtime::labels::datum_has_labels(&datum) { crate::runtime::labels::resolve(ctx.mc, ctx.world, v)? } else { v };
+            if crate::runtime::read_time::datum_needs_read_time(&datum) {
+                crate::runtime::read_time::set_pending(ctx.mc, ctx.world);
             }
             // CL's index is just past the datum and one following whitespace character.
             let mut index = text.get(..byte_end).map(|t| t.chars().count()).unwrap_or(end);
@@ -356,12 +325,12 @@ fn read_from_string<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> 
         }
         Ok(None) => {
             if eof_error {
-                Err(Raise::simple(crate::raise::ErrorKind::Stream, "end of file while reading from a string".to_string()))
+                Err(Raise::simple(crate::runtime::raise::ErrorKind::Stream, "end of file while reading from a string".to_string()))
             } else {
                 Ok(ctx.set_values(&[eof_value, Value::Fixnum(end as i64)]))
             }
         }
-        Err(e) => Err(Raise::simple(crate::raise::ErrorKind::Reader, e.to_string())),
+        Err(e) => Err(Raise::simple(crate::runtime::raise::ErrorKind::Reader, e.to_string())),
     }
 }
 

@@ -10,11 +10,9 @@ use gc_arena::Gc;
 use mprof_heap::value::{Package, Ptr, Symbol};
 use mprof_heap::{FindStatus, Value, alloc};
 
-use super::core::string_designator;
-use super::strings::keyword_args;
+use crate::runtime::ctx::{Ctx, keyword_args, string_designator};
 use super::{BuiltinDef, MANY, cl, sys};
-use crate::ctx::Ctx;
-use crate::raise::{ErrorKind, LResult, Raise};
+use crate::runtime::raise::{ErrorKind, LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 type Pkg<'gc> = Ptr<'gc, Package<'gc>>;
@@ -483,7 +481,7 @@ mod tests {
     use mprof_heap::cl_symbols::{COMMON_LISP_SYMBOLS, is_common_lisp_symbol};
 
     use crate::builtins::{Pkg, table};
-    use crate::host::Options;
+    use crate::runtime::host::Options;
     use crate::interp::Interpreter;
 
     fn eval(src: &str) -> String {

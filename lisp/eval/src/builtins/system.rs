@@ -14,8 +14,8 @@ use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 
 use super::{BuiltinDef, MANY, cl, ext, sys};
-use crate::ctx::Ctx;
-use crate::raise::{HostRequest, LResult, Raise};
+use crate::runtime::ctx::Ctx;
+use crate::runtime::raise::{HostRequest, LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
@@ -85,7 +85,7 @@ fn create_directories<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc
     }
     match std::fs::create_dir_all(&path) {
         Ok(()) => Ok(ctx.t()),
-        Err(e) => Err(Raise::simple(crate::raise::ErrorKind::Stream, format!("cannot create the directory {path}: {e}"))),
+        Err(e) => Err(Raise::simple(crate::runtime::raise::ErrorKind::Stream, format!("cannot create the directory {path}: {e}"))),
     }
 }
 
@@ -233,7 +233,7 @@ fn encode_universal_time<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<
 
 /// (sleep seconds)
 fn sleep<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let secs = crate::builtins::numbers::to_f64(a[0]).ok_or_else(|| ctx.type_error(a[0], "(REAL 0)"))?;
+    let secs = crate::runtime::numbers::to_f64(a[0]).ok_or_else(|| ctx.type_error(a[0], "(REAL 0)"))?;
     if secs.is_nan() || secs < 0.0 || secs.is_infinite() {
         return Err(ctx.type_error(a[0], "(REAL 0)"));
     }

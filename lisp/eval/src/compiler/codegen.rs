@@ -18,7 +18,7 @@ use mprof_heap::value::Ptr;
 use mprof_heap::{Value, alloc};
 
 use super::ir::*;
-use crate::syms::Syms;
+use crate::runtime::syms::Syms;
 
 struct BlockState {
     height: u32,

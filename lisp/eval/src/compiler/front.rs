@@ -28,9 +28,9 @@ use mprof_heap::value::{SYM_MACRO, SYM_SPECIAL};
 use mprof_heap::{Packages, Value};
 
 use super::ir::*;
-use crate::counting::CountCtx;
+use crate::profile::counting::CountCtx;
 use mprof_engine::exec::CountKind;
-use crate::syms::Syms;
+use crate::runtime::syms::Syms;
 
 /// Macro expansions made so far for the form being compiled, keyed by the
 /// address of the macro call form.
@@ -1240,7 +1240,7 @@ impl<'a, 'gc> Front<'a, 'gc> {
         };
         let found = self.env.iter().rev().find_map(|e| match e {
             EnvEntry::Tags { tags, id, fn_id, up_depth } => {
-                tags.iter().position(|t| crate::equal::eql(*t, *tag)).map(|i| (*id, i, *fn_id, *up_depth))
+                tags.iter().position(|t| crate::runtime::equal::eql(*t, *tag)).map(|i| (*id, i, *fn_id, *up_depth))
             }
             _ => None,
         });

@@ -35,7 +35,7 @@ pub(crate) fn with_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, f)
 }
 
-use crate::world::World;
+use crate::runtime::world::World;
 
 /// Where a top-level form comes from: its file (None for the REPL, `-e`, `eval`) and line.
 #[derive(Clone, Copy, Debug)]
@@ -52,7 +52,7 @@ pub fn compile_toplevel<'gc>(
     synthesized: &mut Synthesized<'gc>,
     form: Value<'gc>,
     origin: Origin<'_>,
-    counting: Option<crate::counting::CountCtx<'_>>,
+    counting: Option<crate::profile::counting::CountCtx<'_>>,
 ) -> Result<Ptr<'gc, Proto<'gc>>, CompileError<'gc>> {
     let Origin { file, line } = origin;
     let mut front = front::Front::new(mc, &world.packages, &world.syms, expansions, synthesized);

@@ -102,7 +102,7 @@ impl<'gc> Env<'gc> {
         let positions = self.funs.get(&fun_key(name)).map_or(&[][..], |p| p.as_slice());
         for &i in positions.iter().rev() {
             if let Some(EnvEntry::Fun { name: n, kind }) = self.entries.get(i)
-                && crate::equal::equal(*n, name)
+                && crate::runtime::equal::equal(*n, name)
             {
                 return Some(*kind);
             }

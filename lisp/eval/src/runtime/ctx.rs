@@ -7,9 +7,9 @@ use mprof_heap::printer::{PrintContext, print_to_string};
 use mprof_heap::value::{Package, Ptr, StreamKind};
 use mprof_heap::{Value, alloc};
 
-use crate::host::Host;
-use crate::raise::{ErrorKind, Raise};
-use crate::world::World;
+use crate::runtime::host::Host;
+use crate::runtime::raise::{ErrorKind, Raise};
+use crate::runtime::world::World;
 
 pub struct Ctx<'a, 'gc> {
     pub mc: &'a Mutation<'gc>,
@@ -35,7 +35,7 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
             // collect), and the driver's check between slices catches growth.
             Some(bytes) if bytes < limit / 4 || live.saturating_add(bytes) <= limit => Ok(()),
             _ => Err(Raise::simple(
-                crate::raise::ErrorKind::Storage,
+                crate::runtime::raise::ErrorKind::Storage,
                 format!(
                     "Heap exhausted: {what} of {count} elements would take the heap past its limit of {} MB (--max-heap).",
                     limit >> 20
@@ -104,7 +104,7 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
     pub fn print_context(&self, escape: bool) -> PrintContext<'_, 'gc> {
         PrintContext {
             settings: mprof_heap::printer::Settings::safe(),
-            condition_report: Some(crate::conditions::static_report),
+            condition_report: Some(crate::runtime::conditions::static_report),
             ..PrintContext::new(&self.world.packages, self.current_package(), escape)
         }
     }
@@ -246,5 +246,49 @@ pub fn pretty_column(st: &mprof_heap::value::Stream) -> usize {
     match &st.kind {
         StreamKind::Pretty(engine) => engine.column(),
         _ => st.column,
+    }
+}
+
+/// Parse `&key` arguments: one slot per allowed keyword name (without the
+/// colon), the first occurrence wins; unknown keywords are an error unless
+/// `:allow-other-keys t` is given.
+pub(crate) fn keyword_args<'gc>(ctx: &Ctx<'_, 'gc>, a: &[Value<'gc>], allowed: &[&str]) -> Result<Vec<Option<Value<'gc>>>, Raise<'gc>> {
+    if !a.len().is_multiple_of(2) {
+        return Err(Raise::program("odd number of keyword arguments"));
+    }
+    let mut out = vec![None; allowed.len()];
+    let allow_other = a.chunks(2).any(|p| matches!(p[0], Value::Symbol(s) if &*s.name == "ALLOW-OTHER-KEYS") && p[1].truthy());
+    for pair in a.chunks(2) {
+        let name = match pair[0] {
+            Value::Symbol(s) if s.package.get().is_some_and(|p| gc_arena::Gc::ptr_eq(p, ctx.world.packages.keyword)) => s.name.clone(),
+            other => return Err(Raise::program(format!("{} is not a keyword argument name", ctx.print(other, true)))),
+        };
+        match allowed.iter().position(|k| **k == *name) {
+            Some(i) => {
+                if out[i].is_none() {
+                    out[i] = Some(pair[1]);
+                }
+            }
+            None if allow_other || &*name == "ALLOW-OTHER-KEYS" => {}
+            None => {
+                return Err(Raise::program(format!("unknown keyword argument :{name}; expected one of {}",
+                    allowed.iter().map(|k| format!(":{k}")).collect::<Vec<_>>().join(" "))));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The name a string designator (string, symbol or character) stands for.
+pub(crate) fn string_designator<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<String, Raise<'gc>> {
+    match v {
+        Value::String(s) => Ok(s.borrow().to_rust_string()),
+        Value::Symbol(s) => Ok(s.name.to_string()),
+        Value::Nil => Ok("NIL".to_string()),
+        Value::Char(c) => Ok(c.to_string()),
+        other => match mprof_heap::spec::displaced_string(other) {
+            Some(chars) => Ok(chars.into_iter().collect()),
+            None => Err(ctx.type_error(other, "(OR STRING SYMBOL CHARACTER)")),
+        },
     }
 }

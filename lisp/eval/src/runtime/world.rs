@@ -9,7 +9,7 @@ use gc_arena::{Collect, Mutation};
 use mprof_heap::value::{Ptr, StructType, Symbol, Value};
 use mprof_heap::{Packages, alloc};
 
-use crate::syms::Syms;
+use crate::runtime::syms::Syms;
 
 /// The standard condition types, by role.
 #[derive(Collect, Clone, Copy)]

@@ -13,8 +13,8 @@ use gc_arena::{Gc, Mutation};
 use mprof_heap::{Value, alloc};
 use mprof_reader::{Datum, DatumKind, LABEL_SYMBOL};
 
-use crate::raise::{ErrorKind, Raise};
-use crate::world::World;
+use crate::runtime::raise::{ErrorKind, Raise};
+use crate::runtime::world::World;
 
 /// Whether a datum contains a `#n=` (without one, `#n#` is an error the
 /// conversion reports the same way).

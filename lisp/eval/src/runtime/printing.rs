@@ -22,9 +22,9 @@ use mprof_heap::printer::{Case, Job, LimitedString, Outcome, PrintContext, Setti
 use mprof_heap::value::{Ptr, StreamKind, Symbol};
 use mprof_heap::{Value, alloc};
 
-use crate::ctx::Ctx;
-use crate::raise::{ErrorKind, Raise};
-use crate::world::World;
+use crate::runtime::ctx::Ctx;
+use crate::runtime::raise::{ErrorKind, Raise};
+use crate::runtime::world::World;
 
 /// Which printing function is running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,12 +244,12 @@ pub fn start<'gc>(ctx: &mut Ctx<'_, 'gc>, kind: PrintFn, a: &[Value<'gc>]) -> Re
             ctx.output_stream(a.get(1).copied().unwrap_or(Value::Nil))?
         }
         PrintFn::Write => {
-            let keys = crate::builtins::strings::keyword_args(ctx, &a[1..], WRITE_KEYS)?;
+            let keys = crate::runtime::ctx::keyword_args(ctx, &a[1..], WRITE_KEYS)?;
             apply_write_keys(&keys, &mut escape, &mut settings);
             ctx.output_stream(keys[0].unwrap_or(Value::Nil))?
         }
         PrintFn::WriteToString => {
-            let keys = crate::builtins::strings::keyword_args(ctx, &a[1..], &WRITE_KEYS[1..])?;
+            let keys = crate::runtime::ctx::keyword_args(ctx, &a[1..], &WRITE_KEYS[1..])?;
             let mut full = vec![None];
             full.extend(keys);
             apply_write_keys(&full, &mut escape, &mut settings);
@@ -299,7 +299,7 @@ fn context<'a, 'gc>(
 ) -> PrintContext<'a, 'gc> {
     PrintContext {
         settings,
-        condition_report: Some(crate::conditions::static_report),
+        condition_report: Some(crate::runtime::conditions::static_report),
         method: Some(method_of),
         pretty: pretty_hook(world),
         ..PrintContext::new(&world.packages, current_package(world), escape)
@@ -396,13 +396,13 @@ pub fn step<'gc>(ctx: &mut Ctx<'_, 'gc>, task: &mut PrintTask<'gc>) -> Result<Re
 fn not_readable<'gc>(ctx: &mut Ctx<'_, 'gc>, object: Value<'gc>) -> Raise<'gc> {
     let name = ctx.cl("PRINT-NOT-READABLE");
     match ctx.world.find_type(name) {
-        Some(t) => Raise::Condition(crate::conditions::make(ctx.mc, t, &[("OBJECT", object)])),
+        Some(t) => Raise::Condition(crate::runtime::conditions::make(ctx.mc, t, &[("OBJECT", object)])),
         None => Raise::error("an object cannot be printed readably"),
     }
 }
 
 /// The label table of the print in progress (`SYS::*CIRCLE-TABLE*`'s id), if any.
-pub fn current_circle<'gc>(world: &World<'gc>, host: &crate::host::Host) -> Option<SharedCircle> {
+pub fn current_circle<'gc>(world: &World<'gc>, host: &crate::runtime::host::Host) -> Option<SharedCircle> {
     let Value::Fixnum(id) = world.syms.circle_table.value.get() else { return None };
     host.circle_tables
         .iter()
@@ -413,7 +413,7 @@ pub fn current_circle<'gc>(world: &World<'gc>, host: &crate::host::Host) -> Opti
 
 /// Give a label table an id for `SYS::*CIRCLE-TABLE*` (`owned`: the host
 /// keeps it until [`release_circle`]; otherwise its print task does).
-pub fn register_circle(host: &mut crate::host::Host, circle: &SharedCircle, owned: bool) -> i64 {
+pub fn register_circle(host: &mut crate::runtime::host::Host, circle: &SharedCircle, owned: bool) -> i64 {
     host.circle_tables.retain(|(_, w)| w.strong_count() > 0);
     let id = host.next_circle_id;
     host.next_circle_id += 1;
@@ -425,7 +425,7 @@ pub fn register_circle(host: &mut crate::host::Host, circle: &SharedCircle, owne
     id
 }
 
-pub fn release_circle(host: &mut crate::host::Host, id: i64) {
+pub fn release_circle(host: &mut crate::runtime::host::Host, id: i64) {
     host.circle_owned.retain(|(i, _)| *i != id);
 }
 

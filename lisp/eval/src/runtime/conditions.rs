@@ -10,8 +10,8 @@ use mprof_heap::printer::{PrintContext, print_to_string};
 use mprof_heap::value::{Ptr, StructType, Structure};
 use mprof_heap::{Value, alloc};
 
-use crate::raise::{ErrorKind, Raise};
-use crate::world::World;
+use crate::runtime::raise::{ErrorKind, Raise};
+use crate::runtime::world::World;
 
 /// The value of the slot named `name` of a condition, if it has one.
 pub fn slot<'gc>(s: Ptr<'gc, Structure<'gc>>, name: &str) -> Option<Value<'gc>> {
@@ -95,7 +95,7 @@ pub fn static_report<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Option<
         let args: Vec<Value<'gc>> =
             alloc::list_iter(slot(s, "FORMAT-ARGUMENTS").unwrap_or(Value::Nil)).collect();
         let control = control.borrow().to_rust_string();
-        return Some(crate::format::format_to_string(ctx, &control, &args).unwrap_or(control));
+        return Some(crate::runtime::format::format_to_string(ctx, &control, &args).unwrap_or(control));
     }
     if is_of_type(s, "TYPE-ERROR") {
         let datum = slot(s, "DATUM").unwrap_or(Value::Nil);

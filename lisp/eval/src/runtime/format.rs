@@ -966,10 +966,10 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                     return Err(format!("~C needs a character, got {}", self.print(v, true)));
                 };
                 if d.colon {
-                    if ch != ' ' && crate::builtins::chars::graphic_char_p(ch) {
+                    if ch != ' ' && crate::runtime::chars::graphic_char_p(ch) {
                         self.out.push(ch);
                     } else {
-                        match crate::builtins::chars::char_name_of(ch) {
+                        match crate::runtime::chars::char_name_of(ch) {
                             Some(n) => self.out.push_str(&n),
                             None => self.out.push(ch),
                         }

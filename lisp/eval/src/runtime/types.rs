@@ -7,9 +7,9 @@
 use mprof_heap::spec::ElementType;
 use mprof_heap::{Value, alloc};
 
-use crate::builtins::numbers::{Num, compare};
-use crate::ctx::Ctx;
-use crate::raise::Raise;
+use crate::runtime::numbers::{Num, compare};
+use crate::runtime::ctx::Ctx;
+use crate::runtime::raise::Raise;
 
 fn name_of<'gc>(v: Value<'gc>) -> Option<&'gc str> {
     match v {
@@ -135,7 +135,7 @@ fn array_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, head: Value<'gc>, h
     };
     if let Some(e) = elt
         && !star(e)
-        && !crate::builtins::arrays::has_upgraded_element_type(obj, e)
+        && !crate::runtime::arrays::has_upgraded_element_type(obj, e)
     {
         return Ok(false);
     }
@@ -210,8 +210,8 @@ fn compound_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>
             true
         }
         "NOT" => !typep(ctx, obj, arg(0))?,
-        "MEMBER" => args.iter().any(|a| crate::equal::eql(*a, obj)),
-        "EQL" => crate::equal::eql(arg(0), obj),
+        "MEMBER" => args.iter().any(|a| crate::runtime::equal::eql(*a, obj)),
+        "EQL" => crate::runtime::equal::eql(arg(0), obj),
         "INTEGER" => matches!(obj, Value::Fixnum(_) | Value::BigInt(_)) && in_range(obj, arg(0), arg(1)),
         "RATIONAL" => matches!(obj, Value::Fixnum(_) | Value::BigInt(_) | Value::Ratio(_)) && in_range(obj, arg(0), arg(1)),
         "REAL" => Num::from_value(obj).is_some() && in_range(obj, arg(0), arg(1)),
@@ -338,7 +338,7 @@ pub fn type_of<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>) -> Value<'gc> {
         }
         SpecArray(a) => {
             let b = a.borrow();
-            let elt = crate::builtins::arrays::element_type_value(ctx, b.element_type);
+            let elt = crate::runtime::arrays::element_type_value(ctx, b.element_type);
             let dims: Vec<Value<'gc>> = b.dims.iter().map(|&d| Fixnum(d as i64)).collect();
             let simple = b.is_simple();
             match (b.element_type, dims.as_slice()) {

@@ -16,7 +16,7 @@ use gc_arena::Mutation;
 use mprof_heap::{Value, alloc};
 use mprof_reader::{Datum, DatumKind, PackagePrefix, READ_EVAL_SYMBOL, SYSTEM_PACKAGE};
 
-use crate::world::World;
+use crate::runtime::world::World;
 
 /// Whether a datum contains `#.` syntax.
 pub fn datum_needs_read_time(d: &Datum) -> bool {

@@ -59,7 +59,7 @@ fn elems_equalp<'gc>(x: Elem<'gc>, y: Elem<'gc>, pending: &mut Pending<'gc>) -> 
         (Elem::Double(p), Elem::Double(q)) => p == q,
         (Elem::Double(p), Elem::Value(v)) | (Elem::Value(v), Elem::Double(p)) => {
             // Only integers and doubles are stored in arrays with doubles: exact.
-            crate::builtins::numbers::to_f64(v).is_some_and(|q| q == p)
+            crate::runtime::numbers::to_f64(v).is_some_and(|q| q == p)
         }
         (Elem::Value(Value::Char(c)), Elem::Value(Value::Char(d))) => chars_equal_ignoring_case(c, d),
         (Elem::Value(a), Elem::Value(b)) => {
@@ -270,7 +270,7 @@ fn equalp_nested<'gc>(a: Value<'gc>, b: Value<'gc>, key_nesting: usize) -> Optio
                 }
                 all
             }
-            _ => crate::builtins::numbers::numbers_equal(a, b).unwrap_or(false),
+            _ => crate::runtime::numbers::numbers_equal(a, b).unwrap_or(false),
         })
     })
 }
@@ -471,7 +471,7 @@ impl Hasher {
             }
             Value::Complex(_) if fold => {
                 // equalp: = across rational and double parts.
-                if let Some((re, im)) = crate::builtins::complex::parts(v) {
+                if let Some((re, im)) = crate::runtime::numbers::parts(v) {
                     self.mix(14);
                     for x in [re.to_f64(), im.to_f64()] {
                         self.mix(if x == 0.0 { 0 } else { x.to_bits() });
@@ -480,7 +480,7 @@ impl Hasher {
             }
             Value::Fixnum(_) | Value::Float(_) | Value::BigInt(_) | Value::Ratio(_) if fold => {
                 // equalp compares numbers with =: hash their value as a double.
-                let x = crate::builtins::numbers::to_f64(v).unwrap_or(0.0);
+                let x = crate::runtime::numbers::to_f64(v).unwrap_or(0.0);
                 self.mix(11);
                 self.mix(if x == 0.0 { 0 } else { x.to_bits() });
             }

@@ -1,5 +1,5 @@
 //! The host side of the interpreter: what lives outside the GC arena and is
-//! reached by builtins through [`crate::ctx::Ctx`]: output channels (standard
+//! reached by builtins through [`crate::runtime::ctx::Ctx`]: output channels (standard
 //! output, standard error, open files), standard input, the clock, and the
 //! run options.
 //!

@@ -13,11 +13,10 @@
 //! circular car or cdr chain), ends in a storage-condition, never a hang or
 //! an abort.
 
-use mprof_heap::alloc;
+use mprof_heap::{Value, alloc};
 use gc_arena::Mutation;
-use mprof_heap::Value;
 
-use crate::raise::{ErrorKind, Raise};
+use crate::runtime::raise::{ErrorKind, Raise};
 
 /// Deepest car nesting a tree walk follows: twice the depth the tests build,
 /// far beyond real data; a circular car chain reaches it quickly (about 100

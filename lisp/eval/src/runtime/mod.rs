@@ -1,0 +1,24 @@
+//! The runtime: what both the VM and the builtins compute with. Errors as
+//! values (`raise`), the world of packages and well-known symbols, the
+//! builtins' context (`ctx`) and the host side of I/O (`host`), the numeric
+//! tower, types, equality, conditions, and the printing and FORMAT engines.
+//!
+//! Invariant: nothing here imports the compiler, the VM, the builtins or the
+//! interpreter driver (`tests/layers.rs`); they all build on this layer.
+pub(crate) mod raise;
+pub(crate) mod syms;
+pub(crate) mod world;
+pub(crate) mod cycle;
+pub(crate) mod tree_walk;
+pub(crate) mod ctx;
+pub(crate) mod host;
+pub(crate) mod conditions;
+pub(crate) mod equal;
+pub(crate) mod types;
+pub(crate) mod printing;
+pub(crate) mod format;
+pub(crate) mod labels;
+pub(crate) mod read_time;
+pub(crate) mod numbers;
+pub(crate) mod arrays;
+pub(crate) mod chars;
