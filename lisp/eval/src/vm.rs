@@ -1646,7 +1646,7 @@ impl<'gc> Vm<'gc> {
                 let r = {
                     let mut ctx =
                         Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
-                    builtins::core::format_run(&mut ctx, &self.stack[base..base + nargs], &lisp_printed)?
+                    crate::runtime::format::function::format_run(&mut ctx, &self.stack[base..base + nargs], &lisp_printed)?
                 };
                 if let Some(v) = r {
                     self.stack.truncate(ret);
@@ -1790,7 +1790,7 @@ impl<'gc> Vm<'gc> {
         };
         let r = {
             let mut ctx = Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
-            builtins::core::format_run(&mut ctx, &args, &lisp_printed)?
+            crate::runtime::format::function::format_run(&mut ctx, &args, &lisp_printed)?
         };
         if let Some(v) = r {
             self.stack.push(v);

@@ -22,3 +22,4 @@ pub(crate) mod read_time;
 pub(crate) mod numbers;
 pub(crate) mod arrays;
 pub(crate) mod chars;
+pub(crate) mod pretty_streams;

@@ -1,291 +1,19 @@
-//! `format` directives, interpreted over a control string, as SBCL prints them.
-//!
-//! The engine is pure: it prints values through the heap printer and returns
-//! the text; the `format` builtin writes it to the destination. The control
-//! string is first split into tokens (literal text and directives); the
-//! interpreter then walks token slices, finding the matching close directive
-//! of `~[ ~{ ~( ~<` by nesting depth when it meets an opener. The pretty
-//! printer's directives (`~<...~:>` logical blocks, `~_`, `~I`, `~:T`) do not
-//! lay anything out here: they are recorded as [`PrettyOp`]s at their byte
-//! offsets in the text ([`Formatted`]), and the `format` builtin replays text
-//! and operations through a pretty stream's engine. Inside a logical block,
-//! taking an argument is `pprint-pop` (`*print-length*`, dotted tails). Not
-//! supported (errors): `~:;` overflow text in justification, `~/fn/`.
-//!
-//! Invariants: every malformed control string or unsuitable argument is an
-//! `Err` naming the problem, never a panic; `~^` unwinds through [`Flow`]
-//! values, never through Rust unwinding. Floats are printed with SBCL's
-//! algorithms (Burger & Dybvig digit generation with a cut-off position, and
-//! SBCL's floating-point `scale-exponent` for `~E`), so rounding matches.
+//! Running a tokenized control string: the argument cursor, the directives,
+//! `~^` as a `Flow` value, and the field and digit helpers they print with.
 
 use mprof_heap::Value;
 use mprof_heap::pretty::{IndentKind, NewlineKind, TabKind};
 use mprof_heap::printer::{PrintContext, print_to_limited_string, print_to_string};
 use num_bigint::BigInt;
-use num_traits::{One, Signed, ToPrimitive, Zero};
+use num_traits::Signed;
 
-/// How an error message of FORMAT begins when the output would exhaust the heap
-/// (the caller signals a storage-condition for it).
-pub const HEAP_EXHAUSTED: &str = "Heap exhausted: ";
+use crate::runtime::format::{BLOCK_EXIT, Directive, Formatted, HEAP_EXHAUSTED, MAX_DEPTH, MAX_PARAM, Param, PrettyOp, Tok, tokenize_cached};
+use crate::runtime::format::floats::{format_dollars, format_exp_aux, format_fixed_aux, format_general_aux, to_float};
+use crate::runtime::format::words::{cardinal, ordinal, roman};
 
-/// A pretty-printing operation of FORMAT's output.
-#[derive(Clone, Debug, PartialEq)]
-pub enum PrettyOp {
-    /// A logical block starts (the prefix is not in the text: the engine writes it).
-    Start { prefix: String, per_line: bool, suffix: String },
-    /// The innermost block ends (its suffix is written by the engine).
-    End,
-    Newline(NewlineKind),
-    Indent(IndentKind, i64),
-    Tab(TabKind, i64, i64),
-}
-
-/// FORMAT's output: text, and pretty-printing operations at byte offsets in it
-/// (in order).
-#[derive(Debug, Default)]
-pub struct Formatted {
-    pub text: String,
-    pub ops: Vec<(usize, PrettyOp)>,
-    /// How many of the arguments the directives consumed.
-    pub consumed: usize,
-}
-
-impl Formatted {
-    /// The text printed on one line: blocks give their prefixes and suffixes,
-    /// newlines, indentations and tabs nothing.
-    pub fn flat(self) -> String {
-        if self.ops.is_empty() {
-            return self.text;
-        }
-        let mut out = String::with_capacity(self.text.len());
-        let mut suffixes = Vec::new();
-        let mut at = 0;
-        for (pos, op) in &self.ops {
-            let mut pos = (*pos).clamp(at, self.text.len());
-            while !self.text.is_char_boundary(pos) {
-                pos -= 1;
-            }
-            out.push_str(&self.text[at..pos]);
-            at = pos;
-            match op {
-                PrettyOp::Start { prefix, suffix, .. } => {
-                    out.push_str(prefix);
-                    suffixes.push(suffix.clone());
-                }
-                PrettyOp::End => out.push_str(&suffixes.pop().unwrap_or_default()),
-                _ => {}
-            }
-        }
-        out.push_str(&self.text[at..]);
-        out
-    }
-}
-
-/// Format `control` with `args`; `Err` carries a message naming the directive.
-/// Pretty-printing directives lay nothing out (the text is as if it fit on a line).
-pub fn format_to_string<'gc>(ctx: &PrintContext<'_, 'gc>, control: &str, args: &[Value<'gc>]) -> Result<String, String> {
-    format_with_column(ctx, control, args, 0, true).map(Formatted::flat)
-}
-
-/// As [`format_to_string`], starting at output column `column` (for `~&` and
-/// `~T`), with `*print-escape*`'s value (for `~W`), keeping the operations.
-pub fn format_with_column<'gc>(
-    ctx: &PrintContext<'_, 'gc>,
-    control: &str,
-    args: &[Value<'gc>],
-    column: usize,
-    print_escape: bool,
-) -> Result<Formatted, String> {
-    let toks = tokenize_cached(control)?;
-    let mut f = Fmt { pctx: ctx, out: String::new(), base_col: column, depth: 0, ops: Vec::new(), print_escape };
-    let mut a = Args::new(args.to_vec());
-    f.run(&toks, &mut a, None)?;
-    Ok(Formatted { text: f.out, ops: f.ops, consumed: a.pos })
-}
-
-/// The error that ends a logical block's body when `pprint-pop` stops
-/// (`*print-length*` reached, or a dotted tail): caught by the block.
-const BLOCK_EXIT: &str = "\u{0}logical block ends";
-
-/// Directives (`~( ~[ ~{ ~< ~?`) nested deeper than this are an error: running a
-/// nested body recurses in Rust, and a control string that includes itself
-/// through `~?` would otherwise recurse forever.
-const MAX_DEPTH: usize = 200;
-
-/// The largest numeric directive parameter accepted.
-const MAX_PARAM: u64 = 1 << 24;
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Param {
-    Int(i64),
-    Char(char),
-    /// `v`: take the parameter from the next argument.
-    Arg,
-    /// `#`: the number of remaining arguments.
-    Remaining,
-}
-
-#[derive(Clone, Debug)]
-struct Directive {
-    ch: char,
-    /// The function name of `~/name/`, upcased (empty for other directives).
-    name: String,
-    params: Vec<Option<Param>>,
-    colon: bool,
-    at: bool,
-}
-
-#[derive(Clone, Debug)]
-enum Tok {
-    Text(String),
-    Dir(Directive),
-}
-
-thread_local! {
-    /// Parsed control strings: programs format with a few literal strings
-    /// over and over, so parsing each once saves most of the engine's allocations.
-    static PARSED: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Vec<Tok>>>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
-}
-
-/// Entries kept in [`PARSED`] before it is emptied (a bound, not an LRU:
-/// programs that build control strings at run time just parse each time).
-const PARSED_LIMIT: usize = 256;
-
-fn tokenize_cached(control: &str) -> Result<std::rc::Rc<Vec<Tok>>, String> {
-    if let Some(t) = PARSED.with(|c| c.borrow().get(control).cloned()) {
-        return Ok(t);
-    }
-    let toks = std::rc::Rc::new(tokenize(control)?);
-    PARSED.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.len() >= PARSED_LIMIT {
-            c.clear();
-        }
-        c.insert(control.to_string(), toks.clone());
-    });
-    Ok(toks)
-}
-
-fn tokenize(control: &str) -> Result<Vec<Tok>, String> {
-    let chars: Vec<char> = control.chars().collect();
-    let mut toks = Vec::new();
-    let mut text = String::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c != '~' {
-            text.push(c);
-            i += 1;
-            continue;
-        }
-        i += 1;
-        // Parameters and modifiers, in one loop as SBCL parses them;
-        // parameters after a modifier (`~:12$`) are an error, as in SBCL.
-        let mut params: Vec<Option<Param>> = Vec::new();
-        let mut colon = false;
-        let mut at = false;
-        while let Some(&c) = chars.get(i) {
-            let param = if c.is_ascii_digit() || c == '-' || c == '+' {
-                let start = i;
-                i += 1;
-                while chars.get(i).is_some_and(|d| d.is_ascii_digit()) {
-                    i += 1;
-                }
-                let s: String = chars[start..i].iter().collect();
-                Some(Param::Int(s.parse::<i64>().map_err(|_| format!("the parameter {s:?} is not a usable integer"))?))
-            } else if c == '\'' {
-                let Some(&pc) = chars.get(i + 1) else {
-                    return Err("the control string ends after a quote in a directive's parameters".into());
-                };
-                i += 2;
-                Some(Param::Char(pc))
-            } else if c == 'v' || c == 'V' {
-                i += 1;
-                Some(Param::Arg)
-            } else if c == '#' {
-                i += 1;
-                Some(Param::Remaining)
-            } else {
-                None
-            };
-            if (param.is_some() || c == ',') && (colon || at) {
-                return Err("parameters found after a : or @ modifier".into());
-            }
-            if let Some(p) = param {
-                params.push(Some(p));
-                match chars.get(i) {
-                    Some(',') => i += 1,
-                    Some(':') | Some('@') => {}
-                    _ => break,
-                }
-                continue;
-            }
-            match c {
-                ',' => {
-                    params.push(None);
-                    i += 1;
-                }
-                ':' if !colon => {
-                    colon = true;
-                    i += 1;
-                }
-                '@' if !at => {
-                    at = true;
-                    i += 1;
-                }
-                ':' | '@' => return Err(format!("too many {c} modifiers in a directive")),
-                _ => {
-                    if i > 0 && chars[i - 1] == ',' {
-                        params.push(None);
-                    }
-                    break;
-                }
-            }
-        }
-        let Some(&d) = chars.get(i) else {
-            return Err("the control string ends inside a directive".to_string());
-        };
-        i += 1;
-        if d == '\n' {
-            // ~<newline>: ignore the newline and the whitespace after it; ~:
-            // keeps the whitespace, ~@ keeps the newline.
-            if at {
-                text.push('\n');
-            }
-            if !colon {
-                while chars.get(i).is_some_and(|&c| c == ' ' || c == '\t') {
-                    i += 1;
-                }
-            }
-            // The directive is there even when it prints nothing: `~{~<newline>~}`
-            // has a body (it does not take its control string from the arguments).
-            if text.is_empty() {
-                toks.push(Tok::Text(String::new()));
-            }
-            continue;
-        }
-        let mut name = String::new();
-        if d == '/' {
-            let Some(len) = chars[i..].iter().position(|&c| c == '/') else {
-                return Err("~/ without the closing / of its function name".into());
-            };
-            name = chars[i..i + len].iter().collect::<String>().to_uppercase();
-            i += len + 1;
-        }
-        if !text.is_empty() {
-            toks.push(Tok::Text(std::mem::take(&mut text)));
-        }
-        toks.push(Tok::Dir(Directive { ch: d.to_ascii_uppercase(), name, params, colon, at }));
-    }
-    if !text.is_empty() {
-        toks.push(Tok::Text(text));
-    }
-    Ok(toks)
-}
 
 /// The argument list a directive list consumes, with a cursor (for `~*`).
-struct Args<'gc> {
+pub(super) struct Args<'gc> {
     items: Vec<Value<'gc>>,
     pos: usize,
     /// Inside a logical block: taking an argument is `pprint-pop`.
@@ -294,14 +22,14 @@ struct Args<'gc> {
 
 /// A logical block's list: its dotted tail (NIL for a proper list), the
 /// `*print-length*` in force, and why `pprint-pop` stopped.
-struct BlockArgs<'gc> {
+pub(super) struct BlockArgs<'gc> {
     tail: Value<'gc>,
     length: Option<usize>,
     stopped: Option<BlockStop>,
 }
 
 #[derive(Clone, Copy)]
-enum BlockStop {
+pub(super) enum BlockStop {
     Length,
     Tail,
 }
@@ -340,7 +68,7 @@ impl<'gc> Args<'gc> {
 
 /// How a directive list ended: normally, or escaping through `~^` / `~:^`.
 #[derive(Clone, Copy, PartialEq, Debug)]
-enum Flow {
+pub(super) enum Flow {
     Normal,
     Up,
     UpUp,
@@ -348,12 +76,12 @@ enum Flow {
 
 /// A resolved parameter value.
 #[derive(Clone, Copy, Debug)]
-enum PVal {
+pub(super) enum PVal {
     Int(i64),
     Char(char),
 }
 
-struct Fmt<'a, 'c, 'gc> {
+pub(super) struct Fmt<'a, 'c, 'gc> {
     pctx: &'a PrintContext<'c, 'gc>,
     out: String,
     base_col: usize,
@@ -363,7 +91,22 @@ struct Fmt<'a, 'c, 'gc> {
     print_escape: bool,
 }
 
-fn list_items<'gc>(v: Value<'gc>, what: &str) -> Result<Vec<Value<'gc>>, String> {
+/// Run the tokens of a control string over `args`, starting at output column
+/// `column`, with `*print-escape*`'s value (for `~W`).
+pub(super) fn run_control<'gc>(
+    ctx: &PrintContext<'_, 'gc>,
+    toks: &[Tok],
+    args: &[Value<'gc>],
+    column: usize,
+    print_escape: bool,
+) -> Result<Formatted, String> {
+    let mut f = Fmt { pctx: ctx, out: String::new(), base_col: column, depth: 0, ops: Vec::new(), print_escape };
+    let mut a = Args::new(args.to_vec());
+    f.run(toks, &mut a, None)?;
+    Ok(Formatted { text: f.out, ops: f.ops, consumed: a.pos })
+}
+
+pub(super) fn list_items<'gc>(v: Value<'gc>, what: &str) -> Result<Vec<Value<'gc>>, String> {
     let mut items = Vec::new();
     let mut cur = v;
     loop {
@@ -384,7 +127,7 @@ fn list_items<'gc>(v: Value<'gc>, what: &str) -> Result<Vec<Value<'gc>>, String>
 
 /// A control string argument (`~?`, `~{~}`): a string, or a function made by
 /// FORMATTER, which is named `(SYS::FORMATTER control-string)` for this.
-fn string_of(v: Value<'_>) -> Option<String> {
+pub(super) fn string_of(v: Value<'_>) -> Option<String> {
     match v {
         Value::String(s) => Some(s.borrow().to_rust_string()),
         Value::Function(f) => match f.name() {
@@ -1254,7 +997,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
 
 /// A body's tokens with a fill newline (`~:_`) after each run of blanks in its
 /// text (`~<...~:@>`).
-fn fill_blanks(body: &[Tok]) -> Vec<Tok> {
+pub(super) fn fill_blanks(body: &[Tok]) -> Vec<Tok> {
     let fill = || Tok::Dir(Directive { ch: '_', name: String::new(), params: Vec::new(), colon: true, at: false });
     let mut out = Vec::new();
     for t in body {
@@ -1278,7 +1021,7 @@ fn fill_blanks(body: &[Tok]) -> Vec<Tok> {
     out
 }
 
-fn opt_chr(ps: &[Option<PVal>], k: usize) -> Result<Option<char>, String> {
+pub(super) fn opt_chr(ps: &[Option<PVal>], k: usize) -> Result<Option<char>, String> {
     match ps.get(k).copied().flatten() {
         None => Ok(None),
         Some(PVal::Char(c)) => Ok(Some(c)),
@@ -1287,7 +1030,7 @@ fn opt_chr(ps: &[Option<PVal>], k: usize) -> Result<Option<char>, String> {
 }
 
 /// Find the directive closing the opener at `open`; also the `~;` separators at its top level.
-fn find_close(toks: &[Tok], open: usize, close: char) -> Result<(usize, Vec<usize>), String> {
+pub(super) fn find_close(toks: &[Tok], open: usize, close: char) -> Result<(usize, Vec<usize>), String> {
     let mut stack: Vec<char> = vec![close];
     let mut seps = Vec::new();
     for (j, t) in toks.iter().enumerate().skip(open + 1) {
@@ -1315,7 +1058,7 @@ fn find_close(toks: &[Tok], open: usize, close: char) -> Result<(usize, Vec<usiz
 
 /// Case conversion of `~(...~)`: plain downcases, `:` capitalizes every
 /// word, `@` capitalizes the first word, `:@` upcases.
-fn case_convert(s: &str, colon: bool, at: bool) -> String {
+pub(super) fn case_convert(s: &str, colon: bool, at: bool) -> String {
     match (colon, at) {
         (false, false) => s.to_lowercase(),
         (true, true) => s.to_uppercase(),
@@ -1324,7 +1067,7 @@ fn case_convert(s: &str, colon: bool, at: bool) -> String {
     }
 }
 
-fn capitalize_words(s: &str, first_only: bool) -> String {
+pub(super) fn capitalize_words(s: &str, first_only: bool) -> String {
     let mut out = String::with_capacity(s.len());
     let mut in_word = false;
     let mut seen_word = false;
@@ -1346,7 +1089,7 @@ fn capitalize_words(s: &str, first_only: bool) -> String {
 }
 
 /// SBCL's format-write-field.
-fn write_field(out: &mut String, s: &str, mincol: i64, colinc: i64, minpad: i64, pad: char, padleft: bool) -> Result<(), String> {
+pub(super) fn write_field(out: &mut String, s: &str, mincol: i64, colinc: i64, minpad: i64, pad: char, padleft: bool) -> Result<(), String> {
     if colinc <= 0 {
         return Err(format!("the value of colinc is {colinc}, should be a positive integer"));
     }
@@ -1368,7 +1111,7 @@ fn write_field(out: &mut String, s: &str, mincol: i64, colinc: i64, minpad: i64,
     Ok(())
 }
 
-fn to_radix(mut n: u128, radix: u32) -> String {
+pub(super) fn to_radix(mut n: u128, radix: u32) -> String {
     if n == 0 {
         return "0".to_string();
     }
@@ -1381,7 +1124,7 @@ fn to_radix(mut n: u128, radix: u32) -> String {
     digits.iter().rev().collect()
 }
 
-fn group_digits(s: &str, comma: char, interval: usize) -> String {
+pub(super) fn group_digits(s: &str, comma: char, interval: usize) -> String {
     let chars: Vec<char> = s.chars().collect();
     let mut out = String::new();
     for (i, c) in chars.iter().enumerate() {
@@ -1391,893 +1134,5 @@ fn group_digits(s: &str, comma: char, interval: usize) -> String {
         out.push(*c);
     }
     out
-}
-
-// ---- ~R in English and Roman numerals ----
-
-const ONES: [&str; 10] = ["", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
-const TENS: [&str; 10] = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"];
-const TEENS: [&str; 10] =
-    ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"];
-const PERIODS: [&str; 22] = [
-    "",
-    " thousand",
-    " million",
-    " billion",
-    " trillion",
-    " quadrillion",
-    " quintillion",
-    " sextillion",
-    " septillion",
-    " octillion",
-    " nonillion",
-    " decillion",
-    " undecillion",
-    " duodecillion",
-    " tredecillion",
-    " quattuordecillion",
-    " quindecillion",
-    " sexdecillion",
-    " septendecillion",
-    " octodecillion",
-    " novemdecillion",
-    " vigintillion",
-];
-const ORD_ONES: [&str; 10] = ["", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"];
-const ORD_TENS: [&str; 10] =
-    ["", "tenth", "twentieth", "thirtieth", "fortieth", "fiftieth", "sixtieth", "seventieth", "eightieth", "ninetieth"];
-
-fn small_cardinal(out: &mut String, n: usize) {
-    let (hundreds, rem) = (n / 100, n % 100);
-    if hundreds > 0 {
-        out.push_str(ONES[hundreds]);
-        out.push_str(" hundred");
-        if rem > 0 {
-            out.push(' ');
-        }
-    }
-    if rem > 0 {
-        let (tens, ones) = (rem / 10, rem % 10);
-        if tens > 1 {
-            out.push_str(TENS[tens]);
-            if ones > 0 {
-                out.push('-');
-                out.push_str(ONES[ones]);
-            }
-        } else if tens == 1 {
-            out.push_str(TEENS[ones]);
-        } else {
-            out.push_str(ONES[ones]);
-        }
-    }
-}
-
-fn cardinal(n: &BigInt) -> Result<String, String> {
-    let mut out = String::new();
-    if n.is_zero() {
-        return Ok("zero".into());
-    }
-    if n.is_negative() {
-        out.push_str("negative ");
-    }
-    // Groups of three decimal digits, most significant first.
-    let digits = n.abs().to_string();
-    let groups: Vec<usize> = {
-        let chars: Vec<char> = digits.chars().collect();
-        let first = chars.len() % 3;
-        let mut gs = Vec::new();
-        if first > 0 {
-            gs.push(chars[..first].iter().collect::<String>());
-        }
-        for c in chars[first..].chunks(3) {
-            gs.push(c.iter().collect());
-        }
-        gs.iter().map(|g| g.parse::<usize>().unwrap_or(0)).collect()
-    };
-    if groups.len() > PERIODS.len() {
-        return Err(format!("the number {n} is too large to print in English"));
-    }
-    let mut first = true;
-    for (i, &g) in groups.iter().enumerate() {
-        if g == 0 {
-            continue;
-        }
-        if !first {
-            out.push(' ');
-        }
-        first = false;
-        small_cardinal(&mut out, g);
-        out.push_str(PERIODS[groups.len() - 1 - i]);
-    }
-    Ok(out)
-}
-
-fn ordinal(n: &BigInt) -> Result<String, String> {
-    let mut out = String::new();
-    if n.is_negative() {
-        out.push_str("negative ");
-    }
-    let number = n.abs();
-    let hundred = BigInt::from(100);
-    let bot = (&number % &hundred).to_usize().unwrap_or(0);
-    let top = &number / &hundred;
-    if !top.is_zero() {
-        out.push_str(&cardinal(&(&number - BigInt::from(bot)))?);
-    }
-    if !top.is_zero() && bot > 0 {
-        out.push(' ');
-    }
-    let (tens, ones) = (bot / 10, bot % 10);
-    if bot == 12 {
-        out.push_str("twelfth");
-    } else if tens == 1 {
-        out.push_str(TEENS[ones]);
-        out.push_str("th");
-    } else if tens == 0 && ones > 0 {
-        out.push_str(ORD_ONES[ones]);
-    } else if ones == 0 && tens > 0 {
-        out.push_str(ORD_TENS[tens]);
-    } else if bot > 0 {
-        out.push_str(TENS[tens]);
-        out.push('-');
-        out.push_str(ORD_ONES[ones]);
-    } else if !number.is_zero() {
-        out.push_str("th");
-    } else {
-        out.push_str("zeroth");
-    }
-    Ok(out)
-}
-
-fn roman(n: &BigInt, old: bool) -> Result<String, String> {
-    let limit = if old { 5000 } else { 4000 };
-    let v = n.to_i64().filter(|&v| v > 0 && v < limit).ok_or_else(|| {
-        format!("the number {n} cannot be printed in {}Roman numerals", if old { "old " } else { "" })
-    })?;
-    let table: &[(i64, &str)] = if old {
-        &[(1000, "M"), (500, "D"), (100, "C"), (50, "L"), (10, "X"), (5, "V"), (1, "I")]
-    } else {
-        &[
-            (1000, "M"),
-            (900, "CM"),
-            (500, "D"),
-            (400, "CD"),
-            (100, "C"),
-            (90, "XC"),
-            (50, "L"),
-            (40, "XL"),
-            (10, "X"),
-            (9, "IX"),
-            (5, "V"),
-            (4, "IV"),
-            (1, "I"),
-        ]
-    };
-    let mut rest = v;
-    let mut out = String::new();
-    for &(val, s) in table {
-        while rest >= val {
-            out.push_str(s);
-            rest -= val;
-        }
-    }
-    Ok(out)
-}
-
-// ---- floats ----
-
-/// A float to print, with its format: doubles, or singles (what rationals
-/// become under ~F ~E ~G ~$, as in SBCL).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Flo {
-    pub x: f64,
-    pub single: bool,
-}
-
-fn to_float(v: Value<'_>) -> Option<Flo> {
-    match v {
-        Value::Float(f) => Some(Flo { x: f.val, single: false }),
-        Value::Fixnum(n) => Some(Flo { x: n as f32 as f64, single: true }),
-        Value::BigInt(b) => Some(Flo { x: b.0.to_f32().unwrap_or(f32::INFINITY) as f64, single: true }),
-        Value::Ratio(r) => {
-            let x = ratio_to_f64(&r.num, &r.den);
-            Some(Flo { x: x as f32 as f64, single: true })
-        }
-        _ => None,
-    }
-}
-
-fn ratio_to_f64(num: &BigInt, den: &BigInt) -> f64 {
-    match (num.to_f64(), den.to_f64()) {
-        (Some(a), Some(b)) if a.is_finite() && b.is_finite() => a / b,
-        _ => {
-            // Scale down huge numerators/denominators before dividing.
-            let shift = num.bits().max(den.bits()).saturating_sub(1000);
-            let a = (num >> shift).to_f64().unwrap_or(0.0);
-            let b = (den >> shift).to_f64().unwrap_or(1.0);
-            a / b
-        }
-    }
-}
-
-impl Flo {
-    fn with(self, x: f64) -> Flo {
-        Flo { x, single: self.single }
-    }
-    fn is_special(self) -> bool {
-        !self.x.is_finite()
-    }
-    /// (integer-decode-float x) and (float-digits x), min-e for |x|.
-    fn decode(self) -> (u64, i32, u32, i32) {
-        if self.single {
-            let bits = (self.x.abs() as f32).to_bits();
-            let exp = ((bits >> 23) & 0xff) as i32;
-            let frac = (bits & 0x7f_ffff) as u64;
-            let (f, e) = if exp == 0 { (frac, -149) } else { (frac | 0x80_0000, exp - 150) };
-            (f, e, 24, -148)
-        } else {
-            let bits = self.x.abs().to_bits();
-            let exp = ((bits >> 52) & 0x7ff) as i32;
-            let frac = bits & 0xf_ffff_ffff_ffff;
-            let (f, e) = if exp == 0 { (frac, -1074) } else { (frac | (1 << 52), exp - 1075) };
-            (f, e, 53, -1073)
-        }
-    }
-    /// Infinities and NaNs print as the printer prints them.
-    fn print(self) -> String {
-        if self.single && self.x.is_infinite() {
-            let sign = if self.x > 0.0 { "POSITIVE" } else { "NEGATIVE" };
-            format!("#.SB-EXT:SINGLE-FLOAT-{sign}-INFINITY")
-        } else {
-            mprof_heap::printer::format_float(self.x)
-        }
-    }
-}
-
-fn pow10(n: u32) -> BigInt {
-    num_traits::pow(BigInt::from(10), n as usize)
-}
-
-/// SBCL's FLONUM-TO-DIGITS (Burger & Dybvig with a cut-off position):
-/// returns the decimal exponent k and the digit string.
-fn flonum_to_digits(v: Flo, position: Option<i64>, relativep: bool) -> (i64, String) {
-    let (f, e, float_digits, min_e) = v.decode();
-    if f == 0 {
-        return (0, "0".into());
-    }
-    let f = BigInt::from(f);
-    let mut high_ok = f.clone() % 2u32 == BigInt::zero();
-    let mut low_ok = high_ok;
-    let hidden = BigInt::one() << (float_digits - 1);
-    let (mut r, mut s, mut mp, mut mm);
-    if e >= 0 {
-        let be = BigInt::one() << e as u32;
-        if f != hidden {
-            r = &f * &be * 2;
-            s = BigInt::from(2);
-            mp = be.clone();
-            mm = be;
-        } else {
-            mm = be.clone();
-            mp = &be * 2;
-            r = &f * &mp * 2;
-            s = BigInt::from(4);
-        }
-    } else if e == min_e || f != hidden {
-        r = &f * 2;
-        s = BigInt::one() << (1 - e) as u32;
-        mp = BigInt::one();
-        mm = BigInt::one();
-    } else {
-        r = &f * 4;
-        s = BigInt::one() << (2 - e) as u32;
-        mp = BigInt::from(2);
-        mm = BigInt::one();
-    }
-    if let Some(mut position) = position {
-        if relativep {
-            // Find k̂, then make the position absolute.
-            let mut k: i64 = 0;
-            let mut l = BigInt::one();
-            while &s * &l < &r + &mp {
-                k += 1;
-                l *= 10;
-            }
-            // r + s*10^(k-position)/2 < s*l, multiplied through to stay integral.
-            let d = k - position;
-            let lhs_less = if d >= 0 {
-                &r * 2 + &s * pow10(d as u32) < &s * &l * 2
-            } else {
-                let m = pow10((-d) as u32);
-                &r * 2 * &m + &s < &s * &l * 2 * &m
-            };
-            position = if lhs_less { k - position } else { k - position - 1 };
-        }
-        // x = s * 10^position / 2; scale everything so x stays an integer.
-        let x;
-        if position < 0 {
-            let factor = pow10((-position).min(4000) as u32) * 2;
-            x = s.clone();
-            r *= &factor;
-            s *= &factor;
-            mp *= &factor;
-            mm *= &factor;
-        } else {
-            let factor = BigInt::from(2);
-            r *= &factor;
-            s *= &factor;
-            mp *= &factor;
-            mm *= &factor;
-            x = &s * pow10(position.min(4000) as u32) / 2;
-        }
-        if mm <= x {
-            mm = x.clone();
-            low_ok = true;
-        }
-        if mp <= x {
-            mp = x;
-            high_ok = true;
-        }
-    }
-    // The digit loops only multiply by 10 and compare: when the inputs are
-    // below 2^100 every intermediate value stays below 2^114, so u128
-    // arithmetic (no allocation) gives the same digits as bignums.
-    let limit = BigInt::one() << 100u32;
-    let small = [&r, &s, &mp, &mm].iter().all(|v| **v < limit);
-    let (k, mut digits) = match (small, r.to_u128(), s.to_u128(), mp.to_u128(), mm.to_u128()) {
-        (true, Some(r), Some(s), Some(mp), Some(mm)) => scale_and_generate(r, s, mp, mm, high_ok, low_ok),
-        _ => scale_and_generate(r, s, mp, mm, high_ok, low_ok),
-    };
-    let mut k = k;
-    // A final digit of 10 carries into the digits before it.
-    let mut i = digits.len();
-    while i > 0 && digits[i - 1] >= 10 {
-        digits[i - 1] -= 10;
-        if i >= 2 {
-            digits[i - 2] += 1;
-        } else {
-            digits.insert(0, 1);
-            k += 1;
-            break;
-        }
-        i -= 1;
-    }
-    let s: String = digits.iter().map(|d| (b'0' + d) as char).collect();
-    (k, s)
-}
-
-/// The integer operations the digit loops need, for bignums and for u128.
-trait DigitArith: Ord + Sized {
-    fn plus(&self, other: &Self) -> Self;
-    fn times10(&mut self);
-    fn twice(&self) -> Self;
-    /// (self * 10) divided by `s`: the digit, and the remainder into self.
-    fn next_digit(&mut self, s: &Self) -> u8;
-}
-
-impl DigitArith for BigInt {
-    fn plus(&self, other: &Self) -> Self {
-        self + other
-    }
-    fn times10(&mut self) {
-        *self *= 10u32;
-    }
-    fn twice(&self) -> Self {
-        self * 2u32
-    }
-    fn next_digit(&mut self, s: &Self) -> u8 {
-        *self *= 10u32;
-        let (q, r) = num_integer::Integer::div_rem(&*self, s);
-        *self = r;
-        q.to_u8().unwrap_or(0)
-    }
-}
-
-impl DigitArith for u128 {
-    fn plus(&self, other: &Self) -> Self {
-        self.saturating_add(*other)
-    }
-    fn times10(&mut self) {
-        *self = self.saturating_mul(10);
-    }
-    fn twice(&self) -> Self {
-        self.saturating_mul(2)
-    }
-    fn next_digit(&mut self, s: &Self) -> u8 {
-        let x = self.saturating_mul(10);
-        let s = (*s).max(1);
-        *self = x % s;
-        (x / s).min(255) as u8
-    }
-}
-
-/// FLONUM-TO-DIGITS' `scale` and `generate`: the decimal exponent and the digits.
-fn scale_and_generate<N: DigitArith>(mut r: N, mut s: N, mut mp: N, mut mm: N, high_ok: bool, low_ok: bool) -> (i64, Vec<u8>) {
-    let mut k: i64 = 0;
-    let rmp = r.plus(&mp);
-    while rmp > s || (high_ok && rmp == s) {
-        s.times10();
-        k += 1;
-    }
-    while r > mm {
-        let mut x = r.plus(&mp);
-        x.times10();
-        if x < s || (!high_ok && x == s) {
-            k -= 1;
-            r.times10();
-            mp.times10();
-            mm.times10();
-        } else {
-            break;
-        }
-    }
-    let mut digits: Vec<u8> = Vec::new();
-    loop {
-        let d = r.next_digit(&s);
-        mp.times10();
-        mm.times10();
-        let tc1 = r < mm || (low_ok && r == mm);
-        let rmp = r.plus(&mp);
-        let tc2 = rmp > s || (high_ok && rmp == s);
-        if tc1 || tc2 {
-            // Round up when only the high end terminates, or on a tie-break past half.
-            let up = if tc1 != tc2 { tc2 } else { r.twice() >= s };
-            digits.push(if up { d + 1 } else { d });
-            break;
-        }
-        digits.push(d);
-        if digits.len() > 5000 {
-            break;
-        }
-    }
-    (k, digits)
-}
-
-/// SBCL's FLONUM-TO-STRING: (string, length, leading point?, trailing point?, point position).
-fn flonum_to_string(
-    x: Flo,
-    width: Option<i64>,
-    fdigits: Option<i64>,
-    scale: Option<i64>,
-    fmin: Option<i64>,
-) -> (String, usize, bool, bool, usize) {
-    let x = x.with(x.x.abs());
-    let (e, string) = if x.x == 0.0 {
-        // Zero: FLONUM-TO-DIGITS yields exponent 0 and the digit "0".
-        (0, "0".to_string())
-    } else if let Some(fd) = fdigits {
-        flonum_to_digits(x, Some((-(fd + scale.unwrap_or(0))).min(-fmin.unwrap_or(0))), false)
-    } else if let Some(w) = width.filter(|&w| w > 1) {
-        let sc = scale.unwrap_or(0);
-        let wres = flonum_to_digits(x, Some(1.max(w - 1 + if sc < 0 { sc } else { 0 })), true);
-        let fres = flonum_to_digits(x, Some(-(fmin.unwrap_or(0) + sc)), false);
-        if wres.1.len() >= fres.1.len() { wres } else { fres }
-    } else {
-        flonum_to_digits(x, None, false)
-    };
-    let e = if x.x == 0.0 { e } else { e + scale.unwrap_or(0) };
-    let len = string.len() as i64;
-    let mut out = String::new();
-    if e > 0 {
-        out.push_str(&string[..len.min(e) as usize]);
-        out.extend(std::iter::repeat_n('0', (e - len).max(0) as usize));
-        out.push('.');
-        out.push_str(&string[len.min(e) as usize..]);
-        if let Some(fd) = fdigits {
-            out.extend(std::iter::repeat_n('0', (fd - (len - len.min(e))).max(0) as usize));
-        }
-    } else {
-        out.push('.');
-        out.extend(std::iter::repeat_n('0', (-e) as usize));
-        let end = match fdigits {
-            Some(fd) => len.min(fmin.unwrap_or(0).max(fd + e)).max(0) as usize,
-            None => len as usize,
-        };
-        out.push_str(&string[..end]);
-        if let Some(fd) = fdigits {
-            out.extend(std::iter::repeat_n('0', (fd + e - len).max(0) as usize));
-        }
-    }
-    let n = out.chars().count();
-    let lpoint = out.starts_with('.');
-    let tpoint = out.ends_with('.');
-    let pos = out.find('.').unwrap_or(0);
-    (out, n, lpoint, tpoint, pos)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn format_fixed_aux(
-    out: &mut String,
-    number: Flo,
-    w: Option<i64>,
-    d: Option<i64>,
-    k: Option<i64>,
-    ovf: Option<char>,
-    pad: char,
-    atsign: bool,
-) -> bool {
-    if number.is_special() {
-        out.push_str(&number.print());
-        return false;
-    }
-    let neg = number.x.is_sign_negative();
-    let mut spaceleft = w;
-    if let Some(s) = spaceleft.as_mut()
-        && (atsign || neg)
-    {
-        *s -= 1;
-    }
-    let (s, len, mut lpoint, mut tpoint, _) = flonum_to_string(number, spaceleft, d, k, None);
-    if d == Some(0) {
-        tpoint = false;
-    }
-    if let Some(sl) = spaceleft.as_mut() {
-        *sl -= len as i64;
-        if lpoint {
-            if *sl > 0 || tpoint {
-                *sl -= 1;
-            } else {
-                lpoint = false;
-            }
-        }
-        if tpoint {
-            if *sl > 0 {
-                *sl -= 1;
-            } else {
-                tpoint = false;
-            }
-        }
-    }
-    if let (Some(w), Some(sl), Some(o)) = (w, spaceleft, ovf)
-        && sl < 0
-    {
-        out.extend(std::iter::repeat_n(o, w.max(0) as usize));
-        return true;
-    }
-    if let Some(sl) = spaceleft {
-        out.extend(std::iter::repeat_n(pad, sl.max(0) as usize));
-    }
-    if neg {
-        out.push('-');
-    } else if atsign {
-        out.push('+');
-    }
-    if lpoint {
-        out.push('0');
-    }
-    out.push_str(&s);
-    if tpoint {
-        out.push('0');
-    }
-    false
-}
-
-/// SBCL's SCALE-EXPONENT, in double arithmetic as SBCL does it: a number in
-/// (0.1, 1] and a decimal exponent.
-fn scale_exponent(x: f64) -> (f64, i64) {
-    if x == 0.0 {
-        return (0.0, 1);
-    }
-    let bits = x.to_bits();
-    let biased = ((bits >> 52) & 0x7ff) as i64;
-    let denormal = biased == 0;
-    // (decode-float x) exponent: x = sig * 2^exponent with sig in [0.5, 1).
-    let exponent = if denormal {
-        let frac = bits & 0xf_ffff_ffff_ffff;
-        -1022 - (frac.leading_zeros() as i64 - 12)
-    } else {
-        biased - 1022
-    };
-    let log10_2 = f64::from_bits(0x3FD3_4413_509F_79FF);
-    let ex0 = round_half_even(exponent as f64 * log10_2);
-    let expt10 = |n: i64| -> f64 { 10f64.powf(n as f64) };
-    let x = if ex0 < 0 {
-        if denormal {
-            x * 1.0e16 * expt10(-ex0 - 16)
-        } else {
-            x * 10.0 * expt10(-ex0 - 1)
-        }
-    } else {
-        x / 10.0 / expt10(ex0 - 1)
-    };
-    let mut d = 10.0f64;
-    let mut y = x;
-    let mut ex = ex0;
-    while y >= 1.0 {
-        y = x / d;
-        d *= 10.0;
-        ex += 1;
-    }
-    let mut m = 10.0f64;
-    let mut z = y;
-    while z < 0.1 {
-        z = y * m;
-        m *= 10.0;
-        ex -= 1;
-    }
-    (z, ex)
-}
-
-fn round_half_even(v: f64) -> i64 {
-    let r = v.round();
-    if (v - v.trunc()).abs() == 0.5 {
-        let t = v.trunc();
-        if (t as i64) % 2 == 0 { t as i64 } else { r as i64 }
-    } else {
-        r as i64
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn format_exp_aux(
-    out: &mut String,
-    number: Flo,
-    w: Option<i64>,
-    d: Option<i64>,
-    e: Option<i64>,
-    k: i64,
-    ovf: Option<char>,
-    pad: char,
-    marker: Option<char>,
-    atsign: bool,
-) {
-    if number.is_special() {
-        out.push_str(&number.print());
-        return;
-    }
-    let (num, expt) = if number.single {
-        let (n, ex) = scale_exponent(number.x.abs());
-        // Singles scale in double arithmetic, then come back to single precision.
-        (n as f32 as f64, ex)
-    } else {
-        scale_exponent(number.x.abs())
-    };
-    let num = number.with(num);
-    let k = if num.x == 1.0 { k - 1 } else { k };
-    let expt = expt - k;
-    let estr = expt.abs().to_string();
-    let elen = match e {
-        Some(e) => (estr.len() as i64).max(e),
-        None => estr.len() as i64,
-    };
-    let neg = number.x.is_sign_negative();
-    let mut spaceleft = w.map(|w| w - 2 - elen - if atsign || neg { 1 } else { 0 });
-    if let (Some(w), Some(o), Some(e)) = (w, ovf, e)
-        && elen > e
-    {
-        out.extend(std::iter::repeat_n(o, w.max(0) as usize));
-        return;
-    }
-    let fdig = d.map(|d| if k > 0 { d - k + 1 } else { d });
-    let fmin = if k < 0 { Some(1) } else { fdig };
-    let (fstr, flen, mut lpoint, mut tpoint, _) = flonum_to_string(num, spaceleft, fdig, Some(k), fmin);
-    if d == Some(0) {
-        tpoint = false;
-    }
-    if let Some(sl) = spaceleft.as_mut() {
-        *sl -= flen as i64;
-        if lpoint {
-            if *sl > 0 || tpoint {
-                *sl -= 1;
-            } else {
-                lpoint = false;
-            }
-        }
-        if tpoint && *sl <= 0 {
-            tpoint = false;
-        }
-    }
-    if let (Some(w), Some(sl), Some(o)) = (w, spaceleft, ovf)
-        && sl < 0
-    {
-        out.extend(std::iter::repeat_n(o, w.max(0) as usize));
-        return;
-    }
-    if let Some(sl) = spaceleft {
-        out.extend(std::iter::repeat_n(pad, sl.max(0) as usize));
-    }
-    if neg {
-        out.push('-');
-    } else if atsign {
-        out.push('+');
-    }
-    if lpoint {
-        out.push('0');
-    }
-    out.push_str(&fstr);
-    if tpoint {
-        out.push('0');
-    }
-    out.push(marker.unwrap_or(if number.single { 'f' } else { 'e' }));
-    out.push(if expt < 0 { '-' } else { '+' });
-    if let Some(e) = e {
-        out.extend(std::iter::repeat_n('0', (e - estr.len() as i64).max(0) as usize));
-    }
-    out.push_str(&estr);
-}
-
-#[allow(clippy::too_many_arguments)]
-fn format_general_aux(
-    out: &mut String,
-    number: Flo,
-    w: Option<i64>,
-    d: Option<i64>,
-    e: Option<i64>,
-    k: Option<i64>,
-    ovf: Option<char>,
-    pad: char,
-    marker: Option<char>,
-    atsign: bool,
-) {
-    if number.is_special() {
-        out.push_str(&number.print());
-        return;
-    }
-    let (_, n) = scale_exponent(number.x.abs());
-    let d = match d {
-        Some(d) => d,
-        None => {
-            let (_, len, _, _, _) = flonum_to_string(number.with(number.x.abs()), None, None, None, None);
-            let q = if len == 1 { 1 } else { len as i64 - 1 };
-            q.max(n.min(7))
-        }
-    };
-    let ee = e.map(|e| e + 2).unwrap_or(4);
-    let ww = w.map(|w| w - ee);
-    let dd = d - n;
-    if 0 <= dd && dd <= d {
-        let overflowed = format_fixed_aux(out, number, ww, Some(dd), None, ovf, pad, atsign);
-        let c = if overflowed { ovf.unwrap_or(' ') } else { ' ' };
-        out.extend(std::iter::repeat_n(c, ee.max(0) as usize));
-    } else {
-        format_exp_aux(out, number, w, Some(d), e, k.unwrap_or(1), ovf, pad, marker, atsign);
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn format_dollars(out: &mut String, number: Flo, d: i64, n: i64, w: i64, pad: char, colon: bool, atsign: bool) {
-    if number.is_special() {
-        out.push_str(&number.print());
-        return;
-    }
-    let signstr = if number.x.is_sign_negative() {
-        "-"
-    } else if atsign {
-        "+"
-    } else {
-        ""
-    };
-    let signlen = signstr.len() as i64;
-    let (s, _, _, _, pointplace) = flonum_to_string(number.with(number.x.abs()), None, Some(d), None, None);
-    let pointplace = pointplace as i64;
-    if colon {
-        out.push_str(signstr);
-    }
-    out.extend(std::iter::repeat_n(pad, (w - signlen - n.max(pointplace) - 1 - d).max(0) as usize));
-    if !colon {
-        out.push_str(signstr);
-    }
-    out.extend(std::iter::repeat_n('0', (n - pointplace).max(0) as usize));
-    out.push_str(&s);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fixed(x: f64, w: Option<i64>, d: Option<i64>) -> String {
-        let mut s = String::new();
-        format_fixed_aux(&mut s, Flo { x, single: false }, w, d, None, None, ' ', false);
-        s
-    }
-
-    #[test]
-    fn fixed_format_rounds_as_sbcl() {
-        assert_eq!(fixed(2.675, None, Some(2)), "2.67");
-        assert_eq!(fixed(0.125, None, Some(2)), "0.13");
-        assert_eq!(fixed(0.015, None, Some(2)), "0.01");
-        assert_eq!(fixed(2.5, None, Some(0)), "3.");
-        assert_eq!(fixed(1e20, None, None), "100000000000000000000.0");
-        assert_eq!(fixed(1e-5, None, None), "0.00001");
-        assert_eq!(fixed(5.43216, Some(8), None), " 5.43216");
-        assert_eq!(fixed(5.43216, Some(3), None), "5.4");
-        assert_eq!(fixed(0.0, None, Some(2)), "0.00");
-    }
-
-    #[test]
-    fn english_and_roman_numerals() {
-        assert_eq!(cardinal(&BigInt::from(1234567)).unwrap_or_default(),
-            "one million two hundred thirty-four thousand five hundred sixty-seven");
-        assert_eq!(ordinal(&BigInt::from(111)).unwrap_or_default(), "one hundred eleventh");
-        assert_eq!(roman(&BigInt::from(1994), false).unwrap_or_default(), "MCMXCIV");
-        assert_eq!(roman(&BigInt::from(1994), true).unwrap_or_default(), "MDCCCCLXXXXIIII");
-        assert!(roman(&BigInt::from(4000), false).is_err());
-    }
-
-    #[test]
-    fn malformed_directives_are_errors() {
-        for c in ["~", "~'", "~::a", "~@@a", "~1"] {
-            assert!(tokenize(c).is_err(), "{c:?} should be rejected");
-        }
-        assert!(find_close(&tokenize("~{~a~]").unwrap_or_default(), 0, '}').is_err());
-        assert!(find_close(&tokenize("~[a~;b").unwrap_or_default(), 0, ']').is_err());
-    }
-
-    /// Every error message a user can get from the engine, with a few
-    /// successful outputs around them, in one reviewed snapshot.
-    #[test]
-    fn messages_and_outputs_snapshot() {
-        gc_arena::arena::rootless_mutate(|mc| {
-            let pk = mprof_heap::alloc::packages(mc);
-            let pctx = PrintContext::new(&pk, pk.user, false);
-            let s = |t: &str| mprof_heap::alloc::string(mc, t);
-            let n = Value::Fixnum;
-            let cases: Vec<(&str, Vec<Value<'_>>)> = vec![
-                ("~a ~s ~5d|~:d", vec![s("x"), s("y"), n(42), n(1234567)]),
-                ("~{~a~^, ~}", vec![mprof_heap::alloc::list(mc, &[n(1), n(2), n(3)])]),
-                ("~r / ~:r / ~@r", vec![n(1234), n(42), n(1994)]),
-                ("~,2f ~e ~$", vec![n(3), n(5), n(7)]),
-                ("~a", vec![]),
-                ("~", vec![]),
-                ("~'", vec![]),
-                ("~::a", vec![n(1)]),
-                ("~:5a", vec![n(1)]),
-                ("~99999999999999999999a", vec![n(1)]),
-                ("~q", vec![]),
-                ("~{~a", vec![mprof_heap::alloc::list(mc, &[])]),
-                ("~a~}", vec![n(1)]),
-                ("~(~]", vec![]),
-                ("~;", vec![]),
-                ("~<~>", vec![]),
-                ("~<a~:>", vec![]),
-                ("~<a~:;b~>", vec![]),
-                ("~:^", vec![]),
-                ("~c", vec![n(65)]),
-                ("~[a~]", vec![s("x")]),
-                ("~'x[a~]", vec![]),
-                ("~:[a~]", vec![n(1)]),
-                ("~@[a~;b~]", vec![n(1)]),
-                ("~:@[a~]", vec![n(1)]),
-                ("~{~a~}", vec![n(5)]),
-                ("~{~}", vec![n(5), mprof_heap::alloc::list(mc, &[])]),
-                ("~'x{~a~}", vec![mprof_heap::alloc::list(mc, &[])]),
-                ("~?", vec![n(1)]),
-                ("~:?", vec![s("a"), mprof_heap::alloc::list(mc, &[])]),
-                ("~a~5@*", vec![n(1)]),
-                ("~:@*", vec![]),
-                ("~:p", vec![]),
-                ("~r", vec![s("x")]),
-                ("~1r", vec![n(1)]),
-                ("~@r", vec![n(0)]),
-                ("~:@r", vec![n(5000)]),
-                ("~,,,,0:d", vec![n(5)]),
-                ("~5,0a", vec![n(1)]),
-                ("~'xd", vec![n(1)]),
-                ("~5'xd", vec![n(1)]),
-                ("~3,4,5,6,7a", vec![n(1)]),
-                ("~va", vec![s("x"), n(1)]),
-                ("~:f ~:e ~:g", vec![n(1)]),
-                ("~*", vec![]),
-                ("~100000000%", vec![]),
-                ("~{x~}", vec![mprof_heap::alloc::list(mc, &[n(1)])]),
-                ("~<a~;b~;c~;d~:>", vec![mprof_heap::alloc::list(mc, &[])]),
-                ("~<~a~;b~:>", vec![mprof_heap::alloc::list(mc, &[n(1)])]),
-                ("~:<~a~^ ~a~:>", vec![mprof_heap::alloc::list(mc, &[n(1), n(2)])]),
-                ("~@<~a ~_~a~:>", vec![n(1), n(2)]),
-                ("~<~a~:>", vec![n(7)]),
-                ("~3_", vec![]),
-                ("~< ~W ~>", vec![n(1)]),
-            ];
-            let mut out = String::new();
-            for (control, args) in &cases {
-                let r = match format_to_string(&pctx, control, args) {
-                    Ok(t) => format!("ok    {t:?}"),
-                    Err(e) => format!("error {e}"),
-                };
-                out.push_str(&format!("{control:?} => {r}\n"));
-            }
-            insta::assert_snapshot!(out);
-        });
-    }
 }
 
