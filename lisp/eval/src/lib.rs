@@ -34,11 +34,11 @@ pub(crate) mod compiler;
 #[doc(hidden)]
 pub mod fuzzing;
 pub(crate) mod interp;
-pub(crate) mod lent_arena;
 pub(crate) mod profile;
 pub(crate) mod runtime;
 pub(crate) mod vm;
 
 pub use runtime::host::{Host, IoStats, Options, STDERR, STDIN, STDOUT};
-pub use interp::{DEBUGGER_ABORT, HostValue, Interpreter, LispError, exec_tables};
+pub use interp::{DEBUGGER_ABORT, Interpreter, LispError, exec_tables};
+pub use runtime::host_value::HostValue;
 pub use runtime::raise::ProfileKinds;

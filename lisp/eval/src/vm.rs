@@ -25,7 +25,7 @@ use mprof_engine::timing::TimeRecorder;
 use mprof_heap::value::{Function, Ptr, SYM_MACRO, Symbol};
 use mprof_heap::{Value, alloc};
 
-use crate::builtins::{self, Kind, Special};
+use crate::runtime::builtin::{self, BuiltinDef, Kind, Special};
 use crate::compiler::{self, CompileError};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::host::Host;
@@ -191,6 +191,9 @@ pub enum Step {
 #[derive(Collect)]
 #[collect(no_drop)]
 pub struct Vm<'gc> {
+    /// The builtins, by id (the builtins layer's table, handed in by the interpreter).
+    #[collect(require_static)]
+    builtins: &'static [BuiltinDef],
     pub stack: Vec<Value<'gc>>,
     pub frames: Vec<Frame<'gc>>,
     pub dyn_stack: Vec<DynEntry<'gc>>,
@@ -310,8 +313,9 @@ pub enum Kick<'gc> {
 type VResult<'gc> = Result<(), Raise<'gc>>;
 
 impl<'gc> Vm<'gc> {
-    pub fn new(frame_limit: usize) -> Self {
+    pub fn new(frame_limit: usize, builtins: &'static [BuiltinDef]) -> Self {
         Vm {
+            builtins,
             stack: Vec::with_capacity(1024),
             frames: Vec::with_capacity(256),
             dyn_stack: Vec::new(),
@@ -695,12 +699,12 @@ impl<'gc> Vm<'gc> {
         if self.builtin_prof_ids.len() <= i {
             self.builtin_prof_ids.resize(i + 1, 0);
         }
-        if builtins::table().get(i).is_some_and(|d| d.package == builtins::Pkg::Sys) {
+        if self.builtins.get(i).is_some_and(|d| d.package == builtin::Pkg::Sys) {
             self.builtin_prof_ids[i] = ((self.prof_generation as u64) << 32) | TRANSPARENT_ID;
             return None;
         }
         let (fid, cache) = crate::profile::function_id(self.builtin_prof_ids[i], || {
-            let name = builtins::table().get(i).map(|d| d.name).unwrap_or("?");
+            let name = self.builtins.get(i).map(|d| d.name).unwrap_or("?");
             mprof_engine::monitor::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
         });
         self.builtin_prof_ids[i] = cache;
@@ -1494,10 +1498,10 @@ impl<'gc> Vm<'gc> {
         nargs: usize,
         ret: usize,
     ) -> Result<bool, Raise<'gc>> {
-        let Some(def) = builtins::table().get(id as usize) else {
-            return self.call_native(env, id as usize - builtins::table().len(), base, nargs, ret);
+        let Some(def) = self.builtins.get(id as usize) else {
+            return self.call_native(env, id as usize - self.builtins.len(), base, nargs, ret);
         };
-        if nargs < def.min as usize || (def.max != builtins::MANY && nargs > def.max as usize) {
+        if nargs < def.min as usize || (def.max != builtin::MANY && nargs > def.max as usize) {
             return Err(Raise::program(format!("invalid number of arguments: {nargs} (in a call to {})", def.name)));
         }
         match def.kind {
@@ -1528,13 +1532,13 @@ impl<'gc> Vm<'gc> {
         nargs: usize,
         ret: usize,
     ) -> Result<bool, Raise<'gc>> {
-        let args: Vec<crate::HostValue> =
-            self.stack[base..base + nargs].iter().map(|v| crate::interp::to_host(env.world, *v, 0)).collect();
+        let args: Vec<crate::runtime::host_value::HostValue> =
+            self.stack[base..base + nargs].iter().map(|v| crate::runtime::host_value::to_host(env.world, *v, 0)).collect();
         let Some((name, f)) = env.host.natives.get_mut(index) else {
             return Err(Raise::error("internal error: unknown native function"));
         };
         let r = f(&args).map_err(|m| Raise::error(format!("{name}: {m}")))?;
-        let v = crate::interp::from_host(env.mc, env.world, &r);
+        let v = crate::runtime::host_value::from_host(env.mc, env.world, &r);
         self.stack.truncate(ret);
         self.stack.push(v);
         self.values_single = true;

@@ -23,7 +23,7 @@ use mprof_heap::spec::{self, Bits, ElementType, SpecArray, Store};
 use mprof_heap::value::{LString, LVector, Ptr};
 use mprof_heap::{Value, alloc};
 
-use super::{BuiltinDef, MANY, cl, sys};
+use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::raise::{LResult, Raise};
 use crate::runtime::arrays::{Arr, Elt, arr_arg, check_element, displaced_too_small};

@@ -13,7 +13,7 @@ use mprof_heap::spec::{self, Bits, Elem, ElementType, SpecArray, Store};
 use mprof_heap::value::Ptr;
 use mprof_heap::{Value, alloc};
 
-use super::{BuiltinDef, MANY, cl};
+use crate::runtime::builtin::{BuiltinDef, MANY, cl};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::raise::{LResult, Raise};
 use crate::runtime::arrays::displaced_too_small;

@@ -8,7 +8,7 @@
 
 use mprof_heap::{Value, alloc};
 
-use super::{BuiltinDef, MANY, cl, sys};
+use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
 use crate::runtime::ctx::{Ctx, string_designator};
 use crate::runtime::raise::{LResult, Raise};
 use crate::runtime::chars::{char_downcase, char_name_of, char_upcase, fold, graphic_char_p, lower_case_p, name_char_of, upper_case_p};

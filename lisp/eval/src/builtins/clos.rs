@@ -18,7 +18,7 @@
 use mprof_heap::value::{Ptr, Structure};
 use mprof_heap::{Value, alloc};
 
-use super::{BuiltinDef, sys};
+use crate::runtime::builtin::{BuiltinDef, sys};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::raise::{LResult, Raise};
 

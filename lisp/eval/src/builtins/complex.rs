@@ -16,7 +16,7 @@ use mprof_heap::value::Complex;
 use mprof_heap::{Value, alloc};
 
 use crate::runtime::numbers::{ArithError, Num, Op2, arith, arith_raise, equal_parts, num_arg, parts};
-use super::{BuiltinDef, cl};
+use crate::runtime::builtin::{BuiltinDef, cl};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::raise::{LResult, Raise};
 

@@ -6,7 +6,7 @@ use gc_arena::Gc;
 use mprof_heap::value::{SYM_CONSTANT, SYM_MACRO, SYM_SPECIAL, StructType};
 use mprof_heap::{Value, alloc};
 
-use super::{BuiltinDef, MANY, cl, sys};
+use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
 use crate::runtime::ctx::{Ctx, keyword_args, string_designator};
 use crate::runtime::raise::{LResult, Raise};
 

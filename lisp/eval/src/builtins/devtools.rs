@@ -16,7 +16,7 @@ use mprof_heap::code::Op;
 use mprof_heap::value::{Function, Ptr, Symbol};
 use mprof_heap::{Value, alloc};
 
-use super::{BuiltinDef, sys};
+use crate::runtime::builtin::{BuiltinDef, sys};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::raise::{LResult, Raise};
 

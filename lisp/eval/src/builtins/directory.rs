@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use mprof_heap::{Value, alloc};
 
-use super::{BuiltinDef, cl};
+use crate::runtime::builtin::{BuiltinDef, cl};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::raise::{LResult, Raise};
 

@@ -19,7 +19,7 @@
 use mprof_heap::value::{HashTable, HashTest, Ptr};
 use mprof_heap::{Value, alloc};
 
-use super::{BuiltinDef, MANY, cl, sys};
+use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::equal::{hash_key, same_key};
 use crate::runtime::raise::{LResult, Raise};

@@ -16,7 +16,7 @@ use gc_arena::Gc;
 use mprof_heap::value::Cons;
 use mprof_heap::{Value, alloc};
 
-use super::{BuiltinDef, MANY, cl, sys};
+use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::raise::{LResult, Raise};
 

@@ -25,7 +25,7 @@ use num_bigint::BigInt;
 use num_integer::{Integer, Roots};
 use num_traits::{FromPrimitive, One, Signed, ToPrimitive, Zero};
 
-use super::{BuiltinDef, MANY, cl, sys};
+use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::raise::{ErrorKind, LResult, Raise};
 use crate::runtime::numbers::{ArithError, Num, Op2, arith, arith_raise, check_float, compare, compound_type_error, decode_f64, float_arg, float_to_frac, integer_arg, integer_range_error, norm_big, norm_frac, num_arg, ratio_to_f64, real_arg, scale_f64, shown_operands};

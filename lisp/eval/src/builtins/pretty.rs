@@ -13,7 +13,7 @@ use mprof_heap::pretty::{Engine, IndentKind, NewlineKind, TabKind};
 use mprof_heap::value::StreamKind;
 use mprof_heap::{Value, alloc};
 
-use super::{BuiltinDef, cl, sys};
+use crate::runtime::builtin::{BuiltinDef, cl, sys};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::raise::{LResult, Raise};
 use crate::runtime::pretty_streams::{config, is_pretty, with_engine};

@@ -6,7 +6,7 @@
 use mprof_heap::{Value, alloc};
 use mprof_display::report::{ReportOptions, Tables};
 
-use super::{BuiltinDef, mprof, sys};
+use crate::runtime::builtin::{BuiltinDef, mprof, sys};
 use crate::runtime::ctx::{Ctx, string_designator};
 use crate::profile::{self, Mode};
 use crate::runtime::raise::{HostRequest, LResult, ProfileKinds, ProfileRequest, Raise};

@@ -19,7 +19,7 @@ use mprof_heap::value::{LString, Ptr};
 use mprof_heap::{Value, alloc};
 
 use super::lists::{Test, keys, nreverse_list_onto};
-use super::{BuiltinDef, MANY, cl, sys};
+use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::raise::{LResult, Raise};
 use crate::runtime::arrays::{displaced_too_small, element_type_value};

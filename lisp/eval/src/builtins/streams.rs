@@ -27,7 +27,7 @@ use gc_arena::RefLock;
 use mprof_heap::value::{Ptr, Stream, StreamKind};
 use mprof_heap::{Value, alloc};
 
-use super::{BuiltinDef, MANY, cl, sys};
+use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::host::{Channel, Host};
 use crate::runtime::raise::{ErrorKind, LResult, Raise};

@@ -12,7 +12,7 @@ use mprof_heap::{Value, alloc};
 
 use crate::runtime::chars::{char_downcase, char_upcase, fold};
 use crate::runtime::ctx::{Ctx, keyword_args, string_designator};
-use super::{BuiltinDef, MANY, cl, sys};
+use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
 use crate::runtime::raise::{LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];

@@ -11,7 +11,7 @@ use mprof_heap::value::{Package, Ptr, Symbol};
 use mprof_heap::{FindStatus, Value, alloc};
 
 use crate::runtime::ctx::{Ctx, keyword_args, string_designator};
-use super::{BuiltinDef, MANY, cl, sys};
+use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
 use crate::runtime::raise::{ErrorKind, LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
@@ -480,7 +480,8 @@ pub const BUILTINS: &[BuiltinDef] = &[
 mod tests {
     use mprof_heap::cl_symbols::{COMMON_LISP_SYMBOLS, is_common_lisp_symbol};
 
-    use crate::builtins::{Pkg, table};
+    use crate::builtins::table;
+    use crate::runtime::builtin::Pkg;
     use crate::runtime::host::Options;
     use crate::interp::Interpreter;
 

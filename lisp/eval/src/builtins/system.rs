@@ -13,7 +13,7 @@ use mprof_heap::{Value, alloc};
 use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 
-use super::{BuiltinDef, MANY, cl, ext, sys};
+use crate::runtime::builtin::{BuiltinDef, MANY, cl, ext, sys};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::raise::{HostRequest, LResult, Raise};
 

@@ -65,7 +65,7 @@ pub fn default_max_heap() -> usize {
 }
 
 /// A function the embedding host registered, callable from Lisp.
-pub type NativeFn = Box<dyn FnMut(&[crate::HostValue]) -> Result<crate::HostValue, String>>;
+pub type NativeFn = Box<dyn FnMut(&[crate::runtime::host_value::HostValue]) -> Result<crate::runtime::host_value::HostValue, String>>;
 
 /// What the interpreter reaches outside the heap: its streams, host functions, options,
 /// the interrupt flag, the program's arguments and I/O statistics.

@@ -23,3 +23,5 @@ pub(crate) mod numbers;
 pub(crate) mod arrays;
 pub(crate) mod chars;
 pub(crate) mod pretty_streams;
+pub(crate) mod builtin;
+pub(crate) mod host_value;

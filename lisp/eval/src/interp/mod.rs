@@ -9,16 +9,19 @@
 //! - requests that need the whole arena (a full collection for `room`,
 //!   `(gc)` and `mprof:report`) are carried out here, between slices.
 
+
+mod boot;
+mod lent_arena;
+
 use std::io::{BufRead, Write};
 use std::sync::atomic::Ordering;
 
-use gc_arena::{Collect, DynamicRootSet, Mutation};
-use mprof_heap::value::{SYM_SPECIAL, SYM_SPECIAL_OPERATOR, StreamKind};
+use gc_arena::DynamicRootSet;
 use mprof_heap::{Value, alloc};
 
-use crate::lent_arena::LentArena;
-use crate::builtins::{self, Pkg};
-use crate::runtime::host::{Host, Options, STDERR, STDIN, STDOUT};
+use self::lent_arena::{LentArena, Root};
+use crate::builtins;
+use crate::runtime::host::{Host, Options, STDOUT};
 use crate::runtime::raise::{HostRequest, ProfileKinds, ProfileRequest};
 use mprof_engine::timing::TimeRecorder;
 use mprof_engine::monitor::{MonitorOptions, Totals};
@@ -26,41 +29,11 @@ use mprof_display::report::ReportOptions;
 use crate::runtime::syms::Syms;
 use crate::vm::{Env, Step, Vm};
 use crate::runtime::world::{World, make_condition_types};
+use crate::runtime::host_value::{HostValue, from_host, print_context, to_host};
+use crate::interp::boot::{PRELUDE, init_world};
 
-#[derive(Collect)]
-#[collect(no_drop)]
-pub struct Root<'gc> {
-    pub world: World<'gc>,
-    pub vm: Vm<'gc>,
-    pub handles: DynamicRootSet<'gc>,
-}
 
 type LispArena = LentArena;
-
-/// A Lisp value converted for the host.
-#[derive(Clone, Debug, PartialEq)]
-pub enum HostValue {
-    /// NIL (also the empty list).
-    Nil,
-    /// T.
-    T,
-    /// A fixnum, or a bignum within the i64 range.
-    Integer(i64),
-    /// An integer outside the i64 range, in decimal.
-    BigInteger(String),
-    /// A double float.
-    Float(f64),
-    /// A character.
-    Char(char),
-    /// A string's characters.
-    String(String),
-    /// A symbol, printed as `prin1` would (qualified when not accessible).
-    Symbol(String),
-    /// A proper list, element by element.
-    List(Vec<HostValue>),
-    /// Anything else, printed as `prin1` would.
-    Other(String),
-}
 
 /// An error a Lisp program signalled and did not handle, or a failure of the driver.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,31 +77,6 @@ pub struct Interpreter {
     time_profile: Option<mprof_engine::exec::TimeProfile>,
 }
 
-const PRELUDE: &[(&str, &str)] = &[
-    ("prelude/base.lisp", include_str!("prelude/base.lisp")),
-    ("prelude/places.lisp", include_str!("prelude/places.lisp")),
-    ("prelude/conditions.lisp", include_str!("prelude/conditions.lisp")),
-    ("prelude/lists.lisp", include_str!("prelude/lists.lisp")),
-    ("prelude/numbers.lisp", include_str!("prelude/numbers.lisp")),
-    ("prelude/sequences.lisp", include_str!("prelude/sequences.lisp")),
-    ("prelude/strings.lisp", include_str!("prelude/strings.lisp")),
-    ("prelude/hash.lisp", include_str!("prelude/hash.lisp")),
-    ("prelude/io.lisp", include_str!("prelude/io.lisp")),
-    ("prelude/reader.lisp", include_str!("prelude/reader.lisp")),
-    ("prelude/pathnames.lisp", include_str!("prelude/pathnames.lisp")),
-    ("prelude/defstruct.lisp", include_str!("prelude/defstruct.lisp")),
-    ("prelude/loop.lisp", include_str!("prelude/loop.lisp")),
-    ("prelude/clos-classes.lisp", include_str!("prelude/clos-classes.lisp")),
-    ("prelude/clos-generic.lisp", include_str!("prelude/clos-generic.lisp")),
-    ("prelude/clos-standard.lisp", include_str!("prelude/clos-standard.lisp")),
-    ("prelude/debugger.lisp", include_str!("prelude/debugger.lisp")),
-    ("prelude/readtable.lisp", include_str!("prelude/readtable.lisp")),
-    ("prelude/mprof.lisp", include_str!("prelude/mprof.lisp")),
-    ("prelude/devtools.lisp", include_str!("prelude/devtools.lisp")),
-    ("prelude/pprint.lisp", include_str!("prelude/pprint.lisp")),
-    ("prelude/direct-macros.lisp", include_str!("prelude/direct-macros.lisp")),
-    ("prelude/compiler-macros.lisp", include_str!("prelude/compiler-macros.lisp")),
-];
 
 impl Interpreter {
     /// An interpreter writing to the process's standard output and error.
@@ -157,7 +105,7 @@ impl Interpreter {
             let conditions = make_condition_types(mc, &packages, type_key);
             let world = World { packages, syms, conditions, type_key };
             init_world(mc, &world);
-            Root { world, vm: Vm::new(frame_limit), handles: DynamicRootSet::new(mc) }
+            Root { world, vm: Vm::new(frame_limit, builtins::table()), handles: DynamicRootSet::new(mc) }
         });
         // Collect less eagerly than gc-arena's default (which restarts a cycle
         // after 256 new objects): short-lived garbage is swept in larger
@@ -818,133 +766,3 @@ pub fn exec_tables(
     text
 }
 
-fn print_context<'a, 'gc>(world: &'a World<'gc>, escape: bool) -> mprof_heap::printer::PrintContext<'a, 'gc> {
-    let current = match world.syms.package.value.get() {
-        Value::Package(p) => p,
-        _ => world.packages.user,
-    };
-    // Values handed to the host: circular data terminates.
-    mprof_heap::printer::PrintContext {
-        settings: mprof_heap::printer::Settings::safe(),
-        condition_report: Some(crate::runtime::conditions::static_report),
-        ..mprof_heap::printer::PrintContext::new(&world.packages, current, escape)
-    }
-}
-
-pub(crate) fn to_host<'gc>(world: &World<'gc>, v: Value<'gc>, depth: usize) -> HostValue {
-    let pctx = print_context(world, true);
-    match v {
-        Value::Nil => HostValue::Nil,
-        Value::Symbol(s) if gc_arena::Gc::ptr_eq(s, world.packages.t) => HostValue::T,
-        Value::Fixnum(i) => HostValue::Integer(i),
-        Value::BigInt(b) => HostValue::BigInteger(b.0.to_string()),
-        Value::Float(f) => HostValue::Float(f.val),
-        Value::Char(c) => HostValue::Char(c),
-        Value::String(s) => HostValue::String(s.borrow().to_rust_string()),
-        Value::Symbol(_) => HostValue::Symbol(mprof_heap::printer::print_to_string(v, &pctx)),
-        Value::Cons(_) if depth < 1000 => match alloc::list_to_vec(v) {
-            Some(items) => HostValue::List(items.into_iter().map(|x| to_host(world, x, depth + 1)).collect()),
-            None => HostValue::Other(mprof_heap::printer::print_to_string(v, &pctx)),
-        },
-        other => HostValue::Other(mprof_heap::printer::print_to_string(other, &pctx)),
-    }
-}
-
-pub(crate) fn from_host<'gc>(mc: &Mutation<'gc>, world: &World<'gc>, v: &HostValue) -> Value<'gc> {
-    match v {
-        HostValue::Nil => Value::Nil,
-        HostValue::T => world.t(),
-        HostValue::Integer(i) => Value::Fixnum(*i),
-        HostValue::BigInteger(s) => s.parse::<num_bigint::BigInt>().map(|b| alloc::integer(mc, b)).unwrap_or(Value::Nil),
-        HostValue::Float(x) => alloc::float(mc, *x),
-        HostValue::Char(c) => Value::Char(*c),
-        HostValue::String(s) => alloc::string(mc, s),
-        HostValue::Symbol(name) | HostValue::Other(name) => match mprof_reader::read_one(name, 0, &Default::default()) {
-            Ok(Some((d, _))) => mprof_heap::datum::datum_to_value(mc, &world.packages, world.packages.user, &d).unwrap_or(Value::Nil),
-            _ => Value::Nil,
-        },
-        HostValue::List(items) => {
-            let vals: Vec<Value<'gc>> = items.iter().map(|x| from_host(mc, world, x)).collect();
-            alloc::list(mc, &vals)
-        }
-    }
-}
-
-const SPECIAL_OPERATORS: &[&str] = &[
-    "QUOTE", "FUNCTION", "IF", "PROGN", "LET", "LET*", "SETQ", "FLET", "LABELS", "MACROLET",
-    "SYMBOL-MACROLET", "BLOCK", "RETURN-FROM", "TAGBODY", "GO", "CATCH", "THROW", "UNWIND-PROTECT",
-    "MULTIPLE-VALUE-CALL", "MULTIPLE-VALUE-PROG1", "THE", "LOCALLY", "EVAL-WHEN", "LOAD-TIME-VALUE", "PROGV",
-];
-
-/// Install builtins, special operators, standard variables and streams.
-fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
-    let p = &world.packages;
-    for (id, def) in builtins::table().iter().enumerate() {
-        let package = match def.package {
-            Pkg::Cl => p.common_lisp,
-            Pkg::Sys => p.system,
-            Pkg::Ext => p.extensions,
-            Pkg::Mprof => p.mprof,
-        };
-        let name = p.intern_external(mc, package, def.name);
-        if let Value::Symbol(s) = name {
-            let f = alloc::builtin(mc, name, id as u32);
-            alloc::symbol_set_function(mc, s, f);
-        }
-    }
-    for name in SPECIAL_OPERATORS {
-        if let Value::Symbol(s) = p.intern_external(mc, p.common_lisp, name) {
-            s.set_flag(SYM_SPECIAL_OPERATOR, true);
-        }
-    }
-    let set_special = |s: mprof_heap::value::Ptr<'gc, mprof_heap::value::Symbol<'gc>>, v: Value<'gc>| {
-        s.set_flag(SYM_SPECIAL, true);
-        alloc::symbol_set_value(mc, s, v);
-    };
-    let syms = &world.syms;
-    let out = alloc::stream(mc, "*STANDARD-OUTPUT*", StreamKind::Host { channel: STDOUT, input: false, output: true });
-    let err = alloc::stream(mc, "*ERROR-OUTPUT*", StreamKind::Host { channel: STDERR, input: false, output: true });
-    let inp = alloc::stream(mc, "*STANDARD-INPUT*", StreamKind::Host { channel: STDIN, input: true, output: false });
-    set_special(syms.standard_output, out);
-    set_special(syms.error_output, err);
-    set_special(syms.trace_output, out);
-    // The terminal is one stream both ways (reads standard input, writes
-    // standard output); *query-io* and *debug-io* are the terminal too.
-    let terminal = alloc::stream(mc, "*TERMINAL-IO*", StreamKind::Host { channel: STDOUT, input: true, output: true });
-    set_special(syms.terminal_io, terminal);
-    for name in ["*QUERY-IO*", "*DEBUG-IO*"] {
-        if let Value::Symbol(s) = p.intern_external(mc, p.common_lisp, name) {
-            set_special(s, terminal);
-        }
-    }
-    set_special(syms.standard_input, inp);
-    set_special(syms.package, Value::Package(p.user));
-    let features = [p.keyword(mc, "MPROF-LISP"), p.keyword(mc, "COMMON-LISP"), p.keyword(mc, "ANSI-CL")];
-    set_special(syms.features, alloc::list(mc, &features));
-    set_special(syms.star, Value::Nil);
-    set_special(syms.star2, Value::Nil);
-    set_special(syms.star3, Value::Nil);
-    set_special(syms.handler_clusters, Value::Nil);
-    set_special(syms.print_escape, world.t());
-    set_special(syms.print_readably, Value::Nil);
-    // *print-pretty* starts NIL, as the test programs' SBCL runs set it (SBCL's own default is T).
-    for s in [
-        syms.print_circle,
-        syms.print_length,
-        syms.print_level,
-        syms.print_lines,
-        syms.print_right_margin,
-        syms.print_radix,
-        syms.print_pretty,
-        syms.print_miser_width,
-        syms.pretty_targets,
-        syms.circle_table,
-    ] {
-        set_special(s, Value::Nil);
-    }
-    set_special(syms.print_base, Value::Fixnum(10));
-    set_special(syms.print_current_level, Value::Fixnum(0));
-    set_special(syms.print_case, p.keyword(mc, "UPCASE"));
-    set_special(syms.print_array, world.t());
-    set_special(syms.print_gensym, world.t());
-}

@@ -13,11 +13,21 @@
 //!   or configures the profiler from the interpreter's side does it inside
 //!   [`LentArena::lend`].
 
-use gc_arena::{Arena, Mutation, Rootable, metrics::Metrics};
+use gc_arena::{Arena, Collect, DynamicRootSet, Mutation, Rootable, metrics::Metrics};
 use mprof_heap::ThreadHeapState;
 
-use crate::interp::Root;
+use crate::runtime::world::World;
+use crate::vm::Vm;
 use crate::profile::ProfState;
+
+/// What the arena holds: the world, the VM, and the values the host keeps.
+#[derive(Collect)]
+#[collect(no_drop)]
+pub struct Root<'gc> {
+    pub world: World<'gc>,
+    pub vm: Vm<'gc>,
+    pub handles: DynamicRootSet<'gc>,
+}
 
 type RootArena = Arena<Rootable![Root<'_>]>;
 

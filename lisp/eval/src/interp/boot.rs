@@ -1,0 +1,118 @@
+//! What a new interpreter starts with: the builtins interned as functions,
+//! the special operators flagged, the standard variables and streams bound,
+//! and the prelude (the Lisp library) it then compiles.
+
+use gc_arena::Mutation;
+use mprof_heap::value::{SYM_SPECIAL, SYM_SPECIAL_OPERATOR, StreamKind};
+use mprof_heap::{Value, alloc};
+
+use crate::builtins;
+use crate::runtime::builtin::Pkg;
+use crate::runtime::host::{STDERR, STDIN, STDOUT};
+use crate::runtime::world::World;
+
+/// The Lisp library compiled at start-up, in load order.
+pub(super) const PRELUDE: &[(&str, &str)] = &[
+    ("prelude/base.lisp", include_str!("../prelude/base.lisp")),
+    ("prelude/places.lisp", include_str!("../prelude/places.lisp")),
+    ("prelude/conditions.lisp", include_str!("../prelude/conditions.lisp")),
+    ("prelude/lists.lisp", include_str!("../prelude/lists.lisp")),
+    ("prelude/numbers.lisp", include_str!("../prelude/numbers.lisp")),
+    ("prelude/sequences.lisp", include_str!("../prelude/sequences.lisp")),
+    ("prelude/strings.lisp", include_str!("../prelude/strings.lisp")),
+    ("prelude/hash.lisp", include_str!("../prelude/hash.lisp")),
+    ("prelude/io.lisp", include_str!("../prelude/io.lisp")),
+    ("prelude/reader.lisp", include_str!("../prelude/reader.lisp")),
+    ("prelude/pathnames.lisp", include_str!("../prelude/pathnames.lisp")),
+    ("prelude/defstruct.lisp", include_str!("../prelude/defstruct.lisp")),
+    ("prelude/loop.lisp", include_str!("../prelude/loop.lisp")),
+    ("prelude/clos-classes.lisp", include_str!("../prelude/clos-classes.lisp")),
+    ("prelude/clos-generic.lisp", include_str!("../prelude/clos-generic.lisp")),
+    ("prelude/clos-standard.lisp", include_str!("../prelude/clos-standard.lisp")),
+    ("prelude/debugger.lisp", include_str!("../prelude/debugger.lisp")),
+    ("prelude/readtable.lisp", include_str!("../prelude/readtable.lisp")),
+    ("prelude/mprof.lisp", include_str!("../prelude/mprof.lisp")),
+    ("prelude/devtools.lisp", include_str!("../prelude/devtools.lisp")),
+    ("prelude/pprint.lisp", include_str!("../prelude/pprint.lisp")),
+    ("prelude/direct-macros.lisp", include_str!("../prelude/direct-macros.lisp")),
+    ("prelude/compiler-macros.lisp", include_str!("../prelude/compiler-macros.lisp")),
+];
+
+const SPECIAL_OPERATORS: &[&str] = &[
+    "QUOTE", "FUNCTION", "IF", "PROGN", "LET", "LET*", "SETQ", "FLET", "LABELS", "MACROLET",
+    "SYMBOL-MACROLET", "BLOCK", "RETURN-FROM", "TAGBODY", "GO", "CATCH", "THROW", "UNWIND-PROTECT",
+    "MULTIPLE-VALUE-CALL", "MULTIPLE-VALUE-PROG1", "THE", "LOCALLY", "EVAL-WHEN", "LOAD-TIME-VALUE", "PROGV",
+];
+
+/// Install builtins, special operators, standard variables and streams.
+pub(super) fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
+    let p = &world.packages;
+    for (id, def) in builtins::table().iter().enumerate() {
+        let package = match def.package {
+            Pkg::Cl => p.common_lisp,
+            Pkg::Sys => p.system,
+            Pkg::Ext => p.extensions,
+            Pkg::Mprof => p.mprof,
+        };
+        let name = p.intern_external(mc, package, def.name);
+        if let Value::Symbol(s) = name {
+            let f = alloc::builtin(mc, name, id as u32);
+            alloc::symbol_set_function(mc, s, f);
+        }
+    }
+    for name in SPECIAL_OPERATORS {
+        if let Value::Symbol(s) = p.intern_external(mc, p.common_lisp, name) {
+            s.set_flag(SYM_SPECIAL_OPERATOR, true);
+        }
+    }
+    let set_special = |s: mprof_heap::value::Ptr<'gc, mprof_heap::value::Symbol<'gc>>, v: Value<'gc>| {
+        s.set_flag(SYM_SPECIAL, true);
+        alloc::symbol_set_value(mc, s, v);
+    };
+    let syms = &world.syms;
+    let out = alloc::stream(mc, "*STANDARD-OUTPUT*", StreamKind::Host { channel: STDOUT, input: false, output: true });
+    let err = alloc::stream(mc, "*ERROR-OUTPUT*", StreamKind::Host { channel: STDERR, input: false, output: true });
+    let inp = alloc::stream(mc, "*STANDARD-INPUT*", StreamKind::Host { channel: STDIN, input: true, output: false });
+    set_special(syms.standard_output, out);
+    set_special(syms.error_output, err);
+    set_special(syms.trace_output, out);
+    // The terminal is one stream both ways (reads standard input, writes
+    // standard output); *query-io* and *debug-io* are the terminal too.
+    let terminal = alloc::stream(mc, "*TERMINAL-IO*", StreamKind::Host { channel: STDOUT, input: true, output: true });
+    set_special(syms.terminal_io, terminal);
+    for name in ["*QUERY-IO*", "*DEBUG-IO*"] {
+        if let Value::Symbol(s) = p.intern_external(mc, p.common_lisp, name) {
+            set_special(s, terminal);
+        }
+    }
+    set_special(syms.standard_input, inp);
+    set_special(syms.package, Value::Package(p.user));
+    let features = [p.keyword(mc, "MPROF-LISP"), p.keyword(mc, "COMMON-LISP"), p.keyword(mc, "ANSI-CL")];
+    set_special(syms.features, alloc::list(mc, &features));
+    set_special(syms.star, Value::Nil);
+    set_special(syms.star2, Value::Nil);
+    set_special(syms.star3, Value::Nil);
+    set_special(syms.handler_clusters, Value::Nil);
+    set_special(syms.print_escape, world.t());
+    set_special(syms.print_readably, Value::Nil);
+    // *print-pretty* starts NIL, as the test programs' SBCL runs set it (SBCL's own default is T).
+    for s in [
+        syms.print_circle,
+        syms.print_length,
+        syms.print_level,
+        syms.print_lines,
+        syms.print_right_margin,
+        syms.print_radix,
+        syms.print_pretty,
+        syms.print_miser_width,
+        syms.pretty_targets,
+        syms.circle_table,
+    ] {
+        set_special(s, Value::Nil);
+    }
+    set_special(syms.print_base, Value::Fixnum(10));
+    set_special(syms.print_current_level, Value::Fixnum(0));
+    set_special(syms.print_case, p.keyword(mc, "UPCASE"));
+    set_special(syms.print_array, world.t());
+    set_special(syms.print_gensym, world.t());
+}
