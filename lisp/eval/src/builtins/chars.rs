@@ -15,7 +15,6 @@ use crate::runtime::chars::{char_downcase, char_name_of, char_upcase, fold, grap
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
-
 fn char_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<char, Raise<'gc>> {
     match v {
         Value::Char(c) => Ok(c),

@@ -22,7 +22,6 @@ use crate::runtime::raise::{LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
-
 fn parts_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<(Num, Num), Raise<'gc>> {
     parts(v).ok_or_else(|| ctx.type_error(v, "NUMBER"))
 }
@@ -87,7 +86,6 @@ pub fn fold<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, o: Op2, name: &str, u
     Ok(make(ctx, acc.0, acc.1))
 }
 
-
 /// `=` and `/=` when some argument is complex: every pair of arguments
 /// (adjacent ones for `=`, all pairs for `/=`).
 pub fn num_eq<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, all_different: bool) -> LResult<'gc> {
@@ -99,7 +97,6 @@ pub fn num_eq<'gc>(ctx: &mut Ctx<'_, 'gc>, args: A<'_, 'gc>, all_different: bool
     };
     Ok(ctx.bool(ok))
 }
-
 
 fn to_c64(z: &(Num, Num)) -> (f64, f64) {
     (z.0.to_f64(), z.1.to_f64())

@@ -212,7 +212,7 @@ fn fdefinition<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// special operator is fbound, and the standard leaves what this returns for
 /// one to the implementation: here, its name.
 fn global_function<'gc>(name: Value<'gc>) -> LResult<'gc> {
-    match crate::vm::function_of(name) {
+    match crate::runtime::world::function_of(name) {
         Some(f) => Ok(f),
         None => match name {
             Value::Symbol(s) if s.has_flag(SYM_MACRO) => Ok(s.function.get()),
@@ -734,7 +734,6 @@ fn values_list<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 fn get_internal_real_time<'gc>(ctx: &mut Ctx<'_, 'gc>, _a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(Value::Fixnum(ctx.host.start.elapsed().as_micros() as i64))
 }
-
 
 fn find_package_or_die<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let name = string_designator(ctx, a[0])?;

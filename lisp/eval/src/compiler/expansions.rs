@@ -14,7 +14,6 @@
 //!
 //! Tests: `tests` below; the compile benchmarks in bench/compile.
 
-
 use gc_arena::Collect;
 use mprof_heap::Value;
 

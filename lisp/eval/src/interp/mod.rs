@@ -9,7 +9,6 @@
 //! - requests that need the whole arena (a full collection for `room`,
 //!   `(gc)` and `mprof:report`) are carried out here, between slices.
 
-
 mod boot;
 mod lent_arena;
 
@@ -31,7 +30,6 @@ use crate::vm::{Env, Step, Vm};
 use crate::runtime::world::{World, make_condition_types};
 use crate::runtime::host_value::{HostValue, from_host, print_context, to_host};
 use crate::interp::boot::{PRELUDE, init_world};
-
 
 type LispArena = LentArena;
 
@@ -76,7 +74,6 @@ pub struct Interpreter {
     /// The time profile of the last timed run, once timing stopped.
     time_profile: Option<mprof_engine::exec::TimeProfile>,
 }
-
 
 impl Interpreter {
     /// An interpreter writing to the process's standard output and error.
@@ -179,7 +176,7 @@ impl Interpreter {
             vals.insert(0, Value::bool(newline, root.world.t()));
             let p = &root.world.packages;
             let name = p.intern(mc, p.system, "%PRINT-VALUES");
-            if let Some(f) = crate::vm::function_of(name) {
+            if let Some(f) = crate::runtime::world::function_of(name) {
                 root.vm.start_call(mc, f, &vals);
             }
         });
@@ -250,7 +247,7 @@ impl Interpreter {
                 Ok(Some((d, _))) => mprof_heap::datum::datum_to_value(mc, &world.packages, world.packages.user, &d).ok(),
                 _ => None,
             };
-            let Some(f) = f.and_then(crate::vm::function_of) else {
+            let Some(f) = f.and_then(crate::runtime::world::function_of) else {
                 return false;
             };
             let args: Vec<Value<'_>> = args.iter().map(|a| from_host(mc, world, a)).collect();
@@ -662,7 +659,7 @@ impl Interpreter {
         let ok = self.arena.mutate_root(|mc, root| {
             let c = root.vm.result;
             let f = root.world.intern_sys(mc, "%REPORT-STRING");
-            match crate::vm::function_of(f) {
+            match crate::runtime::world::function_of(f) {
                 Some(f) => {
                     root.vm.start_call(mc, f, &[c]);
                     true

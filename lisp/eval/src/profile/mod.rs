@@ -41,7 +41,6 @@
 //!   is not counted: a reset profile never shows frees of objects it did not
 //!   see allocated, and header totals and tables agree.
 
-
 pub(crate) mod counting;
 
 use std::cell::{Cell, RefCell};

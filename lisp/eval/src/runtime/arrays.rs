@@ -300,7 +300,6 @@ pub(crate) fn arr_of(v: Value<'_>) -> Option<Arr<'_>> {
     })
 }
 
-
 /// The upgraded element type as `array-element-type` names it.
 pub(crate) fn element_type_value<'gc>(ctx: &Ctx<'_, 'gc>, e: ElementType) -> Value<'gc> {
     Elt::of_heap(e).type_value(ctx)

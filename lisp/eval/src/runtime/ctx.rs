@@ -237,7 +237,6 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
     }
 }
 
-
 /// Decided text a pretty stream keeps before handing it to its target.
 const PRETTY_FLUSH_BYTES: usize = 4096;
 

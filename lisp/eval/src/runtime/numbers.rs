@@ -508,7 +508,6 @@ pub(crate) fn shown_operands<'gc>(ctx: &Ctx<'_, 'gc>, a: &Num, b: &Num) -> Vec<V
         .collect()
 }
 
-
 /// The real and imaginary parts of any number (a real's imaginary part is an exact 0).
 pub(crate) fn parts(v: Value<'_>) -> Option<(Num, Num)> {
     match v {

@@ -6,7 +6,7 @@
 //! mutable parts (packages, symbol cells) change through write barriers.
 
 use gc_arena::{Collect, Mutation};
-use mprof_heap::value::{Ptr, StructType, Symbol, Value};
+use mprof_heap::value::{Ptr, SYM_MACRO, StructType, Symbol, Value};
 use mprof_heap::{Packages, alloc};
 
 use crate::runtime::syms::Syms;
@@ -260,5 +260,23 @@ pub fn make_condition_types<'gc>(
         stack_exhausted,
         simple_storage_condition,
         interactive_interrupt,
+    }
+}
+
+/// The global function named by `name` (a symbol or `(setf symbol)`), if defined.
+pub(crate) fn function_of<'gc>(name: Value<'gc>) -> Option<Value<'gc>> {
+    match name {
+        Value::Symbol(s) => {
+            let f = s.function.get();
+            if matches!(f, Value::Unbound) || s.has_flag(SYM_MACRO) { None } else { Some(f) }
+        }
+        Value::Cons(_) => match alloc::car(alloc::cdr(name)) {
+            Value::Symbol(s) => {
+                let f = s.setf_function.get();
+                if matches!(f, Value::Unbound) { None } else { Some(f) }
+            }
+            _ => None,
+        },
+        _ => None,
     }
 }

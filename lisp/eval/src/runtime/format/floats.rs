@@ -6,7 +6,6 @@ use mprof_heap::Value;
 use num_bigint::BigInt;
 use num_traits::{One, ToPrimitive, Zero};
 
-
 /// A float to print, with its format: doubles, or singles (what rationals
 /// become under ~F ~E ~G ~$, as in SBCL).
 #[derive(Clone, Copy, Debug)]

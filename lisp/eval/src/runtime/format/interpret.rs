@@ -11,7 +11,6 @@ use crate::runtime::format::{BLOCK_EXIT, Directive, Formatted, HEAP_EXHAUSTED, M
 use crate::runtime::format::floats::{format_dollars, format_exp_aux, format_fixed_aux, format_general_aux, to_float};
 use crate::runtime::format::words::{cardinal, ordinal, roman};
 
-
 /// The argument list a directive list consumes, with a cursor (for `~*`).
 pub(super) struct Args<'gc> {
     items: Vec<Value<'gc>>,
