@@ -21,6 +21,7 @@ pub mod core;
 pub mod devtools;
 pub mod directory;
 pub mod hash;
+pub mod integers;
 pub mod lists;
 pub mod numbers;
 pub mod pretty;
@@ -69,6 +70,7 @@ pub fn table() -> &'static [BuiltinDef] {
         t.extend_from_slice(SPECIALS);
         t.extend_from_slice(core::BUILTINS);
         t.extend_from_slice(numbers::BUILTINS);
+        t.extend_from_slice(integers::BUILTINS);
         t.extend_from_slice(complex::BUILTINS);
         t.extend_from_slice(lists::BUILTINS);
         t.extend_from_slice(sequences::BUILTINS);

@@ -528,3 +528,6 @@ pub(crate) fn equal_parts(x: &(Num, Num), y: &(Num, Num)) -> bool {
 pub(crate) fn complex_numbers_equal(a: Value<'_>, b: Value<'_>) -> Option<bool> {
     Some(equal_parts(&parts(a)?, &parts(b)?))
 }
+
+/// Exponents whose result would take more bits than this are refused.
+pub(crate) const MAX_RESULT_BITS: u64 = 1 << 28;
