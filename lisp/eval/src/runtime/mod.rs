@@ -5,23 +5,25 @@
 //!
 //! Invariant: nothing here imports the compiler, the VM, the builtins or the
 //! interpreter driver (`tests/layers.rs`); they all build on this layer.
-pub(crate) mod raise;
-pub(crate) mod syms;
-pub(crate) mod world;
-pub(crate) mod cycle;
-pub(crate) mod tree_walk;
-pub(crate) mod ctx;
-pub(crate) mod host;
-pub(crate) mod conditions;
-pub(crate) mod equal;
-pub(crate) mod types;
-pub(crate) mod printing;
-pub(crate) mod format;
-pub(crate) mod labels;
-pub(crate) mod read_time;
-pub(crate) mod numbers;
+
 pub(crate) mod arrays;
-pub(crate) mod chars;
-pub(crate) mod pretty_streams;
 pub(crate) mod builtin;
+pub(crate) mod chars;
+pub(crate) mod conditions;
+pub(crate) mod ctx;
+pub(crate) mod cycle;
+pub(crate) mod equal;
+pub(crate) mod format;
+pub(crate) mod format_function;
+pub(crate) mod host;
 pub(crate) mod host_value;
+pub(crate) mod labels;
+pub(crate) mod numbers;
+pub(crate) mod pretty_streams;
+pub(crate) mod printing;
+pub(crate) mod raise;
+pub(crate) mod read_time;
+pub(crate) mod syms;
+pub(crate) mod tree_walk;
+pub(crate) mod types;
+pub(crate) mod world;

@@ -111,7 +111,7 @@ impl<'gc> Vm<'gc> {
         };
         let r = {
             let mut ctx = Ctx { mc: env.mc, world: env.world, host: env.host, values: &mut self.values, multiple: false };
-            crate::runtime::format::function::format_run(&mut ctx, &args, &lisp_printed)?
+            crate::runtime::format_function::format_run(&mut ctx, &args, &lisp_printed)?
         };
         if let Some(v) = r {
             self.stack.push(v);

@@ -19,7 +19,6 @@
 //! SBCL's floating-point `scale-exponent` for `~E`), so rounding matches.
 
 mod floats;
-pub(crate) mod function;
 mod interpret;
 #[cfg(test)]
 mod tests;
