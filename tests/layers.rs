@@ -6,7 +6,8 @@
 //! `interp/` (the driver and the embedding API), and the crate root
 //! (`lib.rs`, `fuzzing.rs`). Inline test modules (`#[cfg(test)]` to the end of
 //! a file) may reach up: they drive the whole interpreter. Also: no source file
-//! of the workspace passes 1,500 lines, so no file is a room of many jobs.
+//! of the workspace passes 1,500 lines, so no file is a room of many jobs, and
+//! an object's profile category is decided by its kind in one place.
 
 use std::path::{Path, PathBuf};
 
@@ -119,4 +120,27 @@ fn no_source_file_passes_1500_lines() {
         })
         .collect();
     assert!(long.is_empty(), "files to split by job: {long:?}");
+}
+
+#[test]
+fn categories_are_decided_in_one_place() {
+    // An object's profile category follows from its kind, in lisp/heap/src/kind.rs only.
+    let root = workspace();
+    let mut files = Vec::new();
+    for dir in ["lisp/heap/src", "lisp/eval/src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let decider = root.join("lisp/heap/src/kind.rs");
+    let variants = ["Category::Cons", "Category::Float", "Category::StructureVector", "Category::Other"];
+    let decider_text = std::fs::read_to_string(&decider).unwrap_or_default();
+    assert!(variants.iter().all(|v| decider_text.contains(v)), "kind.rs must name every category");
+    let elsewhere: Vec<String> = files
+        .iter()
+        .filter(|f| **f != decider)
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            variants.iter().any(|v| text.contains(v)).then(|| f.display().to_string())
+        })
+        .collect();
+    assert!(elsewhere.is_empty(), "categories decided outside kind.rs: {elsewhere:?}");
 }

@@ -13,7 +13,8 @@ use num_traits::{One, Signed, ToPrimitive, Zero};
 
 use crate::code::Proto;
 use crate::footprint::{Footprint, Resizing, SymbolsResizing};
-use crate::object::{Category, Obj, alloc_cons, alloc_object};
+use crate::kind::Kind;
+use crate::object::{Obj, alloc_cons, alloc_object};
 use crate::spec::{Bits, ElementType, SpecArray, Store};
 use crate::value::*;
 
@@ -23,13 +24,13 @@ pub fn cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> Value<
 }
 
 pub fn float<'gc>(mc: &Mutation<'gc>, x: f64) -> Value<'gc> {
-    Value::Float(alloc_object(mc, Category::Float, "double-float", 0, x))
+    Value::Float(alloc_object(mc, Kind::Float, "double-float", 0, x))
 }
 
 /// Allocate an object that owns a growable buffer, at its real size.
 fn sized<'gc, T: Footprint + gc_arena::Collect<'gc> + 'gc>(mc: &Mutation<'gc>, val: T) -> Ptr<'gc, RefLock<T>> {
     let (name, owned) = (val.type_name(), val.owned_bytes());
-    alloc_object(mc, T::CATEGORY, name, owned, RefLock::new(val))
+    alloc_object(mc, T::KIND, name, owned, RefLock::new(val))
 }
 
 pub fn string_from_chars<'gc>(mc: &Mutation<'gc>, s: LString) -> Value<'gc> {
@@ -88,7 +89,7 @@ pub fn complex<'gc>(mc: &Mutation<'gc>, c: Complex<'gc>) -> Value<'gc> {
     if let Complex::Rational(re, Value::Fixnum(0)) = c {
         return re;
     }
-    Value::Complex(alloc_object(mc, Category::Other, "complex", 0, c))
+    Value::Complex(alloc_object(mc, Kind::Complex, "complex", 0, c))
 }
 
 /// An integer: a fixnum when it fits in an i64, else a bignum.
@@ -97,7 +98,7 @@ pub fn integer<'gc>(mc: &Mutation<'gc>, n: BigInt) -> Value<'gc> {
         Some(i) => Value::Fixnum(i),
         None => {
             let extra = (n.bits() as usize).div_ceil(64) * 8;
-            Value::BigInt(alloc_object(mc, Category::Other, "bignum", extra, Big(n)))
+            Value::BigInt(alloc_object(mc, Kind::Bignum, "bignum", extra, Big(n)))
         }
     }
 }
@@ -119,13 +120,13 @@ pub fn rational<'gc>(mc: &Mutation<'gc>, num: BigInt, den: BigInt) -> Value<'gc>
         return integer(mc, num);
     }
     let extra = ((num.bits() + den.bits()) as usize).div_ceil(64) * 8;
-    Value::Ratio(alloc_object(mc, Category::Other, "ratio", extra, Ratio { num, den }))
+    Value::Ratio(alloc_object(mc, Kind::Ratio, "ratio", extra, Ratio { num, den }))
 }
 
 pub fn make_symbol<'gc>(mc: &Mutation<'gc>, name: &str) -> Ptr<'gc, Symbol<'gc>> {
     alloc_object(
         mc,
-        Category::Other,
+        Kind::Symbol,
         "symbol",
         name.len(),
         Symbol {
@@ -148,7 +149,7 @@ pub fn closure<'gc>(
     let extra = captured.len() * std::mem::size_of::<Value>();
     Value::Function(alloc_object(
         mc,
-        Category::Other,
+        Kind::Function,
         "function",
         extra,
         Function::Closure(Closure { proto, captured }),
@@ -156,17 +157,17 @@ pub fn closure<'gc>(
 }
 
 pub fn builtin<'gc>(mc: &Mutation<'gc>, name: Value<'gc>, id: u32) -> Value<'gc> {
-    Value::Function(alloc_object(mc, Category::Other, "function", 0, Function::Builtin(Builtin { name, id })))
+    Value::Function(alloc_object(mc, Kind::Function, "function", 0, Function::Builtin(Builtin { name, id })))
 }
 
 pub fn proto<'gc>(mc: &Mutation<'gc>, p: Proto<'gc>) -> Ptr<'gc, Proto<'gc>> {
     let extra = p.code.len() * std::mem::size_of::<crate::code::Op>()
         + p.consts.len() * std::mem::size_of::<Value>();
-    alloc_object(mc, Category::Other, "code", extra, p)
+    alloc_object(mc, Kind::Code, "code", extra, p)
 }
 
 pub fn cell<'gc>(mc: &Mutation<'gc>, v: Value<'gc>) -> Value<'gc> {
-    Value::Cell(alloc_object(mc, Category::Other, "value-cell", 0, Lock::new(v)))
+    Value::Cell(alloc_object(mc, Kind::ValueCell, "value-cell", 0, Lock::new(v)))
 }
 
 /// A structure, instance or condition of type `stype`, allocated under its
@@ -186,7 +187,7 @@ pub fn structure<'gc>(
     let extra = slots.capacity() * std::mem::size_of::<Value>();
     Value::Struct(alloc_object(
         mc,
-        Category::StructureVector,
+        Kind::Structure,
         type_name,
         extra,
         Structure { stype: Lock::new(stype), slots: RefLock::new(slots) },
@@ -202,7 +203,7 @@ pub fn struct_type<'gc>(
 ) -> Ptr<'gc, StructType<'gc>> {
     alloc_object(
         mc,
-        Category::Other,
+        Kind::StructureType,
         "structure-type",
         0,
         StructType {
@@ -223,7 +224,7 @@ pub fn hash_table<'gc>(mc: &Mutation<'gc>, test: HashTest) -> Value<'gc> {
 pub fn package<'gc>(mc: &Mutation<'gc>, name: &str) -> Ptr<'gc, Package<'gc>> {
     alloc_object(
         mc,
-        Category::Other,
+        Kind::Package,
         "package",
         name.len(),
         Package {
@@ -243,7 +244,7 @@ pub fn stream<'gc>(mc: &Mutation<'gc>, name: &str, kind: StreamKind) -> Value<'g
 pub fn random_state<'gc>(mc: &Mutation<'gc>, seed: u64) -> Value<'gc> {
     Value::RandomState(alloc_object(
         mc,
-        Category::Other,
+        Kind::RandomState,
         "random-state",
         0,
         RandomState { state: std::cell::Cell::new(seed.max(1)) },
@@ -456,5 +457,5 @@ pub fn list_to_vec<'gc>(v: Value<'gc>) -> Option<Vec<Value<'gc>>> {
 /// The package registry, allocated once per interpreter.
 pub fn packages<'gc>(mc: &Mutation<'gc>) -> Ptr<'gc, crate::packages::Packages<'gc>> {
     let p = crate::packages::Packages::new(mc);
-    alloc_object(mc, Category::Other, "package-registry", 0, p)
+    alloc_object(mc, Kind::PackageRegistry, "package-registry", 0, p)
 }

@@ -17,15 +17,16 @@ use std::ops::{Deref, DerefMut};
 
 use gc_arena::{Gc, Mutation, RefLock};
 
-use crate::object::{Category, GC_HEADER_BYTES, Obj, SiteTag, resize_object};
+use crate::kind::Kind;
+use crate::object::{GC_HEADER_BYTES, Obj, SiteTag, resize_object};
 use crate::hash_table::index_bytes;
 use crate::spec::{SpecArray, Store};
 use crate::value::{HashTable, LArray, LString, LVector, Package, Ptr, Stream, StreamKind, SymbolTable, Value};
 
 /// A heap object type that owns memory out of line.
 pub trait Footprint {
-    /// The profiler category of every object of this type.
-    const CATEGORY: Category;
+    /// What objects of this type are (which fixes their profile category).
+    const KIND: Kind;
     /// The type name shown in the allocation bin table.
     fn type_name(&self) -> &'static str;
     /// The bytes owned out of line (buffer capacities, not lengths).
@@ -38,7 +39,7 @@ pub fn object_bytes<T>(owned: usize) -> usize {
 }
 
 impl Footprint for LString {
-    const CATEGORY: Category = Category::StructureVector;
+    const KIND: Kind = Kind::Array;
     fn type_name(&self) -> &'static str {
         "string"
     }
@@ -48,7 +49,7 @@ impl Footprint for LString {
 }
 
 impl Footprint for LVector<'_> {
-    const CATEGORY: Category = Category::StructureVector;
+    const KIND: Kind = Kind::Array;
     fn type_name(&self) -> &'static str {
         if self.adjustable || self.fill_pointer.is_some() { "vector" } else { "simple-vector" }
     }
@@ -58,7 +59,7 @@ impl Footprint for LVector<'_> {
 }
 
 impl Footprint for LArray<'_> {
-    const CATEGORY: Category = Category::StructureVector;
+    const KIND: Kind = Kind::Array;
     fn type_name(&self) -> &'static str {
         "array"
     }
@@ -68,7 +69,7 @@ impl Footprint for LArray<'_> {
 }
 
 impl Footprint for SpecArray<'_> {
-    const CATEGORY: Category = Category::StructureVector;
+    const KIND: Kind = Kind::Array;
     fn type_name(&self) -> &'static str {
         match (&self.store, self.dims.len()) {
             (Store::Bits(_), 1) => "bit-vector",
@@ -86,7 +87,7 @@ impl Footprint for SpecArray<'_> {
 }
 
 impl Footprint for HashTable<'_> {
-    const CATEGORY: Category = Category::Other;
+    const KIND: Kind = Kind::HashTable;
     fn type_name(&self) -> &'static str {
         "hash-table"
     }
@@ -96,7 +97,7 @@ impl Footprint for HashTable<'_> {
 }
 
 impl Footprint for Stream {
-    const CATEGORY: Category = Category::Other;
+    const KIND: Kind = Kind::Stream;
     fn type_name(&self) -> &'static str {
         "stream"
     }
@@ -148,7 +149,7 @@ impl<T: Footprint> Drop for Resizing<'_, '_, T> {
         // Release the borrow first: the profiler's hooks never touch the object,
         // but nothing should run while it is mutably borrowed.
         drop(inner);
-        resize_object(self.mc, self.tag, T::CATEGORY, name, bytes);
+        resize_object(self.mc, self.tag, T::KIND, name, bytes);
     }
 }
 
@@ -213,6 +214,6 @@ impl Drop for SymbolsResizing<'_, '_> {
         let owned = p.name.len() + cap * SYMBOL_ENTRY_BYTES + index_bytes(cap, std::mem::size_of::<usize>()) + p.key_bytes.get();
         drop(map);
         let total = GC_HEADER_BYTES + std::mem::size_of::<Obj<Package>>() + owned;
-        resize_object(self.mc, &self.package.tag, Category::Other, "package", total);
+        resize_object(self.mc, &self.package.tag, Kind::Package, "package", total);
     }
 }

@@ -1,8 +1,8 @@
 //! The mprof-lisp object model on gc-arena 0.7.
 //!
 //! Everything a Lisp program can touch is a [`Value`]; every heap object is
-//! made by [`alloc_object`] (conses by [`object::alloc_cons`]), which knows the object's category (cons, float,
-//! structure/vector, other) and real size, and tells the profiler through the
+//! made by `object::alloc_object` (conses by [`object::alloc_cons`]), which knows the object's
+//! [`kind::Kind`] (and so its category: cons, float, structure/vector, other) and real size, and tells the profiler through the
 //! [`AllocHooks`] installed on this thread. The printer lives here too.
 //!
 //! This crate knows nothing of the evaluator or the profiler: it depends only
@@ -14,6 +14,7 @@ pub mod code;
 pub mod datum;
 pub mod footprint;
 pub mod hash_table;
+pub mod kind;
 pub mod object;
 pub mod packages;
 pub mod packed;
@@ -23,7 +24,7 @@ pub mod spec;
 pub mod value;
 
 pub use object::{
-    AllocEvent, AllocHooks, Category, SiteFrees, flush_frees, Obj, SiteTag, ThreadHeapState, alloc_object, live_bytes, note_external_bytes,
+    AllocEvent, AllocHooks, Category, SiteFrees, flush_frees, Obj, SiteTag, ThreadHeapState, live_bytes, note_external_bytes,
     set_alloc_hooks, swap_thread_state,
 };
 pub use packages::{FindStatus, PackageError, Packages};

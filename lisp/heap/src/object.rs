@@ -38,6 +38,7 @@ use std::cell::{Cell, RefCell};
 
 use gc_arena::{Collect, Gc, Mutation};
 
+use crate::kind::Kind;
 use crate::packed::ConsField;
 use crate::value::{Cons, Value};
 
@@ -354,16 +355,18 @@ pub fn note_external_bytes(mc: &Mutation<'_>, bytes: usize) {
 /// buffer the value owns (a vector's items, a string's characters, a bignum's
 /// digits), so that the recorded size is the real one.
 ///
-/// This is the only function that calls `Gc::new`.
+/// With [`alloc_cons`], the only function that calls `Gc::new`. Its `kind` alone
+/// decides the object's profile category (`kind.rs`).
 #[allow(clippy::disallowed_methods)]
 #[inline]
-pub fn alloc_object<'gc, T: Collect<'gc> + 'gc>(
+pub(crate) fn alloc_object<'gc, T: Collect<'gc> + 'gc>(
     mc: &Mutation<'gc>,
-    category: Category,
+    kind: Kind,
     type_name: &str,
     extra_bytes: usize,
     val: T,
 ) -> Gc<'gc, Obj<T>> {
+    let category = kind.category();
     let bytes = GC_HEADER_BYTES + std::mem::size_of::<Obj<T>>() + extra_bytes;
     let site = allocation_site(category, type_name, bytes as u64);
     if extra_bytes >= 256 {
@@ -426,7 +429,7 @@ pub fn alloc_cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> 
 #[inline(never)]
 fn alloc_cons_hooked<'gc>(mc: &Mutation<'gc>, hooks: AllocHooks, car: Value<'gc>, cdr: Value<'gc>) -> Gc<'gc, Cons<'gc>> {
     let cons = Cons { mark: ConsMark, car: ConsField::new(mc, car), cdr: ConsField::new(mc, cdr) };
-    let site = (hooks.on_alloc)(&AllocEvent { category: Category::Cons, type_name: "cons", bytes: PROFILED_CONS_BYTES as u64 });
+    let site = (hooks.on_alloc)(&AllocEvent { category: Kind::Cons.category(), type_name: "cons", bytes: PROFILED_CONS_BYTES as u64 });
     if site == 0 {
         LIVE_BYTES.with(|b| b.set(b.get() + CONS_BYTES as u64));
         return Gc::new(mc, cons);
@@ -457,7 +460,8 @@ impl Drop for ConsMark {
 /// object's site), so growth is charged to whoever grew the object, and the
 /// heap's live bytes and the collector's pacing follow.
 #[inline]
-pub fn resize_object(mc: &Mutation<'_>, tag: &SiteTag, category: Category, type_name: &str, new_bytes: usize) {
+pub fn resize_object(mc: &Mutation<'_>, tag: &SiteTag, kind: Kind, type_name: &str, new_bytes: usize) {
+    let category = kind.category();
     let new = u32::try_from(new_bytes).unwrap_or(u32::MAX);
     let old = tag.bytes.get();
     if new == old {
@@ -505,7 +509,7 @@ mod tests {
     fn hooks_hear_allocation_and_free_with_the_real_size() {
         set_alloc_hooks(Some(AllocHooks { on_alloc, on_frees }));
         gc_arena::arena::rootless_mutate(|mc| {
-            let o = alloc_object(mc, Category::Float, "double-float", 0, 1.5f64);
+            let o = alloc_object(mc, Kind::Float, "double-float", 0, 1.5f64);
             assert_eq!(o.tag.site(), 7);
             assert_eq!(o.val, 1.5);
         });
@@ -589,7 +593,7 @@ mod tests {
                     alloc_cons(mc, Value::Fixnum(i), Value::Nil); // site 40
                 }
                 for _ in 0..3 {
-                    alloc_object(mc, Category::Float, "double-float", 0, 1.5f64); // site 120
+                    alloc_object(mc, Kind::Float, "double-float", 0, 1.5f64); // site 120
                 }
             })
         };
@@ -625,7 +629,7 @@ mod tests {
     fn without_hooks_the_site_is_zero() {
         set_alloc_hooks(None);
         gc_arena::arena::rootless_mutate(|mc| {
-            let o = alloc_object(mc, Category::Cons, "cons", 0, 1u64);
+            let o = alloc_object(mc, Kind::Cons, "cons", 0, 1u64);
             assert_eq!(o.tag.site(), 0);
         });
     }

@@ -36,7 +36,8 @@ use std::marker::PhantomData;
 use gc_arena::collect::Trace;
 use gc_arena::{Collect, Gc, Mutation};
 
-use crate::object::{Category, alloc_object};
+use crate::kind::Kind;
+use crate::object::alloc_object;
 use crate::value::{Ptr, Value};
 
 const FIXNUM_BIT: u64 = 1 << 63;
@@ -164,7 +165,7 @@ unsafe fn value_from_halves<'gc>(first: u64, second: u64) -> Value<'gc> {
 #[cold]
 #[inline(never)]
 fn boxed_fixnum<'gc>(mc: &Mutation<'gc>, n: i64) -> u64 {
-    let boxed: Ptr<'gc, i64> = alloc_object(mc, Category::Other, "fixnum", 0, n);
+    let boxed: Ptr<'gc, i64> = alloc_object(mc, Kind::BoxedFixnum, "fixnum", 0, n);
     with_tag(TAG_WIDE_FIXNUM, Gc::as_ptr(boxed) as usize)
 }
 
