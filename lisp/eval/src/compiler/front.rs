@@ -574,7 +574,7 @@ impl<'a, 'gc> Front<'a, 'gc> {
                 let [x] = args.as_slice() else {
                     return syntax("a backquote takes one form", form);
                 };
-                let expansion = self.backquote(*x, 1)?;
+                let expansion = self.backquote(*x, 0)?;
                 return self.form(expansion);
             }
             if is!(unquote) || is!(unquote_splicing) {

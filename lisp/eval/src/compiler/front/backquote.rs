@@ -1,6 +1,20 @@
 //! Backquote: a template read as `MPROF-SYSTEM:BACKQUOTE` with `UNQUOTE` and
 //! `UNQUOTE-SPLICING` inside, turned into the list-building forms that make
-//! it (constants shared where a part has no unquote).
+//! it, nested backquotes of any depth included.
+//!
+//! The expansion is Bawden's (*Quasiquotation in Lisp*, 1999), which is what
+//! CLHS 2.4.6 describes: a comma belongs to the innermost backquote, and at
+//! nesting depth `d > 0` an unquote is rebuilt as data, its arguments being a
+//! template at depth `d - 1`. So in ``` ``(a ,,@x) ``` the inner comma list
+//! `(unquote (unquote-splicing x))` becomes `(unquote x1 x2 ...)`, one unquote
+//! with every element of `x` as an argument, and an unquote of several
+//! arguments (only ever made this way) inserts each of them, as SBCL's does.
+//!
+//! Invariants: the forms made are calls of LIST, LIST*, APPEND, CONS, APPLY
+//! and VECTOR over quoted constants and the unquoted forms, so a template's
+//! lists are fresh each time it runs (as before: no literal sharing for
+//! programs to modify by accident); recursion over the template is bounded by
+//! `MAX_FORM_DEPTH` and runs on the compiler's growable stack.
 
 use mprof_heap::alloc::{self, car, cdr};
 use mprof_heap::Value;
@@ -8,12 +22,21 @@ use mprof_heap::Value;
 use crate::compiler::CompileError;
 use crate::compiler::front::{Front, MAX_FORM_DEPTH, R, syntax};
 
+/// What one element of a backquoted list contributes.
+enum Part<'gc> {
+    /// One element: the value of this form.
+    Item(Value<'gc>),
+    /// Any number of elements: the list this form returns.
+    Splice(Value<'gc>),
+}
+
 impl<'a, 'gc> Front<'a, 'gc> {
     pub(super) fn sys_symbol(&self, name: &str) -> Value<'gc> {
         self.packages.intern_external(self.mc, self.packages.system, name)
     }
 
-    /// Expand a backquoted template at nesting `depth` into list-building code.
+    /// The form that builds backquoted `x`, whose commas at nesting `depth` 0
+    /// are evaluated (deeper ones belong to inner backquotes and are rebuilt).
     pub(super) fn backquote(&mut self, x: Value<'gc>, depth: usize) -> R<'gc, Value<'gc>> {
         if self.depth >= MAX_FORM_DEPTH {
             return Err(CompileError::TooDeep { form: x });
@@ -24,109 +47,138 @@ impl<'a, 'gc> Front<'a, 'gc> {
         r
     }
 
-    pub(super) fn backquote_at_depth(&mut self, x: Value<'gc>, depth: usize) -> R<'gc, Value<'gc>> {
-        let mc = self.mc;
+    fn quoted(&self, v: Value<'gc>) -> Value<'gc> {
+        alloc::list(self.mc, &[Value::Symbol(self.syms.quote), v])
+    }
+
+    /// A call of the function named by the well-known symbol `f`.
+    fn call(&self, f: Value<'gc>, args: &[Value<'gc>]) -> Value<'gc> {
+        alloc::list_with_tail(self.mc, &[f], alloc::list(self.mc, args))
+    }
+
+    /// `(MARKER . args)` rebuilt as data for an inner backquote: `(cons 'marker <args>)`.
+    fn rebuilt(&mut self, marker: Value<'gc>, args: Value<'gc>, depth: usize) -> R<'gc, Value<'gc>> {
+        let args = self.backquote(args, depth)?;
+        Ok(self.call(Value::Symbol(self.syms.cons), &[self.quoted(marker), args]))
+    }
+
+    fn backquote_at_depth(&mut self, x: Value<'gc>, depth: usize) -> R<'gc, Value<'gc>> {
         let s = self.syms;
-        let quote = |v: Value<'gc>| alloc::list(mc, &[Value::Symbol(s.quote), v]);
         match x {
             Value::Cons(_) => {
                 let head = car(x);
-                if self.is(head, s.unquote) {
-                    let e = car(cdr(x));
-                    return if depth == 1 {
-                        Ok(e)
-                    } else {
-                        let inner = self.backquote(e, depth - 1)?;
-                        Ok(alloc::list(mc, &[Value::Symbol(s.list), quote(Value::Symbol(s.unquote)), inner]))
+                if self.is(head, s.backquote) {
+                    return self.rebuilt(head, cdr(x), depth + 1);
+                }
+                if self.is(head, s.unquote) || self.is(head, s.unquote_splicing) {
+                    if depth > 0 {
+                        return self.rebuilt(head, cdr(x), depth - 1);
+                    }
+                    if self.is(head, s.unquote_splicing) {
+                        return syntax(",@ right after a backquote or a dot", x);
+                    }
+                    return match alloc::list_to_vec(cdr(x)).as_deref() {
+                        Some([form]) => Ok(*form),
+                        _ => syntax("a comma takes one form here", x),
                     };
                 }
-                if self.is(head, s.backquote) {
-                    let e = car(cdr(x));
-                    let inner = self.backquote(e, depth + 1)?;
-                    return Ok(alloc::list(mc, &[Value::Symbol(s.list), quote(Value::Symbol(s.backquote)), inner]));
-                }
-                if self.is(head, s.unquote_splicing) {
-                    return syntax(",@ right after a backquote", x);
-                }
-                // Walk the list, collecting segments for APPEND.
-                let mut segments: Vec<Value<'gc>> = Vec::new();
-                let mut items: Vec<Value<'gc>> = Vec::new();
-                let mut cur = x;
-                let mut guard = 0usize;
-                let tail: Value<'gc> = loop {
-                    guard += 1;
-                    if guard > 1_000_000 {
-                        return syntax("a backquoted list too long or circular", x);
-                    }
-                    match cur {
-                        Value::Nil => break Value::Nil,
-                        Value::Cons(c) => {
-                            let item = c.car.get();
-                            // `(a . ,b)` reads as (a unquote b): an unquote in cdr position.
-                            if self.is(item, s.unquote) && depth == 1 {
-                                break car(c.cdr.get());
-                            }
-                            if self.is(item, s.unquote) || self.is(item, s.backquote) {
-                                let t = self.backquote(cur, depth)?;
-                                break t;
-                            }
-                            if matches!(item, Value::Cons(_)) && self.is(car(item), s.unquote_splicing) {
-                                let e = car(cdr(item));
-                                if depth == 1 {
-                                    if !items.is_empty() {
-                                        segments.push(alloc::list_with_tail(mc, &[Value::Symbol(s.list)], alloc::list(mc, &items)));
-                                        items.clear();
-                                    }
-                                    segments.push(e);
-                                } else {
-                                    let inner = self.backquote(e, depth - 1)?;
-                                    items.push(alloc::list(
-                                        mc,
-                                        &[Value::Symbol(s.list), quote(Value::Symbol(s.unquote_splicing)), inner],
-                                    ));
-                                }
-                            } else {
-                                items.push(self.backquote(item, depth)?);
-                            }
-                            cur = c.cdr.get();
-                        }
-                        other => break quote(other),
-                    }
-                };
-                let tail_is_nil = tail.is_nil();
-                if segments.is_empty() {
-                    return Ok(if tail_is_nil {
-                        alloc::list_with_tail(mc, &[Value::Symbol(s.list)], alloc::list(mc, &items))
-                    } else {
-                        let mut v = vec![Value::Symbol(s.list_star)];
-                        v.extend(items);
-                        v.push(tail);
-                        alloc::list(mc, &v)
-                    });
-                }
-                if !items.is_empty() {
-                    let mut v = vec![Value::Symbol(s.list_star)];
-                    v.extend(items);
-                    v.push(tail);
-                    segments.push(alloc::list(mc, &v));
-                } else if !tail_is_nil {
-                    segments.push(tail);
-                }
-                let mut v = vec![Value::Symbol(s.append)];
-                v.extend(segments);
-                Ok(alloc::list(mc, &v))
+                self.backquote_list(x, depth)
             }
             Value::Vector(vec) => {
                 let items: Vec<Value<'gc>> = vec.borrow().active().to_vec();
-                let as_list = alloc::list(mc, &items);
+                let as_list = alloc::list(self.mc, &items);
                 let expanded = self.backquote(as_list, depth)?;
-                Ok(alloc::list(
-                    mc,
-                    &[Value::Symbol(s.apply), quote(Value::Symbol(s.vector)), expanded],
-                ))
+                let vector = self.quoted(Value::Symbol(s.vector));
+                Ok(self.call(Value::Symbol(s.apply), &[vector, expanded]))
             }
-            Value::Symbol(_) => Ok(quote(x)),
+            Value::Symbol(_) => Ok(self.quoted(x)),
             other => Ok(other),
         }
+    }
+
+    /// What one element of a list template contributes.
+    fn backquote_part(&mut self, item: Value<'gc>, depth: usize, parts: &mut Vec<Part<'gc>>) -> R<'gc, ()> {
+        let s = self.syms;
+        if let Value::Cons(_) = item {
+            let head = car(item);
+            let splicing = self.is(head, s.unquote_splicing);
+            if depth == 0 && (splicing || self.is(head, s.unquote)) {
+                let Some(args) = alloc::list_to_vec(cdr(item)) else {
+                    return syntax("a comma followed by a dotted list", item);
+                };
+                // One argument but for a `,,@` expansion: each argument is an element (`,`)
+                // or a list of elements (`,@`).
+                parts.extend(args.into_iter().map(|a| if splicing { Part::Splice(a) } else { Part::Item(a) }));
+                return Ok(());
+            }
+        }
+        parts.push(Part::Item(self.backquote(item, depth)?));
+        Ok(())
+    }
+
+    /// A list template: its elements' parts, then its tail (NIL, a constant, or a
+    /// comma in the cdr: `(a . ,b)` reads as `(a unquote b)`).
+    fn backquote_list(&mut self, x: Value<'gc>, depth: usize) -> R<'gc, Value<'gc>> {
+        let s = self.syms;
+        let mut parts: Vec<Part<'gc>> = Vec::new();
+        let mut cur = x;
+        let mut guard = 0usize;
+        let tail: Value<'gc> = loop {
+            guard += 1;
+            if guard > 1_000_000 {
+                return syntax("a backquoted list too long or circular", x);
+            }
+            match cur {
+                Value::Nil => break Value::Nil,
+                Value::Cons(c) => {
+                    let item = c.car.get();
+                    let marker = self.is(item, s.unquote) || self.is(item, s.unquote_splicing) || self.is(item, s.backquote);
+                    if marker {
+                        break self.backquote(cur, depth)?;
+                    }
+                    self.backquote_part(item, depth, &mut parts)?;
+                    cur = c.cdr.get();
+                }
+                other => break self.backquote(other, depth)?,
+            }
+        };
+        Ok(self.assemble(parts, tail))
+    }
+
+    /// `(list ...)`, `(list* ... tail)` or `(append ...)` of the parts and the tail.
+    fn assemble(&self, parts: Vec<Part<'gc>>, tail: Value<'gc>) -> Value<'gc> {
+        let s = self.syms;
+        let mut segments: Vec<Value<'gc>> = Vec::new();
+        let mut items: Vec<Value<'gc>> = Vec::new();
+        for part in parts {
+            match part {
+                Part::Item(form) => items.push(form),
+                Part::Splice(form) => {
+                    if !items.is_empty() {
+                        segments.push(self.call(Value::Symbol(s.list), &items));
+                        items.clear();
+                    }
+                    segments.push(form);
+                }
+            }
+        }
+        let rest = match (items.is_empty(), tail.is_nil()) {
+            (true, true) => None,
+            (true, false) => Some(tail),
+            (false, true) => Some(self.call(Value::Symbol(s.list), &items)),
+            (false, false) => {
+                items.push(tail);
+                Some(self.call(Value::Symbol(s.list_star), &items))
+            }
+        };
+        if segments.is_empty() {
+            return rest.unwrap_or(Value::Nil);
+        }
+        segments.extend(rest);
+        if segments.len() == 1 {
+            // A lone splice `(,@x)`: APPEND of one list copies nothing; the list itself.
+            return segments[0];
+        }
+        self.call(Value::Symbol(s.append), &segments)
     }
 }
