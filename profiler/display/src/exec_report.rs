@@ -13,7 +13,7 @@
 //! Invariants: every number printed is computed from the profile (no constant rows);
 //! the Total rows are sums of the same values the rows print; percentages are of the
 //! program's total time (the root's own time included) or total instructions; column
-//! widths grow with the data. Tests: profiler/tests/exec_report.rs (insta snapshots).
+//! widths grow with the data. Tests: tools/mprof/tests/exec_report.rs (insta snapshots).
 
 use std::fmt::Write as _;
 

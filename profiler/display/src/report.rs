@@ -14,7 +14,7 @@
 //! headings, rules and rows always line up. A profile's figures (`Profile::figures`:
 //! memory at peak, temporary allocations, leak classes) each get a table after the leak
 //! table, in its layout and selected with it; a profile without figures prints exactly
-//! what it printed before they existed. Tests: profiler/cli/tests/ (insta snapshots).
+//! what it printed before they existed. Tests: tools/mprof/tests/ (insta snapshots).
 
 use std::fmt::Write as _;
 

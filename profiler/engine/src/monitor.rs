@@ -12,7 +12,7 @@
 //! never invalidated (`reset` zeroes counters but keeps the tree), so callers may memoize
 //! them; an out-of-range node id is counted on the root rather than trusted.
 //! The monitor knows nothing of Lisp or C: it is given ids, sizes and category indices.
-//! Tests: the unit tests below and profiler/tests/.
+//! Tests: the unit tests below and tools/mprof/tests/.
 
 use rustc_hash::FxHashMap;
 

@@ -11,7 +11,7 @@
 //! - figures have distinct, non-empty names, and each names a node inside `nodes` at most
 //!   once per row list.
 //!
-//! Merging and re-mapping keep these invariants. Tests: below and profiler/tests/.
+//! Merging and re-mapping keep these invariants. Tests: below and tools/mprof/tests/.
 
 use std::fmt;
 

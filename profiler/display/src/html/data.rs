@@ -8,7 +8,7 @@
 //! in depth-first order with children in name order (the page draws children in index
 //! order), and stacks whose subtree counts nothing in every quantity are left out.
 //! Everything is one pass or one explicit-stack walk over the stacks: linear in the tree
-//! and never recursive, whatever its depth. Tests: `profiler/cli/tests/html_report.rs`.
+//! and never recursive, whatever its depth. Tests: `tools/mprof/tests/html_report.rs`.
 
 use rustc_hash::FxHashMap;
 

@@ -12,8 +12,8 @@
 //! Rust stack: the data comes from `Stacks` (one pass), an explicit-stack walk
 //! (`data.rs`) and the engine's `reduce` (`tables.rs`). The page's script is written
 //! under the same rule (loops over parent links, no recursion over depth).
-//! Tests: `profiler/cli/tests/html_report.rs` (content, size, escaping) and
-//! `profiler/cli/tests/html_browser.rs` (the page in headless Chromium).
+//! Tests: `tools/mprof/tests/html_report.rs` (content, size, escaping) and
+//! `tools/mprof/tests/html_browser.rs` (the page in headless Chromium).
 
 mod data;
 mod json;
