@@ -20,7 +20,7 @@ use std::rc::Rc;
 use gc_arena::{Collect, Gc, Mutation};
 use mprof_heap::code::{Op, Proto};
 use crate::counting::{CountCtx, CountRegistry, SpanTable};
-use mprof_engine::monitor::FuncId;
+use mprof_engine::model::FuncId;
 use mprof_engine::timing::TimeRecorder;
 use mprof_heap::value::{Function, Ptr, SYM_MACRO, Symbol};
 use mprof_heap::{Value, alloc};

@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use rustc_hash::FxHashMap;
 
 use mprof_engine::exec::{ClockInfo, CountKind, CountPoint, IoRow};
-use mprof_engine::monitor::FuncId;
+use mprof_engine::model::FuncId;
 use mprof_engine::profile::{Counters, Node, Profile};
 use mprof_engine::reduce::{reduce, Entity, ReduceOptions, Reduction};
 use mprof_engine::scheme::{Category, CategoryScheme};

@@ -17,7 +17,7 @@ use flate2::write::GzEncoder;
 use rustc_hash::FxHashMap;
 use serde_json::{Value, json};
 
-use mprof_engine::monitor::FuncId;
+use mprof_engine::model::FuncId;
 use mprof_engine::profile::{BinKey, Counters, Node, Profile};
 
 use crate::stacks::Stacks;

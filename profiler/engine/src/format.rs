@@ -61,7 +61,7 @@
 use std::fmt;
 
 use crate::exec::{ClockInfo, CountKind, CountPoint, Exec, IoRow, SourceFile, TimeNode, TimeProfile};
-use crate::monitor::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
+use crate::model::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
 use crate::profile::{BinKey, BinRow, Counters, Figure, HeapError, Node, Profile};
 use crate::scheme::{Category, CategoryScheme, Language, LARGEST_SIZE_BIN};
 
@@ -828,7 +828,7 @@ impl Decoded {
                     ));
                 }
                 for k in 0..n {
-                    for c in 0..crate::monitor::SAMPLE_CATEGORIES {
+                    for c in 0..crate::model::SAMPLE_CATEGORIES {
                         self.samples[k].live_by_category[c] =
                             s.varint(|| format!("the live bytes of category {c} in sample {k}"))?;
                     }

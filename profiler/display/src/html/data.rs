@@ -129,7 +129,7 @@ pub fn samples(out: &mut String, p: &Profile) {
     if p.samples.iter().any(|s| s.live_by_category.iter().any(|&b| b != 0)) {
         json::key(out, "cats", false);
         out.push('[');
-        for c in 0..mprof_engine::monitor::SAMPLE_CATEGORIES {
+        for c in 0..mprof_engine::model::SAMPLE_CATEGORIES {
             if c > 0 {
                 out.push(',');
             }
