@@ -201,6 +201,15 @@ impl Profile {
         }
     }
 
+    /// True when the profile holds memory data (allocations, bins, errors or samples),
+    /// as opposed to a file written by an execution-only run.
+    pub fn has_memory(&self) -> bool {
+        self.nodes.iter().any(|n| n.counters.iter().any(|c| !c.is_zero()))
+            || !self.bins.is_empty()
+            || !self.errors.is_empty()
+            || !self.samples.is_empty()
+    }
+
     /// Writes the profile file (format described in format.rs and profiler/FORMAT.md).
     pub fn write(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
         w.write_all(&crate::format::encode(self))

@@ -5,7 +5,7 @@
 //! because every target format carries whole stacks. pprof sample types follow Go's heap
 //! profiles (alloc_objects, alloc_space, inuse_objects, inuse_space), one sample per node
 //! and category with a `category` label, so existing viewers show them without help.
-//! Time profiles are exported through their memory-shaped view (`exec_report::time_view`):
+//! Time profiles are exported through their memory-shaped view (`mprof_display::exec_report::time_view`):
 //! folded stacks and flame graphs of self nanoseconds, calls or instructions, and a pprof
 //! CPU profile (calls, cpu nanoseconds, instructions per calling context). The JSON
 //! document carries the execution data under `exec` when the profile has any.
@@ -24,7 +24,7 @@ use crate::stacks::Stacks;
 
 /// Which number a folded-stack or flame-graph export counts. The first three read a
 /// memory profile; `TimeNs`, `Calls` and `Instructions` read the time view of a profile
-/// (`exec_report::time_view`: category 0 holds calls and self nanoseconds, category 1
+/// (`mprof_display::exec_report::time_view`: category 0 holds calls and self nanoseconds, category 1
 /// instructions).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub enum FoldedValue {
@@ -470,7 +470,7 @@ pub fn pprof_message(p: &Profile) -> Result<pprof::Profile, String> {
     Ok(build_pprof(p, strings, &types, ("space", "bytes"), "alloc_space", values))
 }
 
-/// The pprof message of a time view (`exec_report::time_view`): one sample per calling
+/// The pprof message of a time view (`mprof_display::exec_report::time_view`): one sample per calling
 /// context with its calls, self nanoseconds and instructions, as CPU profiles carry them.
 pub fn pprof_time_message(view: &Profile) -> Result<pprof::Profile, String> {
     view.validate()?;

@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 
 use mprof_engine::profile::Profile;
 
-use crate::export::FoldedValue;
+use crate::formats::FoldedValue;
 
 /// The frame name of allocations made outside any function.
 pub const OUTSIDE: &str = "<outside any function>";
