@@ -200,6 +200,18 @@ fn error_kind_code(kind: HeapErrorKind) -> u64 {
     }
 }
 
+impl Profile {
+    /// Writes the profile file (format described above and in profiler/FORMAT.md).
+    pub fn write(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        w.write_all(&encode(self))
+    }
+
+    /// Reads a profile file; errors name the offset and what was expected.
+    pub fn read(bytes: &[u8]) -> Result<Profile, FormatError> {
+        decode(bytes)
+    }
+}
+
 /// Encodes a profile. A profile that breaks the invariants of `Profile::validate` is
 /// still written faithfully; the reader will then reject it with a precise message.
 pub fn encode(p: &Profile) -> Vec<u8> {

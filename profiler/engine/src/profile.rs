@@ -11,14 +11,15 @@
 //! - figures have distinct, non-empty names, and each names a node inside `nodes` at most
 //!   once per row list.
 //!
-//! Merging and re-mapping keep these invariants. Tests: below and tools/mprof/tests/.
+//! Merging and re-mapping keep these invariants. The file is read and written
+//! (`Profile::read`, `Profile::write`) in format.rs, which stands above this model.
+//! Tests: below and tools/mprof/tests/.
 
 use std::fmt;
 
 use rustc_hash::FxHashMap;
 
 use crate::exec::Exec;
-use crate::format::FormatError;
 use crate::model::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
 use crate::scheme::{CategoryScheme, Language, LARGEST_SIZE_BIN, size_bin};
 
@@ -208,16 +209,6 @@ impl Profile {
             || !self.bins.is_empty()
             || !self.errors.is_empty()
             || !self.samples.is_empty()
-    }
-
-    /// Writes the profile file (format described in format.rs and profiler/FORMAT.md).
-    pub fn write(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
-        w.write_all(&crate::format::encode(self))
-    }
-
-    /// Reads a profile file; errors name the offset and what was expected.
-    pub fn read(bytes: &[u8]) -> Result<Profile, FormatError> {
-        crate::format::decode(bytes)
     }
 
     /// Checks the invariants of the module comment, naming the first one broken.

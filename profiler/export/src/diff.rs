@@ -20,7 +20,7 @@ use serde_json::json;
 use mprof_engine::profile::{Counters, Profile};
 use mprof_engine::reduce::{ReduceOptions, reduce};
 
-use crate::formats::FoldedValue;
+use crate::stacks::FoldedValue;
 use crate::stacks::Stacks;
 
 /// One function's numbers in both runs.

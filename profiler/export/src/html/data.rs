@@ -16,7 +16,7 @@ use mprof_engine::profile::Profile;
 use mprof_engine::reduce::Reduction;
 
 use super::json;
-use crate::formats::FoldedValue;
+use crate::stacks::FoldedValue;
 use crate::stacks::{Stacks, folded_name};
 
 /// `"summary":{...},"categories":[...],"metadata":[...]`.

@@ -29,7 +29,7 @@ use mprof_engine::profile::Profile;
 use mprof_engine::reduce::{ReduceOptions, reduce};
 
 use mprof_display::exec_report::{ExecReportOptions, render_exec, time_view};
-use crate::formats::FoldedValue;
+use crate::stacks::FoldedValue;
 
 const TEMPLATE: &str = include_str!("page.html");
 const CSS: &str = include_str!("page.css");
