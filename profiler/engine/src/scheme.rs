@@ -53,10 +53,12 @@ pub const SIZE_BINS: usize = LARGEST_SIZE_BIN as usize + 3;
 /// above `LARGEST_SIZE_BIN` as its one shared row (`BinKey::of_bin`).
 #[inline]
 pub const fn size_bin(size: u64) -> usize {
-    match size {
-        0..=LARGEST_SIZE_BIN => size as usize,
-        ..=2048 => LARGEST_SIZE_BIN as usize + 1,
-        _ => LARGEST_SIZE_BIN as usize + 2,
+    if size <= LARGEST_SIZE_BIN {
+        size as usize
+    } else if size <= 2048 {
+        LARGEST_SIZE_BIN as usize + 1
+    } else {
+        LARGEST_SIZE_BIN as usize + 2
     }
 }
 
