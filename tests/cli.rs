@@ -297,6 +297,43 @@ fn html_writes_the_report_page_of_the_run_with_its_listing() {
 }
 
 #[test]
+fn the_mprof_package_writes_the_html_report_and_the_exports() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let work = "(defun classify (i) (if (< i 3) 'small (list i i)))\n(defvar *all* (loop for i below 10 collect (classify i)))\n";
+    let prog = r#"(mprof:start :time t :counts t)
+(load "work.lisp")
+(mprof:stop)
+(print (mprof:write-html "r.html" :path-depth 3))
+(print (mprof:write-export "p.pb.gz"))
+(mprof:write-export "t.pb.gz" :format :pprof :kind :time)
+(mprof:write-export "m.folded" :format :folded)
+(mprof:write-export "m.json" :format :json)
+(mprof:write-export "f.svg" :format :flamegraph)
+(print (handler-case (mprof:write-export "x" :format :svg) (error () :refused)))
+"#;
+    let r = support::run_with_files(dir.path(), &[("work.lisp", work), ("p.lisp", prog)], &["p.lisp"], "");
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert_eq!(r.stdout, "\n\"r.html\" \n\"p.pb.gz\" \n:REFUSED ", "{}", r.transcript());
+    let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let page = String::from_utf8(read("r.html")).expect("UTF-8 page");
+    let start = page.find(r#"type="application/json">"#).expect("data element") + r#"type="application/json">"#.len();
+    let end = start + page[start..].find("</script>").expect("end of the data");
+    let data: serde_json::Value = serde_json::from_str(&page[start..end]).expect("JSON data");
+    assert!(data["memory"]["names"].as_array().expect("the memory tree").iter().any(|n| n == "CLASSIFY"));
+    assert_eq!(data["pathDepth"], 3);
+    assert!(data["listing"].as_str().expect("the listing of the counted file").contains("(defun classify (i)"));
+    for gz in ["p.pb.gz", "t.pb.gz"] {
+        assert_eq!(read(gz)[..2], [0x1f, 0x8b], "{gz} is gzipped");
+    }
+    let folded = String::from_utf8(read("m.folded")).expect("folded text");
+    assert!(folded.lines().any(|l| l.contains("CLASSIFY") && l.contains("LIST ")), "{folded}");
+    let json: serde_json::Value = serde_json::from_slice(&read("m.json")).expect("JSON export");
+    assert_eq!(json["language"], "lisp", "{json}");
+    assert!(String::from_utf8(read("f.svg")).expect("SVG").contains("<svg"));
+    assert!(!dir.path().join("x").exists());
+}
+
+#[test]
 fn options_without_effect_are_warned_about_and_the_program_still_runs() {
     let r = run_with_files(&[("p.lisp", "(defun f (x) x) (print (f 7))")], &["--profile-out", "x.mprof", "--only", "f", "--exact", "p.lisp"]);
     assert_eq!((r.code, r.stdout.as_str()), (0, "\n7 "), "{}", r.transcript());

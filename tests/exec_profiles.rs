@@ -226,7 +226,7 @@ fn count_listing_shows_counts_known_by_construction() {
     assert!(entries.contains(&("RUN", 1)), "{entries:?}");
 
     // The listing printed later from the file and the source (what `mprof listing` does;
-    // the command itself is tested with the `mprof` binary in profiler/cli/tests).
+    // the command itself is tested with the `mprof` binary in tools/mprof/tests).
     let source = mprof_listing::find_source(&p, "branches.lisp").expect("source recorded");
     let options = mprof_listing::ListingOptions::default();
     let listing = mprof_listing::render_listing(&p, source, BRANCHES, &options).expect("listing");

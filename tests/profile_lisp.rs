@@ -373,7 +373,7 @@ fn conses_by_path(setup: &str, profiled: &str, options: MonitorOptions) -> Vec<(
     eval(&mut lisp, profiled);
     lisp.profile_stop();
     let profile = lisp.full_profile();
-    let path_of = |mut id: Option<mprof_engine::monitor::NodeId>| {
+    let path_of = |mut id: Option<mprof_engine::model::NodeId>| {
         let mut names = Vec::new();
         while let Some(n) = id {
             let node = &profile.nodes[n.0 as usize];
@@ -387,7 +387,7 @@ fn conses_by_path(setup: &str, profiled: &str, options: MonitorOptions) -> Vec<(
         names.join(" > ")
     };
     (0..profile.nodes.len())
-        .map(|i| (path_of(Some(mprof_engine::monitor::NodeId(i as u32))), profile.nodes[i].counters[0].allocs))
+        .map(|i| (path_of(Some(mprof_engine::model::NodeId(i as u32))), profile.nodes[i].counters[0].allocs))
         .filter(|(_, allocs)| *allocs > 0)
         .collect()
 }

@@ -40,10 +40,10 @@ pub unsafe extern "C" fn mprof_dump(path: *const c_char) -> c_int {
         return -1;
     }
     let result = if path.is_null() {
-        let Some(cfg) = runtime::config() else {
+        let Some(cfg) = crate::state::config() else {
             return -1;
         };
-        let forked = runtime::FORKED_CHILD.load(Ordering::Relaxed);
+        let forked = crate::state::FORKED_CHILD.load(Ordering::Relaxed);
         crate::dump::write_to(&cfg.path_for(std::process::id(), forked))
     } else {
         // SAFETY: the caller passes a NUL-terminated string.
@@ -55,7 +55,7 @@ pub unsafe extern "C" fn mprof_dump(path: *const c_char) -> c_int {
     match result {
         Ok(()) => 0,
         Err(e) => {
-            runtime::with_guard(|| eprintln!("mprof: {e}"));
+            crate::state::with_guard(|| eprintln!("mprof: {e}"));
             -1
         }
     }

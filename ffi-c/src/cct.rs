@@ -18,47 +18,23 @@ use crate::lock::SpinLock;
 use crate::real::map_zeroed;
 use crate::segvec::SegVec;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use mprof_engine::scheme::{CategoryScheme, SIZE_BINS, size_bin};
 
 pub const ROOT: u32 = 0;
 /// Categories: the C size classes s (0-32), m (33-256), l (257-2048), x (>2048).
 pub const CATEGORIES: usize = 4;
-/// Size bins 0..=1024, as in the paper, then two for larger blocks: 1025..=2048 and
-/// above, so that the live bytes of each size class (category) can be told apart
-/// from the bins alone (the memory-over-time samples do). The bin table shows both
-/// larger bins as the paper's one (`BinKey::Larger`).
-pub const BINS: usize = 1027;
-/// The bin of blocks of 1025..=2048 bytes; the next holds everything larger.
-pub const BIN_UP_TO_2048: usize = 1025;
+/// The engine's size bins (`mprof_engine::scheme::size_bin`, the one size-bin rule):
+/// 0..=1024, as in the paper, then one per size class above, so that the live bytes
+/// of each class can be told apart from the bins alone (the memory-over-time samples
+/// do). The bin table shows the bins above 1024 as the paper's one (`BinKey::Larger`).
+pub const BINS: usize = SIZE_BINS;
 /// A safety cap on node count; deeper novelty is charged to the parent.
 const MAX_NODES: u32 = 1 << 24;
 
+/// The size class (category) of a block of `size` bytes.
 #[inline]
-pub fn category_of_size(size: u64) -> usize {
-    match size {
-        0..=32 => 0,
-        33..=256 => 1,
-        257..=2048 => 2,
-        _ => 3,
-    }
-}
-
-#[inline]
-pub fn bin_of_size(size: u64) -> usize {
-    match size {
-        0..=1024 => size as usize,
-        1025..=2048 => BIN_UP_TO_2048,
-        _ => BIN_UP_TO_2048 + 1,
-    }
-}
-
-/// The category (size class) of the blocks of a bin.
-pub fn category_of_bin(bin: usize) -> usize {
-    match bin {
-        0..=32 => 0,
-        33..=256 => 1,
-        257..=BIN_UP_TO_2048 => 2,
-        _ => 3,
-    }
+fn category_of_size(size: u64) -> usize {
+    CategoryScheme::c_category_of_size(size) as usize
 }
 
 /// One CCT node. All-zero is a valid (unpublished) value.
@@ -214,7 +190,7 @@ impl CounterBlock {
         if let Some(n) = self.nodes.ensure(node) {
             n[category_of_size(size)].add_alloc(size);
         }
-        self.bins[bin_of_size(size)].add_alloc(size);
+        self.bins[size_bin(size)].add_alloc(size);
     }
 
     #[inline]
@@ -222,7 +198,7 @@ impl CounterBlock {
         if let Some(n) = self.nodes.ensure(node) {
             n[category_of_size(size)].add_free(size);
         }
-        self.bins[bin_of_size(size)].add_free(size);
+        self.bins[size_bin(size)].add_free(size);
     }
 
     #[inline]
@@ -492,28 +468,5 @@ mod tests {
         let t = snapshot().minus(&before);
         assert_eq!(t.nodes[node as usize][1], [4000, 160_000, 1000, 40_000]);
         assert_eq!(t.bins[40], [4000, 160_000, 1000, 40_000]);
-    }
-
-    #[test]
-    fn size_classes_match_the_profiler_scheme() {
-        for s in [0u64, 1, 32, 33, 256, 257, 2048, 2049, 1 << 40] {
-            assert_eq!(
-                category_of_size(s) as u8,
-                mprof_engine::CategoryScheme::c_category_of_size(s),
-                "size {s}"
-            );
-        }
-        assert_eq!(bin_of_size(1024), 1024);
-        assert_eq!(bin_of_size(1025), 1025);
-        assert_eq!(bin_of_size(2048), 1025);
-        assert_eq!(bin_of_size(2049), 1026);
-        assert_eq!(BINS as u64, mprof_engine::LARGEST_SIZE_BIN + 3);
-        for size in [0u64, 32, 33, 256, 257, 2048, 2049, 1 << 20] {
-            assert_eq!(
-                category_of_bin(bin_of_size(size)) as u8,
-                mprof_engine::scheme::CategoryScheme::c_category_of_size(size),
-                "size {size}"
-            );
-        }
     }
 }

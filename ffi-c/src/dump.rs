@@ -7,21 +7,22 @@
 //! symbolize alike are unified, and a function calling itself directly folds
 //! into one node whose `recursion` counts the folded levels. Only nodes with
 //! counts (or errors) below them are written, so the file stays small.
-//! The file is written to a temporary name and renamed, so a reader never
-//! sees half a profile.
+//! The file is written by the engine's `save_file_noting`, to a temporary name
+//! renamed when complete, so a reader never sees half a profile; the name is
+//! noted in `state` so that a process dying meanwhile removes it.
+//!
+//! The writer sits above `state` and `samples` and below `endings`, which
+//! calls it however the process ends; the hot path (`runtime`) never imports it.
 
 use crate::cct::{self, BINS, ROOT};
 use crate::leaks::Verdict;
-use crate::lock::SpinLock;
-use crate::runtime::{self, ErrorKind};
+use crate::state::{self, DUMP_LOCK, ErrorKind};
 use crate::symbolize::Symbolizer;
 use mprof_engine::{
     BinKey, BinRow, CategoryScheme, Counters, Figure, FunctionInfo, HeapError, HeapErrorKind,
     Language, NodeId, Profile, ProfileBuilder,
 };
 use std::collections::HashMap;
-
-pub static DUMP_LOCK: SpinLock = SpinLock::new();
 
 fn counters(c: [u64; 4]) -> Counters {
     Counters {
@@ -35,11 +36,11 @@ fn counters(c: [u64; 4]) -> Counters {
 /// The profile of everything recorded since start, the last reset, or the fork.
 pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
     let totals = cct::snapshot();
-    let totals = match runtime::BASELINE.with(|b| b.as_ref().map(totals_clone)) {
+    let totals = match state::BASELINE.with(|b| b.as_ref().map(totals_clone)) {
         Some(base) => totals.minus(&base),
         None => totals,
     };
-    let errors = runtime::ERRORS.with(|e| e.clone());
+    let errors = state::ERRORS.with(|e| e.clone());
     let n = totals.nodes.len();
 
     // Keep a node when it or a descendant has counts or an error.
@@ -100,21 +101,18 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
         }
     }
     let types = crate::symbolize::type_names_by_size();
-    // The bins above 1024 bytes are one row of the paper's table.
+    // The bins above 1024 bytes are one row of the paper's table (`BinKey::of_bin`).
     let mut larger = [0u64; 4];
-    for (size, c) in totals.bins.iter().enumerate().take(BINS) {
-        if size >= cct::BIN_UP_TO_2048 {
+    for (bin, c) in totals.bins.iter().enumerate().take(BINS) {
+        let key = BinKey::of_bin(bin);
+        let BinKey::Size(size) = key else {
             for (x, v) in larger.iter_mut().zip(c) {
                 *x += v;
             }
             continue;
-        }
+        };
         if c.iter().any(|&x| x != 0) {
-            let key = BinKey::of_size(size as u64);
-            let labels = match key {
-                BinKey::Size(s) => types.get(&s).cloned().unwrap_or_default(),
-                _ => Vec::new(),
-            };
+            let labels = types.get(&size).cloned().unwrap_or_default();
             profile.bins.push(BinRow { key, counters: counters(*c), labels });
         }
     }
@@ -176,8 +174,8 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
         .enumerate()
         .map(|(i, t)| (i as u32, t[0], t[1]));
     add_figure(&mut profile, "temporary allocations", temporary, &mapped);
-    if let Some((from, registers)) = crate::endings::exit_point()
-        && runtime::config().is_some_and(|c| c.leak_check)
+    if let Some((from, registers)) = state::exit_point()
+        && state::config().is_some_and(|c| c.leak_check)
     {
         let (summary, verdicts) =
             classify_leaks(symbolizer, from, &registers, &parent_of, &address_of);
@@ -241,7 +239,7 @@ fn classify_leaks(
     parent_of: &[u32],
     address_of: &[u64],
 ) -> (crate::leaks::Summary, Vec<(u32, Verdict, u64)>) {
-    let patterns = crate::leaks::patterns(runtime::config().and_then(|c| c.suppress.as_deref()));
+    let patterns = crate::leaks::patterns(state::config().and_then(|c| c.suppress.as_deref()));
     let high = crate::stack::current_bounds().high;
     let mut memo: HashMap<u32, bool> = HashMap::new();
     let mut suppressed = |node: u32| -> bool {
@@ -271,7 +269,7 @@ fn classify_leaks(
     // SAFETY: at exit, under the guard; [from, high) is this thread's stack above our frames.
     unsafe {
         crate::leaks::classify(
-            runtime::epoch(),
+            state::epoch(),
             cct::node_count(),
             (from, high),
             registers,
@@ -367,7 +365,7 @@ fn add_metadata(profile: &mut Profile) {
     set_metadata(profile, "program", &program);
     set_metadata(profile, "command", &command);
     set_metadata(profile, "pid", &std::process::id().to_string());
-    if let Some(c) = runtime::config() {
+    if let Some(c) = state::config() {
         let unwind = match c.unwind {
             crate::config::Unwind::Auto => "cfi or frame pointers, per module",
             crate::config::Unwind::FramePointers => "frame pointers",
@@ -380,7 +378,7 @@ fn add_metadata(profile: &mut Profile) {
 
 /// Write the profile to `path` (temporary file, then rename).
 pub fn write_to(path: &str) -> Result<(), String> {
-    runtime::with_guard(|| {
+    state::with_guard(|| {
         DUMP_LOCK.lock();
         let r = (|| {
             let mut symbolizer = Symbolizer::new();
@@ -389,29 +387,9 @@ pub fn write_to(path: &str) -> Result<(), String> {
             profile
                 .write(&mut bytes)
                 .map_err(|e| format!("cannot encode the profile: {e}"))?;
-            if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-                // A device or a pipe (MPROF_OUT=/dev/null): written in place; a rename
-                // would put a regular file where the device was.
-                use std::io::Write;
-                return std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(path)
-                    .and_then(|mut f| f.write_all(&bytes))
-                    .map_err(|e| format!("cannot write {path}: {e}"));
-            }
-            let tmp = format!("{path}.tmp{}", std::process::id());
-            crate::endings::set_temporary(Some(&tmp));
-            let r = std::fs::write(&tmp, &bytes)
-                .map_err(|e| format!("cannot write {tmp}: {e}"))
-                .and_then(|()| {
-                    std::fs::rename(&tmp, path)
-                        .map_err(|e| format!("cannot rename {tmp} to {path}: {e}"))
-                });
-            if r.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            crate::endings::set_temporary(None);
-            r
+            // A device or a pipe (MPROF_OUT=/dev/null) is written in place.
+            mprof_engine::save_file_noting(std::path::Path::new(path), &bytes, &mut state::set_temporary)
+                .map_err(|e| format!("cannot write {path}: {e}"))
         })();
         DUMP_LOCK.unlock();
         r
@@ -420,13 +398,13 @@ pub fn write_to(path: &str) -> Result<(), String> {
 
 /// Write to MPROF_OUT (with `%p` expanded); errors go to stderr, the program goes on.
 pub fn write_default_file() {
-    let Some(cfg) = runtime::config() else { return };
-    if runtime::SILENT.load(core::sync::atomic::Ordering::Relaxed) {
+    let Some(cfg) = state::config() else { return };
+    if state::SILENT.load(core::sync::atomic::Ordering::Relaxed) {
         return;
     }
-    let forked = runtime::FORKED_CHILD.load(core::sync::atomic::Ordering::Relaxed);
+    let forked = state::FORKED_CHILD.load(core::sync::atomic::Ordering::Relaxed);
     let path = cfg.path_for(std::process::id(), forked);
     if let Err(e) = write_to(&path) {
-        runtime::with_guard(|| eprintln!("mprof: {e}"));
+        state::with_guard(|| eprintln!("mprof: {e}"));
     }
 }

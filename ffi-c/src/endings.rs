@@ -10,6 +10,9 @@
 //! crashed while holding a lock the dump needs delays its death by the bound,
 //! never forever.
 //!
+//! It sits above the writer (`dump`), which it calls, and below the runtime, which
+//! calls it at start-up, fork and exit: the hot path never calls the writer itself.
+//!
 //! Ends covered: `exit` (the `atexit` handler in `runtime`), `_exit`/`_Exit`
 //! (interposed in `hooks`), every signal whose default action ends the process
 //! (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1/2, SIGXCPU, ...),
@@ -25,10 +28,11 @@
 //!   to (a `vfork` or `posix_spawn` child shares our memory: its pid differs
 //!   from [`PID`], which `fork` children update in their fork handler).
 //! - A file is complete or absent: `dump` writes a temporary file and renames
-//!   it; if an ending signal gives up waiting, the temporary file is removed.
+//!   it (noting its name in `state`); if an ending signal gives up waiting, the
+//!   temporary file is removed.
 
-use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
+use crate::state::{note_exit_point, remove_temporary};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 /// How long an ending signal waits for the helper's dump before the process dies anyway.
 pub const FINAL_WAIT_MS: u64 = 10_000;
@@ -45,46 +49,20 @@ static HELPER_TID: AtomicI32 = AtomicI32::new(0);
 static DONE: AtomicU32 = AtomicU32::new(0);
 /// Requests sent to the helper.
 static SENT: AtomicU32 = AtomicU32::new(0);
-/// Where the leak check's stack scan starts (0: no check), and the
-/// callee-saved registers at that point: set by `exit` and `_exit` only.
-static EXIT_STACK: AtomicUsize = AtomicUsize::new(0);
-static EXIT_REGISTERS: [AtomicUsize; 6] = [const { AtomicUsize::new(0) }; 6];
-
-/// Record the exiting thread's stack position and registers, so the final
-/// dump classifies leaks. Inlined into its caller, so the scan starts at the
-/// caller's frame, above the library's own frames of the dump.
-#[inline(always)]
-pub fn note_exit_point() {
-    let marker = 0u8;
-    let here = core::hint::black_box(&marker) as *const u8 as usize;
-    let (rbx, rbp, r12, r13, r14, r15): (usize, usize, usize, usize, usize, usize);
-    // SAFETY: reads registers into outputs; no memory, no flags.
-    unsafe {
-        core::arch::asm!(
-            "mov {0}, rbx", "mov {1}, rbp", "mov {2}, r12", "mov {3}, r13", "mov {4}, r14", "mov {5}, r15",
-            out(reg) rbx, out(reg) rbp, out(reg) r12, out(reg) r13, out(reg) r14, out(reg) r15,
-            options(nomem, nostack, preserves_flags),
-        )
-    };
-    for (slot, v) in EXIT_REGISTERS.iter().zip([rbx, rbp, r12, r13, r14, r15]) {
-        slot.store(v, Ordering::Relaxed);
-    }
-    EXIT_STACK.store(here, Ordering::Release);
-}
-
-/// The exit point noted by [`note_exit_point`], if this is the final dump at exit.
-pub fn exit_point() -> Option<(usize, [usize; 6])> {
-    let at = EXIT_STACK.load(Ordering::Acquire);
-    (at != 0).then(|| {
-        (
-            at,
-            core::array::from_fn(|i| EXIT_REGISTERS[i].load(Ordering::Relaxed)),
-        )
-    })
-}
-
 /// A forked child has no helper yet: the next hook outside the library starts one.
 pub static HELPER_NEEDED: AtomicBool = AtomicBool::new(false);
+/// Set by the dump signal's handler when there is no helper thread; the next
+/// hook outside the library writes the file (`write_if_requested`).
+pub static DUMP_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Write the file if the dump signal asked for it while no helper could: called by
+/// the hooks outside the library (which then hold none of its locks).
+#[inline]
+pub fn write_if_requested() {
+    if DUMP_REQUESTED.load(Ordering::Relaxed) && DUMP_REQUESTED.swap(false, Ordering::AcqRel) {
+        crate::dump::write_default_file();
+    }
+}
 
 const REQUEST_DUMP: u8 = b'd';
 const REQUEST_FINAL: u8 = b'f';
@@ -113,41 +91,6 @@ const ENDING_SIGNALS: &[i32] = &[
     libc::SIGPWR,
     libc::SIGSYS,
 ];
-
-// ---- the temporary file's name, for removal from a signal handler
-
-const TMP_CAP: usize = 4096;
-
-/// The temporary file being written, NUL-terminated (empty when none). Written
-/// only under the dump lock, read by an ending signal's handler that gave up.
-struct TmpName(UnsafeCell<[u8; TMP_CAP]>);
-// SAFETY: writers hold the dump lock; the one reader (a dying process's
-// handler) only passes the bytes to unlink, and `TMP_SET` orders the accesses.
-unsafe impl Sync for TmpName {}
-static TMP_NAME: TmpName = TmpName(UnsafeCell::new([0; TMP_CAP]));
-static TMP_SET: AtomicBool = AtomicBool::new(false);
-
-/// Remember the temporary file being written (None once renamed). Called with the dump lock held.
-pub fn set_temporary(path: Option<&str>) {
-    TMP_SET.store(false, Ordering::Release);
-    if let Some(p) = path
-        && p.len() < TMP_CAP
-        && !p.as_bytes().contains(&0)
-    {
-        // SAFETY: the dump lock is held; a handler reads only while TMP_SET is true.
-        let buf = unsafe { &mut *TMP_NAME.0.get() };
-        buf[..p.len()].copy_from_slice(p.as_bytes());
-        buf[p.len()] = 0;
-        TMP_SET.store(true, Ordering::Release);
-    }
-}
-
-fn remove_temporary() {
-    if TMP_SET.load(Ordering::Acquire) {
-        // SAFETY: NUL-terminated by set_temporary; unlink is async-signal-safe.
-        unsafe { libc::unlink(TMP_NAME.0.get() as *const libc::c_char) };
-    }
-}
 
 // ---- start-up
 
@@ -312,7 +255,7 @@ pub fn after_fork_child() {
 }
 
 extern "C" fn helper_main(arg: *mut libc::c_void) -> *mut libc::c_void {
-    crate::runtime::set_guard_forever();
+    crate::state::set_guard_forever();
     helper(arg as usize as i32);
     core::ptr::null_mut()
 }
@@ -371,7 +314,7 @@ pub fn exit_now(status: i32) -> ! {
     // A vfork child shares our memory: it must not even note its exit point.
     if own_process() {
         note_exit_point();
-        crate::runtime::with_guard(final_dump_here);
+        crate::state::with_guard(final_dump_here);
     }
     // SAFETY: exit_group ends every thread; it does not return.
     unsafe {
@@ -441,7 +384,7 @@ extern "C" fn on_dump_signal(_: libc::c_int) {
     let _errno = SavedErrno::save();
     if send(REQUEST_DUMP).is_none() {
         // No helper (yet): the next hook outside the library writes it.
-        crate::runtime::DUMP_REQUESTED.store(true, Ordering::Relaxed);
+        DUMP_REQUESTED.store(true, Ordering::Relaxed);
     }
 }
 
@@ -458,8 +401,8 @@ extern "C" fn on_ending_signal(sig: libc::c_int) {
             None => {
                 // No helper: write here if this thread is outside the library
                 // (so it holds none of the library's locks nor the allocator's).
-                if !crate::runtime::guard_is_set() {
-                    crate::runtime::with_guard(crate::dump::write_default_file);
+                if !crate::state::guard_is_set() {
+                    crate::state::with_guard(crate::dump::write_default_file);
                 }
             }
         }

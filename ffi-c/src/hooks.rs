@@ -80,8 +80,8 @@ pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
 /// inherit is set and the helper thread started here.
 extern "C" fn constructor() {
     if crate::runtime::ensure_started() {
-        crate::runtime::with_guard(|| {
-            if let Some(cfg) = crate::runtime::config() {
+        crate::state::with_guard(|| {
+            if let Some(cfg) = crate::state::config() {
                 crate::children::prepare_environment(cfg);
             }
             crate::endings::start_helper();

@@ -9,14 +9,17 @@
 //! `__libc_*` names; the library's own Rust allocations use the same functions
 //! through [`real::RealAlloc`], so they never reach the hooks.
 //!
-//! Layers, from the hot path out: `hooks` (exported trampolines) -> `runtime`
-//! (guard, thread state, alloc/free/realloc bodies, errors, fork, exit) ->
-//! `unwind`/`stack` (capture), `cct` (tree and counters), `live` (headers and the live
-//! bitmap) -> `dump` + `symbolize` + `debuginfo` (writing the file). `endings` writes the
-//! file however the process ends (signals, `_exit`, crashes) through a helper
-//! thread, which also samples memory over time (`samples`). `children` names each
-//! process's file apart. `leaks` classifies never-freed blocks at exit. `api`
-//! is `mprof.h`.
+//! Layers, from the top: `hooks` (exported trampolines) and `api` (`mprof.h`) ->
+//! `runtime` (thread state, alloc/free/realloc bodies, errors, start-up, fork, exit)
+//! -> `endings` (the file written however the process ends: signals, `_exit`,
+//! crashes, through a helper thread that also samples memory over time) -> `dump` +
+//! `symbolize` + `debuginfo` + `leaks` (writing the file; `leaks` classifies
+//! never-freed blocks at exit) -> `samples` (memory over time) -> `state` (what the
+//! runtime, the writer and the endings share: the reentrancy guard, settings, epoch,
+//! baseline, errors, the dump lock) -> `unwind`/`stack` (capture), `cct` (tree and
+//! counters), `live` (headers and the live bitmap), `children`, `config`, `lock`,
+//! `segvec`, `real`. No module imports one above it: the hot path never reaches the
+//! writer but through `endings`.
 //! The hooks are compiled out of this crate's unit tests, which therefore run
 //! on the normal allocator; the end-to-end tests in tests/ffi_c.rs run real C
 //! programs under the built library.
@@ -38,6 +41,7 @@ pub mod runtime;
 pub mod samples;
 pub mod segvec;
 pub mod stack;
+pub mod state;
 pub mod symbolize;
 pub mod unwind;
 

@@ -1,13 +1,15 @@
 //! The recording runtime behind the hooks: start-up, per-thread state, the
-//! allocation and free paths, heap errors, reset, fork and exit.
+//! allocation and free paths, heap errors, reset, fork and exit. It reaches the
+//! writer only through `endings` (at exit, on a pending dump request, before an
+//! abort), and keeps what it shares with them in `state`.
 //!
 //! Invariants:
 //! - Every block handed out while the runtime is active carries a header and a
 //!   live bit (see `live`), whether or not it was profiled, so `free` needs no
 //!   other bookkeeping. If start-up cannot reserve the bitmap, the runtime
 //!   passes everything straight to glibc forever, before any header exists.
-//! - A per-thread reentrancy guard (a const thread-local: no lazy allocation)
-//!   is set while the library runs its own code; hooks entered under it hand
+//! - A per-thread reentrancy guard (`state::TLS`, a const thread-local also
+//!   holding the thread's state: no lazy allocation, one access) is set while the library runs its own code; hooks entered under it hand
 //!   out blocks without recording, and frees under it count on the shared
 //!   orphan block, so nothing the library does shows in the data.
 //! - The allocation path takes no lock: stack walk, a per-thread cache of tree
@@ -17,16 +19,17 @@
 //!   of a block from an older epoch is not counted, so the file never shows
 //!   more frees than allocations and a forked child counts only its own work.
 
-use crate::cct::{self, CounterBlock, ROOT, Totals};
+use crate::cct::{self, CounterBlock, ROOT};
 use crate::config::{Config, OnError, Unwind};
 use crate::live::{self, HEADER_SIZE, Header, NO_NODE};
-use crate::lock::Locked;
 use crate::real;
 use crate::stack::{self, StackBounds};
-use core::cell::Cell;
+use crate::state::{
+    BASELINE, CONFIG, DUMP_LOCK, EPOCH, ERRORS, ErrorKind, ErrorRecord, FORKED_CHILD, SILENT, TLS, Tls, config,
+    epoch, with_guard,
+};
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
-use std::sync::OnceLock;
 
 const UNINIT: u8 = 0;
 const INITIALIZING: u8 = 1;
@@ -36,62 +39,15 @@ const PASSTHROUGH: u8 = 3;
 static STATE: AtomicU8 = AtomicU8::new(UNINIT);
 /// Whether new allocations are attributed (mprof_start / mprof_stop).
 pub static ENABLED: AtomicBool = AtomicBool::new(true);
-static EPOCH: AtomicU32 = AtomicU32::new(0);
 static DEPTH: AtomicUsize = AtomicUsize::new(crate::config::DEFAULT_DEPTH);
 /// The capture in use: one of the `UNWIND_*` values.
 static UNWIND: AtomicU8 = AtomicU8::new(UNWIND_AUTO);
 const UNWIND_AUTO: u8 = 0;
 const UNWIND_FP: u8 = 1;
 const UNWIND_DWARF: u8 = 2;
-/// Set by the dump signal's handler when there is no helper thread; the next
-/// hook outside the library writes the file.
-pub static DUMP_REQUESTED: AtomicBool = AtomicBool::new(false);
-/// Set in a forked child, so its default file name gets its pid.
-pub static FORKED_CHILD: AtomicBool = AtomicBool::new(false);
-/// Set in a forked child when children are not followed: no file is written.
-pub static SILENT: AtomicBool = AtomicBool::new(false);
-static CONFIG: OnceLock<Config> = OnceLock::new();
 static THREAD_KEY: AtomicU32 = AtomicU32::new(u32::MAX);
 
-/// Counter values at the last `reset`, subtracted when writing.
-pub static BASELINE: Locked<Option<Totals>> = Locked::new(None);
-
-/// One heap error kind on one path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
-    DoubleFree,
-    InvalidFree,
-    ReallocOfFreed,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct ErrorRecord {
-    pub kind: ErrorKind,
-    pub node: u32,
-    pub address: u64,
-    pub count: u64,
-}
-
-pub static ERRORS: Locked<Vec<ErrorRecord>> = Locked::new(Vec::new());
-
-pub fn config() -> Option<&'static Config> {
-    CONFIG.get()
-}
-
-pub fn epoch() -> u16 {
-    EPOCH.load(Ordering::Acquire) as u16
-}
-
-// ---- per-thread state
-
-struct Tls {
-    guard: Cell<bool>,
-    state: Cell<*mut ThreadState>,
-}
-
-thread_local! {
-    static TLS: Tls = const { Tls { guard: Cell::new(false), state: Cell::new(core::ptr::null_mut()) } };
-}
+// ---- per-thread state (held in `state::TLS` beside the reentrancy guard)
 
 /// Marks a thread whose exit destructor already ran.
 const DEAD: *mut ThreadState = core::ptr::dangling_mut::<ThreadState>();
@@ -235,7 +191,7 @@ extern "C" fn thread_exit(p: *mut c_void) {
             cct::release_block(ts.block);
             drop(ts);
         }
-        tls.state.set(DEAD);
+        tls.state.set(DEAD as *mut c_void);
         tls.guard.set(was);
     });
 }
@@ -244,7 +200,7 @@ extern "C" fn thread_exit(p: *mut c_void) {
 /// ended (its destructor ran) or when no memory is left.
 #[inline]
 fn thread_state(tls: &Tls) -> Option<&'static mut ThreadState> {
-    let p = tls.state.get();
+    let p = tls.state.get() as *mut ThreadState;
     if !p.is_null() && p != DEAD {
         // SAFETY: p is this thread's leaked Box; the guard makes this the only user.
         return Some(unsafe { &mut *p });
@@ -253,7 +209,7 @@ fn thread_state(tls: &Tls) -> Option<&'static mut ThreadState> {
         return None;
     }
     let ts = Box::into_raw(ThreadState::new()?);
-    tls.state.set(ts);
+    tls.state.set(ts as *mut c_void);
     let key = THREAD_KEY.load(Ordering::Relaxed);
     if key != u32::MAX {
         // SAFETY: the key was created at start-up with `thread_exit` as destructor.
@@ -334,7 +290,7 @@ extern "C" fn at_exit() {
     if !crate::endings::own_process() {
         return;
     }
-    crate::endings::note_exit_point();
+    crate::state::note_exit_point();
     let _ = TLS.try_with(|tls| {
         let was = tls.guard.replace(true);
         crate::endings::final_dump_here();
@@ -343,7 +299,7 @@ extern "C" fn at_exit() {
 }
 
 extern "C" fn before_fork() {
-    crate::dump::DUMP_LOCK.lock();
+    DUMP_LOCK.lock();
     crate::unwind::MODULES_LOCK.lock();
     cct::TREE_LOCK.lock();
     cct::ORPHAN_LOCK.lock();
@@ -359,7 +315,7 @@ extern "C" fn after_fork_parent() {
     cct::ORPHAN_LOCK.unlock();
     cct::TREE_LOCK.unlock();
     crate::unwind::MODULES_LOCK.unlock();
-    crate::dump::DUMP_LOCK.unlock();
+    DUMP_LOCK.unlock();
 }
 
 extern "C" fn after_fork_child() {
@@ -394,29 +350,6 @@ pub fn reset() {
     });
 }
 
-/// Whether this thread is running library code (for signal handlers: a
-/// thread outside it holds none of the library's or the allocator's locks).
-pub fn guard_is_set() -> bool {
-    TLS.try_with(|tls| tls.guard.get()).unwrap_or(true)
-}
-
-/// Set this thread's guard for good (the helper thread: nothing it does is the program's).
-pub fn set_guard_forever() {
-    let _ = TLS.try_with(|tls| tls.guard.set(true));
-}
-
-/// Run library code with this thread's reentrancy guard set.
-pub fn with_guard<R>(f: impl FnOnce() -> R) -> R {
-    match TLS.try_with(|tls| tls.guard.replace(true)) {
-        Ok(was) => {
-            let r = f();
-            let _ = TLS.try_with(|tls| tls.guard.set(was));
-            r
-        }
-        Err(_) => f(),
-    }
-}
-
 /// Make sure the runtime has started (for the API, which may run before any malloc).
 pub fn ensure_started() -> bool {
     TLS.try_with(|tls| mode(tls) == ACTIVE).unwrap_or(false)
@@ -435,9 +368,7 @@ fn node_here(tls: &Tls, guarded: bool, fp: usize) -> (u32, Option<&'static mut T
     if guarded {
         return (NO_NODE, None);
     }
-    if DUMP_REQUESTED.load(Ordering::Relaxed) && DUMP_REQUESTED.swap(false, Ordering::AcqRel) {
-        crate::dump::write_default_file();
-    }
+    crate::endings::write_if_requested();
     if crate::endings::HELPER_NEEDED.load(Ordering::Relaxed) {
         crate::endings::start_helper();
     }

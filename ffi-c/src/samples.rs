@@ -24,7 +24,7 @@
 
 use crate::cct;
 use crate::lock::Locked;
-use mprof_engine::Sample;
+use mprof_engine::{CategoryScheme, Sample};
 use std::time::Instant;
 
 pub const PERIOD_MS: u64 = 10;
@@ -100,7 +100,7 @@ fn sample_of(elapsed_ns: u64, bins: &[[u64; 4]]) -> Sample {
         let live = c[1].saturating_sub(c[3]);
         s.allocated_bytes += c[1];
         s.live_bytes += live;
-        s.live_by_category[cct::category_of_bin(bin)] += live;
+        s.live_by_category[CategoryScheme::c_category_of_bin(bin) as usize] += live;
     }
     s
 }
@@ -108,7 +108,7 @@ fn sample_of(elapsed_ns: u64, bins: &[[u64; 4]]) -> Sample {
 /// The size bins of all threads, net of the reset's baseline.
 fn net_bins() -> Vec<[u64; 4]> {
     let mut now = cct::snapshot_overall().bins;
-    crate::runtime::BASELINE.with(|b| {
+    crate::state::BASELINE.with(|b| {
         if let Some(base) = b.as_ref() {
             for (n, b) in now.iter_mut().zip(&base.bins) {
                 for (x, y) in n.iter_mut().zip(b) {
@@ -156,7 +156,7 @@ pub fn tick() {
 /// All counters, net of the reset's baseline.
 fn net_totals() -> cct::Totals {
     let now = cct::snapshot();
-    crate::runtime::BASELINE.with(|b| match b.as_ref() {
+    crate::state::BASELINE.with(|b| match b.as_ref() {
         Some(base) => now.minus(base),
         None => now,
     })

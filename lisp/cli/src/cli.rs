@@ -204,6 +204,10 @@ pub fn main() -> i32 {
             return 1;
         }
     };
+    if let Err(e) = crate::exports::install(&mut lisp) {
+        report_error(&e);
+        return 1;
+    }
     for warning in crate::profile_cli::ineffective(&args.profiling) {
         write_stderr(&format!("mprof-lisp: warning: {warning}\n"));
     }

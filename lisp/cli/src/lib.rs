@@ -2,12 +2,14 @@
 //!
 //! Everything a host embedding the interpreter does not want lives here: argument
 //! parsing (clap), the line editor (rustyline), signal handling (Ctrl-C and SIGTERM
-//! become Lisp interrupts), and the profiling options of a file run. The binary's
-//! allocator is chosen in `main.rs`, not here, so linking this library changes no
-//! allocator. Invariant: this crate talks to the interpreter only through
+//! become Lisp interrupts), the profiling options of a file run, and the MPROF
+//! package's exports (`exports`: HTML, pprof, folded, JSON, flame graphs, which the
+//! library does not link). The binary's allocator is chosen in `main.rs`, not here,
+//! so linking this library changes no allocator. Invariant: this crate talks to the interpreter only through
 //! `mprof_lisp`'s public embedding API.
 
 pub mod cli;
+mod exports;
 mod profile_cli;
 mod repl;
 

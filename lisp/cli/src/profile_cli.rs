@@ -1,16 +1,17 @@
 //! The profiling options of the `mprof-lisp` command line and what they do
 //! around a run: start recording before the program, then collect, print the
-//! tables (standard error, or `--report FILE`), write the profile file and, with
-//! `--html FILE`, the HTML report.
+//! tables (standard error, or `--report FILE`; composed by `mprof_display::render_text`,
+//! as every text report is), write the profile file and, with `--html FILE`, the HTML
+//! report (`mprof_export::html::save_html`, as `mprof html` writes it).
 //!
 //! Three kinds of profile can be asked for together: memory (`--profile`), time
 //! (`--time`, with the I/O summary) and execution counts (`--count`, printed as
 //! a pxp-style annotated listing). Whatever was asked for is reported and written
 //! even when the program ends in an error, an `exit` or an interrupt.
 
-use mprof_display::{ReportOptions, Tables};
+use mprof_display::{Memory, ReportOptions, Tables, TextReport, render_text};
 use mprof_engine::MonitorOptions;
-use mprof_lisp::{Interpreter, ProfileKinds, exec_tables};
+use mprof_lisp::Interpreter;
 use mprof_listing::ListingOptions;
 
 /// Defaults of the options below, which `ineffective` compares against.
@@ -223,25 +224,25 @@ pub fn finish(lisp: &mut Interpreter, args: &ProfileArgs) -> Result<(), String> 
         return Ok(());
     }
     let options = args.report_options()?;
-    let mut text = String::new();
-    if args.profile {
-        text.push_str(&lisp.profile_report(&options));
-    }
+    // The interpreter renders the memory tables right after a full collection, while it
+    // still records, so that "kept" means reachable at the end.
+    let memory = args.profile.then(|| lisp.profile_report(&options));
     lisp.profile_stop();
     let profile = lisp.full_profile();
-    let kinds = ProfileKinds { memory: args.profile, time: args.time, counts: args.count, io: args.io_wanted() };
     for warning in unknown_only(args, &profile) {
         eprintln!("mprof-lisp: warning: {warning}");
     }
-    let listing = ListingOptions { only: args.only.clone(), ..ListingOptions::default() };
-    let want_listing = args.count && !args.summary_only;
-    let exec = exec_tables(&profile, kinds, &options, want_listing.then_some(&listing));
-    if !exec.is_empty() {
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&exec);
-    }
+    let listing = (args.count && !args.summary_only).then(|| {
+        mprof_listing::render_listings(&profile, &ListingOptions { only: args.only.clone(), ..ListingOptions::default() })
+    });
+    let report = TextReport {
+        memory: memory.as_deref().map_or(Memory::Omit, Memory::Rendered),
+        time: args.time,
+        counts: args.count,
+        io: args.io_wanted(),
+        listing: listing.as_deref(),
+    };
+    let text = render_text(&profile, &options, &report);
     // The profile is written even when the report cannot be: one lost output is enough.
     let reported = match &args.report {
         Some(path) => mprof_engine::save_file(std::path::Path::new(path), text.as_bytes())
@@ -272,13 +273,11 @@ fn write_html(
 ) -> Result<(), String> {
     let listing = (args.count && !profile.exec.counts.is_empty())
         .then(|| mprof_listing::render_listings(profile, &ListingOptions::default()));
-    let html_options = mprof_display::html::HtmlOptions {
+    let html_options = mprof_export::html::HtmlOptions {
         merge_cycles: options.merge_cycles,
         path_depth: options.path_depth,
         listing,
     };
-    mprof_engine::save_streaming(std::path::Path::new(path), |w| {
-        mprof_display::html::write_html(profile, &html_options, w).map_err(std::io::Error::other)
-    })
-    .map_err(|e| format!("cannot write the HTML report to {path}: {e}"))
+    mprof_export::html::save_html(profile, &html_options, Some(std::path::Path::new(path)))
+        .map_err(|e| format!("cannot write the HTML report to {path}: {e}"))
 }

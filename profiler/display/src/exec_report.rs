@@ -13,14 +13,14 @@
 //! Invariants: every number printed is computed from the profile (no constant rows);
 //! the Total rows are sums of the same values the rows print; percentages are of the
 //! program's total time (the root's own time included) or total instructions; column
-//! widths grow with the data. Tests: profiler/tests/exec_report.rs (insta snapshots).
+//! widths grow with the data. Tests: tools/mprof/tests/exec_report.rs (insta snapshots).
 
 use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap;
 
 use mprof_engine::exec::{ClockInfo, CountKind, CountPoint, IoRow};
-use mprof_engine::monitor::FuncId;
+use mprof_engine::model::FuncId;
 use mprof_engine::profile::{Counters, Node, Profile};
 use mprof_engine::reduce::{reduce, Entity, ReduceOptions, Reduction};
 use mprof_engine::scheme::{Category, CategoryScheme};

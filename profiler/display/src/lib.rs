@@ -1,14 +1,18 @@
-//! The mprof display: the paper's four tables, the execution tables, and exports.
+//! The mprof display: the paper's four tables and the execution tables, as text.
 //!
 //! Everything here reads a `Profile` (from the engine, `mprof-engine`) and its
-//! `Reduction` and writes text or bytes for a person or another tool: `report` prints the
-//! memory tables (kept, bins, direct allocation, call graph, heap errors), `exec_report`
-//! the flat profile, gprof call graph, call counts and I/O summary of the execution
-//! profiles, `export` flame graphs, folded stacks, JSON and pprof, `html` the
-//! self-contained HTML report (summary, memory over time, flame graphs, the tables).
+//! `Reduction` and writes text for a person: `report` prints the memory tables (kept,
+//! bins, direct allocation, call graph, heap errors), `exec_report` the flat profile,
+//! gprof call graph, call counts and I/O summary of the execution profiles, and `text`
+//! composes them into one report, the only composer every report goes through (the
+//! `mprof` command, the `mprof-lisp` command line, the MPROF package). `pad` pads
+//! columns for all of them.
 //!
-//! It knows nothing of Lisp or C (Lisp listings live in `mprof-listing`), and libmprof
-//! does not link it: a C program being profiled never carries the display code.
+//! Text only: other tools' formats (folded stacks, flame graphs, JSON, pprof, the HTML
+//! report) are the crate `mprof-export`, so the interpreter, which links this crate,
+//! links no exporter. It knows nothing of Lisp or C (Lisp listings live in
+//! `mprof-listing` and come in rendered), and libmprof does not link it: a C program
+//! being profiled never carries the display code.
 //!
 //! ```
 //! use mprof_engine::*;
@@ -25,14 +29,10 @@
 //! assert!(report.contains("make_widget"));
 //! ```
 
-pub mod diff;
 pub mod exec_report;
-pub mod export;
-mod flame;
-pub mod html;
-mod pad;
+pub mod pad;
 pub mod report;
-pub mod report_json;
-pub mod stacks;
+pub mod text;
 
 pub use report::{ReportOptions, SizeBins, Tables, render_report};
+pub use text::{Memory, TextReport, render_text};

@@ -14,7 +14,7 @@
 //! headings, rules and rows always line up. A profile's figures (`Profile::figures`:
 //! memory at peak, temporary allocations, leak classes) each get a table after the leak
 //! table, in its layout and selected with it; a profile without figures prints exactly
-//! what it printed before they existed. Tests: profiler/cli/tests/ (insta snapshots).
+//! what it printed before they existed. Tests: tools/mprof/tests/ (insta snapshots).
 
 use std::fmt::Write as _;
 
@@ -320,11 +320,19 @@ fn sum(cs: &[Counters], f: impl Fn(&Counters) -> u64) -> u64 {
 
 // ---------------------------------------------------------------- header
 
-fn header(out: &mut String, p: &Profile, r: &Reduction) {
+/// The first lines of every report: the kind of profile and its metadata (program,
+/// command line...), all a report of a file without memory data opens with.
+pub fn render_title(p: &Profile) -> String {
+    let mut out = String::new();
     let _ = writeln!(out, "mprof report ({} profile)", p.language.name());
     for (k, v) in &p.metadata {
         let _ = writeln!(out, "{k}: {v}");
     }
+    out
+}
+
+fn header(out: &mut String, p: &Profile, r: &Reduction) {
+    out.push_str(&render_title(p));
     let allocs = r.total_of(|c| c.allocs);
     let bytes = r.total_of(|c| c.bytes);
     let frees = r.total_of(|c| c.frees);

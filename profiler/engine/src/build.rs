@@ -3,21 +3,51 @@
 //! into a profile only when they dump.
 //!
 //! It applies the same rules as the live `Monitor`: equal `FunctionInfo`s are one
-//! function, equal (parent, function, call site) triples are one node, and a function
-//! calling itself directly folds into its caller's node, whose `recursion` counts the
-//! folded levels. Invariant: nodes are created parent first, so node ids grow along
-//! every path, as the file format requires.
+//! function, and the tree grows by the monitor's own rule (`grow.rs`): equal (parent,
+//! function, call site) triples are one node, and a function calling itself directly
+//! folds into its caller's node, whose `recursion` counts the folded levels (always
+//! folded here, and no depth cap: the recorder capped its paths already). Invariant:
+//! nodes are created parent first, so node ids grow along every path, as the file
+//! format requires.
 
 use std::collections::HashMap;
 
-use crate::monitor::{FuncId, FunctionInfo, NodeId};
+use crate::grow::{Children, Tree};
+use crate::model::{FuncId, FunctionInfo, NodeId};
 use crate::profile::{Counters, Node, Profile};
 
 /// Interns functions and nodes into a profile being built.
 #[derive(Default)]
 pub struct ProfileBuilder {
     functions: HashMap<FunctionInfo, FuncId>,
-    children: HashMap<(u32, u32, u64), u32>,
+    children: Children,
+}
+
+/// A profile's nodes as the growth rule sees them.
+struct ProfileTree<'a>(&'a mut Profile);
+
+impl Tree for ProfileTree<'_> {
+    fn len(&self) -> usize {
+        self.0.nodes.len()
+    }
+
+    fn func(&self, node: u32) -> FuncId {
+        self.0.nodes[node as usize].func
+    }
+
+    fn fold(&mut self, node: u32) {
+        self.0.nodes[node as usize].recursion += 1;
+    }
+
+    fn full_below(&self, _parent: u32) -> bool {
+        false
+    }
+
+    fn add(&mut self, parent: u32, func: FuncId, call_site: u64) -> u32 {
+        let counters = vec![Counters::default(); self.0.scheme.len()];
+        self.0.nodes.push(Node { parent: Some(NodeId(parent)), func, call_site, recursion: 0, counters });
+        self.0.nodes.len() as u32 - 1
+    }
 }
 
 impl ProfileBuilder {
@@ -39,23 +69,7 @@ impl ProfileBuilder {
     /// The node for calling `func` from `call_site` under `parent`; a direct call of
     /// the parent's own function folds into the parent (counted in its `recursion`).
     pub fn child(&mut self, profile: &mut Profile, parent: NodeId, func: FuncId, call_site: u64) -> NodeId {
-        let parent = if (parent.0 as usize) < profile.nodes.len() { parent.0 } else { 0 };
-        if parent != 0 && profile.nodes[parent as usize].func == func {
-            profile.nodes[parent as usize].recursion += 1;
-            return NodeId(parent);
-        }
-        let ncat = profile.scheme.len();
-        let id = *self.children.entry((parent, func.0, call_site)).or_insert_with(|| {
-            profile.nodes.push(Node {
-                parent: Some(NodeId(parent)),
-                func,
-                call_site,
-                recursion: 0,
-                counters: vec![Counters::default(); ncat],
-            });
-            profile.nodes.len() as u32 - 1
-        });
-        NodeId(id)
+        self.children.child(&mut ProfileTree(profile), parent, func, call_site, true)
     }
 }
 

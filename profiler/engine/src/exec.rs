@@ -2,8 +2,9 @@
 //! execution counts of source forms, and an input/output summary.
 //!
 //! These are the data of the two execution profilers the product grew from: pxp's
-//! statement counts (printed as an annotated listing, listing.rs) and ATOM's gprof and io
-//! tools (printed by exec_report.rs). They share the profile's function table and file.
+//! statement counts (printed as an annotated listing by the crate `mprof-listing`) and
+//! ATOM's gprof and io tools (printed by `exec_report` in the crate `mprof-display`).
+//! They share the profile's function table and file.
 //!
 //! Invariants (checked by `Exec::validate`, enforced by the file reader):
 //! - `time.nodes[0]` is the root (no parent, `FuncId::NONE`); every other time node has a
@@ -19,7 +20,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::monitor::{FuncId, NodeId};
+use crate::model::{FuncId, NodeId};
 
 /// How time was measured, printed in the report header so readers can judge the numbers.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]

@@ -61,7 +61,7 @@
 use std::fmt;
 
 use crate::exec::{ClockInfo, CountKind, CountPoint, Exec, IoRow, SourceFile, TimeNode, TimeProfile};
-use crate::monitor::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
+use crate::model::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
 use crate::profile::{BinKey, BinRow, Counters, Figure, HeapError, Node, Profile};
 use crate::scheme::{Category, CategoryScheme, Language, LARGEST_SIZE_BIN};
 
@@ -197,6 +197,18 @@ fn error_kind_code(kind: HeapErrorKind) -> u64 {
         HeapErrorKind::DoubleFree => 0,
         HeapErrorKind::InvalidFree => 1,
         HeapErrorKind::ReallocOfFreed => 2,
+    }
+}
+
+impl Profile {
+    /// Writes the profile file (format described above and in profiler/FORMAT.md).
+    pub fn write(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        w.write_all(&encode(self))
+    }
+
+    /// Reads a profile file; errors name the offset and what was expected.
+    pub fn read(bytes: &[u8]) -> Result<Profile, FormatError> {
+        decode(bytes)
     }
 }
 
@@ -828,7 +840,7 @@ impl Decoded {
                     ));
                 }
                 for k in 0..n {
-                    for c in 0..crate::monitor::SAMPLE_CATEGORIES {
+                    for c in 0..crate::model::SAMPLE_CATEGORIES {
                         self.samples[k].live_by_category[c] =
                             s.varint(|| format!("the live bytes of category {c} in sample {k}"))?;
                     }

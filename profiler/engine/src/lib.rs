@@ -1,14 +1,20 @@
 //! The mprof reduction engine: monitor, profile file and reduction.
 //!
-//! Two phases, as in the mprof paper. The monitor phase (`Monitor`, `StackCache`) runs
-//! inside the profiled program and builds a calling-context tree with per-category
-//! counters; `Monitor::to_profile` and `Profile::write` turn it into a profile file. The
-//! display phase starts here (`Profile::read`, `Profile::merge`, `reduce`); printing the
-//! paper's four tables and other tools' formats is the job of the crate `mprof-display`.
+//! Two phases, as in the mprof paper. The monitor phase (`Monitor`) runs inside the
+//! profiled program and builds a calling-context tree with per-category counters;
+//! `Monitor::to_profile` and `Profile::write` turn it into a profile file (a recorder
+//! with its own tree, libmprof, builds the profile with `ProfileBuilder` by the same
+//! rules, `grow.rs`). The display phase starts here (`Profile::read`, `Profile::merge`,
+//! `reduce`); printing the paper's four tables is the job of the crate `mprof-display`,
+//! and other tools' formats that of `mprof-export`.
+//!
+//! The model is `profile` (the `Profile` and its parts) and `model` (the ids and small
+//! values it is made of): a reader of profiles needs nothing of the recorders.
 //!
 //! Beside the memory profile a file may hold execution profiles (`exec`): a time tree
 //! recorded by `timing::TimeRecorder` (ATOM's gprof), statement counts (pxp) and an I/O
-//! summary; `exec_report` prints their tables and `listing` the annotated listing.
+//! summary; `mprof-display` prints their tables (`exec_report`) and `mprof-listing` the
+//! annotated listing.
 //!
 //! This crate knows nothing of Lisp or C: it is given function identities and names,
 //! call sites, a category scheme and sizes. `Language` only changes wording. It is what
@@ -34,21 +40,20 @@
 pub mod build;
 pub mod exec;
 pub mod format;
+mod grow;
+pub mod model;
 pub mod monitor;
 pub mod profile;
 pub mod reduce;
 pub mod save;
 pub mod scheme;
-pub mod stack;
 pub mod timing;
 
 pub use build::ProfileBuilder;
 pub use format::{FormatError, FORMAT_VERSION};
-pub use monitor::{
-    Bin, FuncId, FunctionInfo, HeapErrorKind, Monitor, MonitorOptions, NodeId, Sample, Totals, TypeId,
-};
+pub use model::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
+pub use monitor::{Bin, Monitor, MonitorOptions, Totals};
 pub use profile::{BinKey, BinRow, Counters, Figure, HeapError, MergeError, Node, Profile};
-pub use save::{check_writable, save_file, save_streaming};
+pub use save::{check_writable, save_file, save_file_noting, save_streaming};
 pub use reduce::{reduce, ReduceOptions, Reduction};
 pub use scheme::{Category, CategoryScheme, Language, LARGEST_SIZE_BIN};
-pub use stack::StackCache;

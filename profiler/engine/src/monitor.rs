@@ -4,58 +4,27 @@
 //! carries one `Counters` per category. Recording an allocation when the caller holds its
 //! node is two indexed additions (node counters and bin counters): O(1). `child` looks a
 //! node up in one hash map keyed by (parent, function, call site), so resolving a path
-//! costs one lookup per frame, and `StackCache` (stack.rs) makes that one lookup per
-//! *changed* frame.
+//! costs one lookup per frame; a host that memoizes the nodes of its frames (the Lisp
+//! interpreter does) pays one per *changed* frame. The tree grows by the rule of
+//! `grow.rs`, which `ProfileBuilder` shares.
 //!
 //! Invariants: node 0 is the root and has no function (`FuncId::NONE`); every other node's
 //! parent has a smaller index, so one reverse sweep sums subtrees. Node ids handed out are
 //! never invalidated (`reset` zeroes counters but keeps the tree), so callers may memoize
 //! them; an out-of-range node id is counted on the root rather than trusted.
 //! The monitor knows nothing of Lisp or C: it is given ids, sizes and category indices.
-//! Tests: the unit tests below and profiler/tests/.
+//! Tests: the unit tests below and tools/mprof/tests/.
 
 use rustc_hash::FxHashMap;
 
 use crate::exec::Exec;
+use crate::grow::{Children, Tree};
 use crate::profile::{BinKey, BinRow, Counters, HeapError, Node, Profile};
-use crate::scheme::{CategoryScheme, Language, LARGEST_SIZE_BIN};
+use crate::scheme::{CategoryScheme, Language, SIZE_BINS, size_bin};
 
-/// An interned function (index into `Profile::functions`).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
-pub struct FuncId(pub u32);
-
-impl FuncId {
-    /// The "function" of the root node, which stands for no frame at all.
-    pub const NONE: FuncId = FuncId(u32::MAX);
-}
-
-/// A node of the calling-context tree (index into `Profile::nodes`).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
-pub struct NodeId(pub u32);
-
-impl NodeId {
-    pub const ROOT: NodeId = NodeId(0);
-}
-
-/// An interned type name, the bin key of Lisp profiles (index into `Profile::types`).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
-pub struct TypeId(pub u16);
-
-/// What is known of a function. Two equal infos are the same function.
-#[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
-pub struct FunctionInfo {
-    pub name: String,
-    pub file: Option<String>,
-    pub line: Option<u32>,
-    pub module: Option<String>,
-}
-
-impl FunctionInfo {
-    /// A function known by name only.
-    pub fn named(name: impl Into<String>) -> Self {
-        FunctionInfo { name: name.into(), ..FunctionInfo::default() }
-    }
-}
+// The model's ids and values that the recorder's methods take and return, re-exported
+// for its users (a reader of profiles imports them from `model`).
+use crate::model::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
 
 /// How the monitor shapes the tree.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -76,24 +45,6 @@ impl Default for MonitorOptions {
     }
 }
 
-/// Heap errors the C hooks can see.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
-pub enum HeapErrorKind {
-    DoubleFree,
-    InvalidFree,
-    ReallocOfFreed,
-}
-
-impl HeapErrorKind {
-    pub fn describe(self) -> &'static str {
-        match self {
-            HeapErrorKind::DoubleFree => "double free",
-            HeapErrorKind::InvalidFree => "invalid free",
-            HeapErrorKind::ReallocOfFreed => "realloc of freed",
-        }
-    }
-}
-
 /// The bin an allocation is counted in: C by size (0..=1024, larger sizes share a bin),
 /// Lisp by type.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -101,20 +52,6 @@ pub enum Bin {
     Size(u64),
     Type(TypeId),
 }
-
-/// One point of the memory-over-time series.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
-pub struct Sample {
-    pub time_ns: u64,
-    pub live_bytes: u64,
-    pub allocated_bytes: u64,
-    /// Live bytes per category of the profile's scheme (Lisp types, C size classes);
-    /// all zero when the recorder did not split them.
-    pub live_by_category: [u64; SAMPLE_CATEGORIES],
-}
-
-/// How many categories a sample splits its live bytes into: both schemes have four.
-pub const SAMPLE_CATEGORIES: usize = 4;
 
 /// Sums over the whole profile.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
@@ -132,6 +69,40 @@ struct NodeData {
     recursion: u64,
 }
 
+/// The monitor's tree as the growth rule sees it.
+struct MonitorTree<'a> {
+    nodes: &'a mut Vec<NodeData>,
+    counters: &'a mut Vec<Counters>,
+    categories: usize,
+    max_depth: u32,
+}
+
+impl Tree for MonitorTree<'_> {
+    fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    fn func(&self, node: u32) -> FuncId {
+        self.nodes[node as usize].func
+    }
+
+    fn fold(&mut self, node: u32) {
+        self.nodes[node as usize].recursion += 1;
+    }
+
+    fn full_below(&self, parent: u32) -> bool {
+        self.nodes[parent as usize].depth >= self.max_depth
+    }
+
+    fn add(&mut self, parent: u32, func: FuncId, call_site: u64) -> u32 {
+        let id = self.nodes.len() as u32;
+        let depth = self.nodes[parent as usize].depth + 1;
+        self.nodes.push(NodeData { parent, func, call_site, depth, recursion: 0 });
+        self.counters.extend(std::iter::repeat_n(Counters::default(), self.categories));
+        id
+    }
+}
+
 /// The most points a monitor keeps of the memory-over-time series.
 pub const MAX_SAMPLES: usize = 4096;
 
@@ -146,12 +117,12 @@ pub struct Monitor {
     types: Vec<String>,
     type_ids: FxHashMap<String, TypeId>,
     nodes: Vec<NodeData>,
-    children: FxHashMap<(u32, u32, u64), u32>,
+    children: Children,
     /// `nodes.len() * ncat` counters, node-major.
     counters: Vec<Counters>,
-    /// Bins 0..=1024 and one for larger sizes.
+    /// One per size bin (`scheme::size_bin`).
     size_bins: Vec<Counters>,
-    size_labels: FxHashMap<u64, Vec<String>>,
+    size_labels: FxHashMap<BinKey, Vec<String>>,
     type_bins: Vec<Counters>,
     errors: Vec<HeapError>,
     error_index: FxHashMap<(HeapErrorKind, u32), usize>,
@@ -178,9 +149,9 @@ impl Monitor {
             types: Vec::new(),
             type_ids: FxHashMap::default(),
             nodes: vec![NodeData { parent: 0, func: FuncId::NONE, call_site: 0, depth: 0, recursion: 0 }],
-            children: FxHashMap::default(),
+            children: Children::default(),
             counters: vec![Counters::default(); ncat],
-            size_bins: vec![Counters::default(); LARGEST_SIZE_BIN as usize + 2],
+            size_bins: vec![Counters::default(); SIZE_BINS],
             size_labels: FxHashMap::default(),
             type_bins: Vec::new(),
             errors: Vec::new(),
@@ -241,7 +212,7 @@ impl Monitor {
 
     /// Names a C size bin with a user type of that size (the bin table's "types" column).
     pub fn label_size(&mut self, size: u64, type_name: &str) {
-        let labels = self.size_labels.entry(size.min(LARGEST_SIZE_BIN + 1)).or_default();
+        let labels = self.size_labels.entry(BinKey::of_size(size)).or_default();
         if !labels.iter().any(|l| l == type_name) {
             labels.push(type_name.to_string());
         }
@@ -257,27 +228,17 @@ impl Monitor {
     }
 
     /// The node for calling `func` (from `call_site`) under `parent`. O(1) on average.
-    /// Honours the depth cap and folds direct self-recursion when asked to.
+    /// Honours the depth cap and folds direct self-recursion when asked to (the rule
+    /// of `grow.rs`, which `ProfileBuilder` shares).
     pub fn child(&mut self, parent: NodeId, func: FuncId, call_site: u64) -> NodeId {
-        let parent = if (parent.0 as usize) < self.nodes.len() { parent.0 } else { 0 };
-        let p = self.nodes[parent as usize];
-        if parent != 0 && self.options.fold_self_recursion && p.func == func {
-            self.nodes[parent as usize].recursion += 1;
-            return NodeId(parent);
-        }
-        if p.depth >= self.options.max_depth {
-            return NodeId(parent);
-        }
         let call_site = if self.options.call_sites { call_site } else { 0 };
-        let key = (parent, func.0, call_site);
-        if let Some(&id) = self.children.get(&key) {
-            return NodeId(id);
-        }
-        let id = self.nodes.len() as u32;
-        self.nodes.push(NodeData { parent, func, call_site, depth: p.depth + 1, recursion: 0 });
-        self.counters.extend(std::iter::repeat_n(Counters::default(), self.scheme.len()));
-        self.children.insert(key, id);
-        NodeId(id)
+        let mut tree = MonitorTree {
+            nodes: &mut self.nodes,
+            counters: &mut self.counters,
+            categories: self.scheme.len(),
+            max_depth: self.options.max_depth,
+        };
+        self.children.child(&mut tree, parent, func, call_site, self.options.fold_self_recursion)
     }
 
     /// The node for a whole path of functions, outermost first (for tests and for hosts
@@ -302,10 +263,7 @@ impl Monitor {
 
     fn bin_slot(&mut self, bin: Bin) -> Option<&mut Counters> {
         match bin {
-            Bin::Size(size) => {
-                let i = size.min(LARGEST_SIZE_BIN + 1) as usize;
-                self.size_bins.get_mut(i)
-            }
+            Bin::Size(size) => self.size_bins.get_mut(size_bin(size)),
             Bin::Type(t) => self.type_bins.get_mut(t.0 as usize),
         }
     }
@@ -440,17 +398,25 @@ impl Monitor {
                 counters: self.counters[i * ncat..(i + 1) * ncat].to_vec(),
             });
         }
+        // One row per bin up to LARGEST_SIZE_BIN, then the bins above it summed in one.
+        let mut size_rows: Vec<(BinKey, Counters)> = Vec::new();
+        for (bin, c) in self.size_bins.iter().enumerate() {
+            let key = BinKey::of_bin(bin);
+            match size_rows.last_mut() {
+                Some((k, sum)) if *k == key => sum.add(c),
+                _ => size_rows.push((key, *c)),
+            }
+        }
         let mut bins = Vec::new();
-        for (size, c) in self.size_bins.iter().enumerate() {
-            let size = size as u64;
-            let labels = self.size_labels.get(&size).cloned().unwrap_or_default();
+        for (key, c) in size_rows {
+            let labels = self.size_labels.get(&key).cloned().unwrap_or_default();
+            let larger = key == BinKey::Larger;
             // The "> 1024" bin is always present, as the paper prints it even when empty.
-            if !c.is_zero() || size > LARGEST_SIZE_BIN || !labels.is_empty() {
-                if self.language == Language::Lisp && size > LARGEST_SIZE_BIN && c.is_zero() {
+            if !c.is_zero() || larger || !labels.is_empty() {
+                if self.language == Language::Lisp && larger && c.is_zero() {
                     continue;
                 }
-                let key = BinKey::of_size(size);
-                bins.push(BinRow { key, counters: *c, labels });
+                bins.push(BinRow { key, counters: c, labels });
             }
         }
         for (t, c) in self.type_bins.iter().enumerate() {

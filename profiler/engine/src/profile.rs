@@ -11,16 +11,17 @@
 //! - figures have distinct, non-empty names, and each names a node inside `nodes` at most
 //!   once per row list.
 //!
-//! Merging and re-mapping keep these invariants. Tests: below and profiler/tests/.
+//! Merging and re-mapping keep these invariants. The file is read and written
+//! (`Profile::read`, `Profile::write`) in format.rs, which stands above this model.
+//! Tests: below and tools/mprof/tests/.
 
 use std::fmt;
 
 use rustc_hash::FxHashMap;
 
 use crate::exec::Exec;
-use crate::format::FormatError;
-use crate::monitor::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
-use crate::scheme::{CategoryScheme, Language};
+use crate::model::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
+use crate::scheme::{CategoryScheme, Language, LARGEST_SIZE_BIN, size_bin};
 
 /// Allocation and free counts of one node (or bin) in one category.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
@@ -60,8 +61,9 @@ pub struct Node {
     pub parent: Option<NodeId>,
     pub func: FuncId,
     /// An opaque location that tells apart otherwise equal paths (0 when call sites are
-    /// not distinguished). Reports print it as `name@site`. `StackCache` stores the
-    /// frame's return address here, a location inside `func` where it called onward.
+    /// not distinguished). Reports print it as `name@site`. A recorder stores here a
+    /// location inside `func` where it called onward (libmprof: the source line of the
+    /// frame's return address).
     pub call_site: u64,
     /// Direct self-recursive calls folded into this node.
     pub recursion: u64,
@@ -81,10 +83,16 @@ pub enum BinKey {
 }
 
 impl BinKey {
-    /// The size bin of an object of `size` bytes: its exact size up to
-    /// `LARGEST_SIZE_BIN`, one shared bin above.
+    /// The row of an object of `size` bytes: its exact size up to `LARGEST_SIZE_BIN`,
+    /// one shared row above (the row of its size bin, `scheme::size_bin`).
     pub fn of_size(size: u64) -> BinKey {
-        if size > crate::scheme::LARGEST_SIZE_BIN { BinKey::Larger } else { BinKey::Size(size) }
+        BinKey::of_bin(size_bin(size))
+    }
+
+    /// The row of size bin `bin`: the bin's own size up to `LARGEST_SIZE_BIN`, the
+    /// shared `Larger` row for the bins above.
+    pub fn of_bin(bin: usize) -> BinKey {
+        if bin as u64 > LARGEST_SIZE_BIN { BinKey::Larger } else { BinKey::Size(bin as u64) }
     }
 }
 
@@ -194,14 +202,13 @@ impl Profile {
         }
     }
 
-    /// Writes the profile file (format described in format.rs and profiler/FORMAT.md).
-    pub fn write(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
-        w.write_all(&crate::format::encode(self))
-    }
-
-    /// Reads a profile file; errors name the offset and what was expected.
-    pub fn read(bytes: &[u8]) -> Result<Profile, FormatError> {
-        crate::format::decode(bytes)
+    /// True when the profile holds memory data (allocations, bins, errors or samples),
+    /// as opposed to a file written by an execution-only run.
+    pub fn has_memory(&self) -> bool {
+        self.nodes.iter().any(|n| n.counters.iter().any(|c| !c.is_zero()))
+            || !self.bins.is_empty()
+            || !self.errors.is_empty()
+            || !self.samples.is_empty()
     }
 
     /// Checks the invariants of the module comment, naming the first one broken.

@@ -17,7 +17,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::monitor::{FuncId, HeapErrorKind};
+use crate::model::{FuncId, HeapErrorKind};
 use crate::profile::{Counters, Profile};
 
 /// What shapes the reduction (a subset of `ReportOptions`).

@@ -4,7 +4,9 @@
 //! stays on one file system), which is then renamed over it: a reader, or a process
 //! killed mid-write, sees the old file or the whole new one. A write that fails removes
 //! its temporary file. `check_writable` lets a command line refuse an output path
-//! before a long run rather than after it.
+//! before a long run rather than after it. A writer whose process may die mid-write
+//! (libmprof, killed by a signal while its helper thread writes) learns the temporary
+//! file's name (`save_file_noting`), so that it can remove it on the way out.
 //!
 //! Only regular files are replaced that way. A path naming something else — a device
 //! such as `/dev/null` or `/dev/stdout`, a pipe — is opened and written in place: a
@@ -33,17 +35,25 @@ fn replaced_file(path: &Path) -> Option<PathBuf> {
 
 /// Writes `bytes` to `path` through a temporary file and a rename.
 pub fn save_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    save_file_noting(path, bytes, &mut |_| {})
+}
+
+/// As [`save_file`], telling `note` the temporary file's name before it is created, and
+/// `None` once it is renamed or removed (never called for a device written in place).
+pub fn save_file_noting(path: &Path, bytes: &[u8], note: &mut dyn FnMut(Option<&Path>)) -> std::io::Result<()> {
     let Some(path) = replaced_file(path) else {
         return std::fs::OpenOptions::new().write(true).open(path).and_then(|mut f| f.write_all(bytes));
     };
     let path = path.as_path();
     let tmp = temporary_for(path);
+    note(Some(&tmp));
     let result = std::fs::File::create(&tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|_| f.flush()))
         .and_then(|_| std::fs::rename(&tmp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
+    note(None);
     result
 }
 
@@ -115,6 +125,11 @@ mod tests {
         assert!(check_writable(&path).is_ok());
         save_streaming(&path, |w| w.write_all(b"streamed")).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"streamed");
+        let mut noted = Vec::new();
+        save_file_noting(&path, b"noted", &mut |t| noted.push(t.map(Path::to_path_buf))).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"noted");
+        assert!(matches!(&noted[..], [Some(t), None] if t.to_string_lossy().ends_with(".tmp") && !t.exists()), "{noted:?}");
+        save_streaming(&path, |w| w.write_all(b"streamed")).unwrap();
         let failed = save_streaming(&path, |_| Err(std::io::Error::other("stop")));
         assert!(failed.is_err());
         assert_eq!(std::fs::read(&path).unwrap(), b"streamed", "a failed save leaves the old file");

@@ -4,6 +4,9 @@
 //! knows that a category is an index into `CategoryScheme::categories`, with a letter
 //! for column headings and a name for documentation. Invariant: a scheme has at least
 //! one category; the last category is where out-of-range category indices are counted.
+//!
+//! Sizes have one rule each, here, for every recorder (the monitor and libmprof): the
+//! size bin of an object (`size_bin`) and the C size class of a size or of a bin.
 
 /// Which kind of program produced a profile. It only changes wording in the report
 /// (C "leak" table versus Lisp "kept" table), never the arithmetic.
@@ -40,6 +43,25 @@ pub struct CategoryScheme {
 /// every larger size shares one "> 1024" bin, as in the paper.
 pub const LARGEST_SIZE_BIN: u64 = 1024;
 
+/// How many size bins a recorder counts in (`size_bin`).
+pub const SIZE_BINS: usize = LARGEST_SIZE_BIN as usize + 3;
+
+/// The size bin of an object of `size` bytes: the one size-bin rule. Sizes up to
+/// `LARGEST_SIZE_BIN` have a bin each; above it there is one bin per C size class
+/// (1025-2048 bytes, then larger), so that every bin lies within one class and the live
+/// bytes of each class can be told from the bins alone. The bin table shows every bin
+/// above `LARGEST_SIZE_BIN` as its one shared row (`BinKey::of_bin`).
+#[inline]
+pub const fn size_bin(size: u64) -> usize {
+    if size <= LARGEST_SIZE_BIN {
+        size as usize
+    } else if size <= 2048 {
+        LARGEST_SIZE_BIN as usize + 1
+    } else {
+        LARGEST_SIZE_BIN as usize + 2
+    }
+}
+
 fn category(letter: char, name: &str) -> Category {
     Category { letter, name: name.to_string() }
 }
@@ -71,13 +93,20 @@ impl CategoryScheme {
     }
 
     /// The index in `c_sizes()` of an object of `size` bytes.
-    pub fn c_category_of_size(size: u64) -> u8 {
+    #[inline]
+    pub const fn c_category_of_size(size: u64) -> u8 {
         match size {
             0..=32 => 0,
             33..=256 => 1,
             257..=2048 => 2,
             _ => 3,
         }
+    }
+
+    /// The index in `c_sizes()` of the objects of size bin `bin` (`size_bin`).
+    #[inline]
+    pub const fn c_category_of_bin(bin: usize) -> u8 {
+        if bin <= LARGEST_SIZE_BIN as usize + 1 { Self::c_category_of_size(bin as u64) } else { 3 }
     }
 
     /// Number of categories (at least 1 for every scheme this crate builds or reads).
@@ -106,5 +135,21 @@ mod tests {
         assert_eq!(letters, "smlx");
         let letters: String = CategoryScheme::lisp().categories.iter().map(|c| c.letter).collect();
         assert_eq!(letters, "cfso");
+    }
+
+    #[test]
+    fn every_size_bin_lies_in_one_size_class() {
+        assert_eq!(size_bin(1024), 1024);
+        assert_eq!(size_bin(1025), 1025);
+        assert_eq!(size_bin(2048), 1025);
+        assert_eq!(size_bin(2049), 1026);
+        assert_eq!(size_bin(u64::MAX), SIZE_BINS - 1);
+        for size in [0u64, 1, 32, 33, 256, 257, 1024, 1025, 2048, 2049, 1 << 40] {
+            assert_eq!(
+                CategoryScheme::c_category_of_bin(size_bin(size)),
+                CategoryScheme::c_category_of_size(size),
+                "size {size}"
+            );
+        }
     }
 }

@@ -68,7 +68,8 @@ impl Clock {
         }
     }
 }
-use crate::monitor::{FuncId, MonitorOptions, NodeId};
+use crate::model::{FuncId, NodeId};
+use crate::monitor::MonitorOptions;
 
 #[derive(Clone, Copy)]
 struct Node {

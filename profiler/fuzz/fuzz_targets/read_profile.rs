@@ -31,12 +31,12 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(total(twice), Some(t), "figure {:?}", once.name);
         }
     }
-    let _ = mprof_display::export::folded(&profile, Default::default());
-    let _ = mprof_display::export::json(&profile);
-    let _ = mprof_display::export::pprof_gz(&profile);
+    let _ = mprof_export::formats::folded(&profile, Default::default());
+    let _ = mprof_export::formats::json(&profile);
+    let _ = mprof_export::formats::pprof_gz(&profile);
     let all = mprof_display::exec_report::ExecReportOptions { time: true, counts: true, io: true, merge_cycles: false, exact: false };
     let _ = mprof_display::exec_report::render_exec(&profile, &all);
     if let Some(view) = mprof_display::exec_report::time_view(&profile) {
-        let _ = mprof_display::export::folded(&view, mprof_display::export::FoldedValue::TimeNs);
+        let _ = mprof_export::formats::folded(&view, mprof_export::formats::FoldedValue::TimeNs);
     }
 });

@@ -749,17 +749,14 @@ pub fn exec_tables(
     options: &ReportOptions,
     listing: Option<&mprof_listing::ListingOptions>,
 ) -> String {
-    let exec_options = mprof_display::exec_report::ExecReportOptions {
+    let listing = listing.map(|o| mprof_listing::listing::render_listings(profile, o));
+    let report = mprof_display::TextReport {
+        memory: mprof_display::Memory::Omit,
         time: kinds.time,
         counts: kinds.counts,
         io: kinds.io,
-        merge_cycles: options.merge_cycles,
-        exact: options.exact_percentages,
+        listing: listing.as_deref(),
     };
-    let mut text = mprof_display::exec_report::render_exec(profile, &exec_options);
-    if let Some(o) = listing {
-        text.push_str(&mprof_listing::listing::render_listings(profile, o));
-    }
-    text
+    mprof_display::render_text(profile, options, &report)
 }
 

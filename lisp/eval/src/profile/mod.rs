@@ -49,7 +49,8 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use mprof_heap::{AllocEvent, AllocHooks, Category, SiteFrees, flush_frees};
-use mprof_engine::monitor::{Bin, FuncId, FunctionInfo, Monitor, MonitorOptions, NodeId, Sample, TypeId};
+use mprof_engine::model::{FuncId, FunctionInfo, NodeId, Sample, TypeId};
+use mprof_engine::monitor::{Bin, Monitor, MonitorOptions};
 use mprof_display::report::{ReportOptions, render_report};
 use mprof_engine::scheme::{CategoryScheme, Language};
 use mprof_engine::Profile;

@@ -9,7 +9,7 @@
 //! frame, plus one for a builtin that allocated; every frame pop truncates it.
 
 use gc_arena::Gc;
-use mprof_engine::monitor::FuncId;
+use mprof_engine::model::FuncId;
 use mprof_engine::timing::TimeRecorder;
 use mprof_heap::code::Proto;
 use mprof_heap::value::{Function, Ptr};
@@ -261,7 +261,7 @@ impl<'gc> Vm<'gc> {
         }
         let (fid, cache) = crate::profile::function_id(self.builtin_prof_ids[i], || {
             let name = self.builtins.get(i).map(|d| d.name).unwrap_or("?");
-            mprof_engine::monitor::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
+            mprof_engine::model::FunctionInfo { name: name.to_string(), file: None, line: None, module: None }
         });
         self.builtin_prof_ids[i] = cache;
         Some(fid)
@@ -306,7 +306,7 @@ pub(super) const TRANSPARENT_ID: u64 = 0xffff_ffff;
 /// What the profile shows of a compiled function: its name (as the printer
 /// writes it, without a package prefix for COMMON-LISP and CL-USER symbols),
 /// file and line.
-pub(super) fn function_info<'gc>(p: &Proto<'gc>, world: &World<'gc>) -> mprof_engine::monitor::FunctionInfo {
+pub(super) fn function_info<'gc>(p: &Proto<'gc>, world: &World<'gc>) -> mprof_engine::model::FunctionInfo {
     let name = if p.info.toplevel {
         "(top level)".to_string()
     } else {
@@ -325,7 +325,7 @@ pub(super) fn function_info<'gc>(p: &Proto<'gc>, world: &World<'gc>) -> mprof_en
     let file = p.info.file.clone().filter(|_| !from_prelude(&p.info));
     // All top-level forms share one "(top level)" entry (no line).
     let line = if file.is_some() && p.info.line > 0 && !p.info.toplevel { Some(p.info.line) } else { None };
-    mprof_engine::monitor::FunctionInfo {
+    mprof_engine::model::FunctionInfo {
         name,
         line,
         file,

@@ -3,7 +3,7 @@
 //! binary: widths are computed from the data, and no width may overflow a formatter.
 
 use mprof_display::exec_report::{ExecReportOptions, render_exec, time_view};
-use mprof_display::export::{self, FoldedValue};
+use mprof_export::formats::{self, FoldedValue};
 use mprof_display::{ReportOptions, render_report};
 use mprof_engine::exec::{ClockInfo, CountKind, CountPoint, IoRow, SourceFile, TimeNode, TimeProfile};
 use mprof_engine::*;
@@ -49,14 +49,14 @@ fn every_report_and_export_takes_a_name_of_any_length() {
         let exec = render_exec(&p, &all);
         assert!(exec.matches(name.as_str()).count() >= 3, "time, counts and I/O tables name it");
         for value in [FoldedValue::Bytes, FoldedValue::Allocs, FoldedValue::KeptBytes] {
-            assert!(export::folded(&p, value).unwrap().contains(&name));
+            assert!(formats::folded(&p, value).unwrap().contains(&name));
         }
         let view = time_view(&p).unwrap();
-        assert!(export::folded(&view, FoldedValue::TimeNs).unwrap().contains(&name));
-        assert!(export::json(&p).unwrap().contains(&name));
-        assert!(!export::pprof_gz(&p).unwrap().is_empty());
-        assert!(!export::pprof_time_gz(&view).unwrap().is_empty());
-        assert!(!export::flamegraph(&p, FoldedValue::Bytes, "t").unwrap().is_empty());
+        assert!(formats::folded(&view, FoldedValue::TimeNs).unwrap().contains(&name));
+        assert!(formats::json(&p).unwrap().contains(&name));
+        assert!(!formats::pprof_gz(&p).unwrap().is_empty());
+        assert!(!formats::pprof_time_gz(&view).unwrap().is_empty());
+        assert!(!formats::flamegraph(&p, FoldedValue::Bytes, "t").unwrap().is_empty());
     }
 }
 

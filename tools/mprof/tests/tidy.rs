@@ -1,5 +1,6 @@
-//! Tidy checks on the profiler's own sources (engine, display, command line, fuzz targets): every file opens with a `//!` comment
-//! saying its job, and library code outside tests has no `todo!`/`unimplemented!`.
+//! Tidy checks on the profiler's own sources (engine, display, exports, fuzz targets) and
+//! the tools over them (the `mprof` command, the launcher): every file opens with a `//!`
+//! comment saying its job, and library code outside tests has no `todo!`/`unimplemented!`.
 
 use std::path::Path;
 
@@ -16,10 +17,11 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 #[test]
 fn every_source_file_opens_with_a_module_comment() {
-    // profiler/cli: the whole profiler/ folder (engine, display, cli, fuzz targets).
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // tools/mprof: the whole profiler/ folder (engine, display, exports, fuzz targets)
+    // and the tools/ folder (this command, the launcher).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut files = Vec::new();
-    for crate_dir in ["engine", "display", "cli"] {
+    for crate_dir in ["profiler/engine", "profiler/display", "profiler/export", "tools/mprof", "tools/launch"] {
         for dir in ["src", "tests", "benches", "examples"] {
             let d = root.join(crate_dir).join(dir);
             if d.is_dir() {
@@ -27,7 +29,7 @@ fn every_source_file_opens_with_a_module_comment() {
             }
         }
     }
-    rust_files(&root.join("fuzz/fuzz_targets"), &mut files);
+    rust_files(&root.join("profiler/fuzz/fuzz_targets"), &mut files);
     assert!(files.len() >= 10, "found {} files", files.len());
     let mut bad = Vec::new();
     for f in &files {

@@ -85,9 +85,11 @@ fn events(seed: u64, count: usize) -> Vec<(Vec<u64>, u64, bool)> {
 }
 
 fn record(m: &mut Monitor, evs: &[(Vec<u64>, u64, bool)]) {
-    let mut cache = StackCache::new();
     for (path, size, freed) in evs {
-        let node = cache.node_for(m, path, |m, f| m.function(FunctionInfo::named(format!("f{f}"))));
+        let node = path.iter().fold(NodeId::ROOT, |node, &f| {
+            let func = m.function(FunctionInfo::named(format!("f{f}")));
+            m.child(node, func, f)
+        });
         let cat = CategoryScheme::c_category_of_size(*size);
         m.record_alloc(node, cat, *size, Bin::Size(*size));
         if *freed {

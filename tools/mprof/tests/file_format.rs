@@ -3,6 +3,7 @@
 mod common;
 
 use mprof_display::*;
+use mprof_export::formats;
 use mprof_engine::*;
 
 fn bytes_of(p: &Profile) -> Vec<u8> {
@@ -317,13 +318,13 @@ fn figures_round_trip_print_as_tables_and_export() {
     // Without figures, no such table (existing reports are unchanged).
     let plain = render_report(&common::widgets(), &ReportOptions::default());
     assert!(!plain.contains("Memory at peak") && !plain.contains("lost table"), "{plain}");
-    let json = export::json(&p).unwrap();
+    let json = formats::json(&p).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
     let figures = doc["figures"].as_array().expect("figures in the JSON");
     assert_eq!(figures[0]["name"], "memory at peak");
     assert_eq!(figures[0]["rows"][0]["count"], 5019);
     assert_eq!(figures[2]["rows"][0]["bytes"], 612);
-    let plain_json = export::json(&common::widgets()).unwrap();
+    let plain_json = formats::json(&common::widgets()).unwrap();
     assert!(!plain_json.contains("\"figures\""));
 }
 

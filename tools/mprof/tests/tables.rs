@@ -94,11 +94,11 @@ fn per_thread_monitors_merge_into_one_profile() {
         .map(|t| {
             std::thread::spawn(move || {
                 let mut m = Monitor::new(Language::C, CategoryScheme::c_sizes(), MonitorOptions::default());
-                let mut cache = StackCache::new();
                 for i in 0..1000u64 {
                     let frames = [0x100, 0x200 + (i % 2) * 0x100, 0x400 + t];
-                    let node = cache.node_for(&mut m, &frames, |m, addr| {
-                        m.function(FunctionInfo::named(format!("f{:x}", addr)))
+                    let node = frames.iter().fold(NodeId::ROOT, |node, &addr| {
+                        let func = m.function(FunctionInfo::named(format!("f{:x}", addr)));
+                        m.child(node, func, addr)
                     });
                     m.record_alloc(node, 0, 8, Bin::Size(8));
                 }

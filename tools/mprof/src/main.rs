@@ -1,5 +1,5 @@
-//! The `mprof` binary: glue between the command line and the engine, display and
-//! listing crates. It reads profile
+//! The `mprof` binary: glue between the command line and the engine, display, export,
+//! listing and launcher crates. It reads profile
 //! files, prints reports (memory tables, then whichever execution tables the file holds),
 //! merges runs, prints annotated listings of execution counts, writes the HTML report
 //! and exports memory or time to other tools' formats. Every failure is one
@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mprof_display::exec_report::{ExecReportOptions, render_exec, time_view};
-use mprof_display::export::{self, FoldedValue};
-use mprof_display::html::{HtmlOptions, write_html};
-use mprof_display::{ReportOptions, SizeBins, Tables, render_report};
+use mprof_display::exec_report::time_view;
+use mprof_display::{Memory, ReportOptions, SizeBins, Tables, TextReport, render_text};
 use mprof_engine::Profile;
+use mprof_export::formats::{self, FoldedValue};
+use mprof_export::html::{HtmlOptions, save_html};
 use mprof_listing::{ListingOptions, find_source, render_listing, render_listings};
 
 #[derive(Parser)]
@@ -248,15 +248,6 @@ fn show_list_names_kinds(list: &str) -> bool {
     !list.split(',').map(str::trim).any(|n| n == "all")
 }
 
-/// True when the profile holds memory data (allocations, bins, errors or samples), as
-/// opposed to a file written by an execution-only run.
-fn has_memory(p: &Profile) -> bool {
-    p.nodes.iter().any(|n| n.counters.iter().any(|c| !c.is_zero()))
-        || !p.bins.is_empty()
-        || !p.errors.is_empty()
-        || !p.samples.is_empty()
-}
-
 /// The profile an export or flame graph reads, and the value it counts: the memory
 /// profile itself, or the time view of its time profile.
 fn select(p: Profile, file: &Path, kind: KindArg, value: Option<ValueArg>) -> Result<(Profile, FoldedValue), String> {
@@ -357,15 +348,15 @@ fn run(cli: Cli) -> Result<(), String> {
                 return Err(format!("unknown diff format `{format}` (expected text, json or folded)"));
             }
             let (b, n) = (load(&base)?, load(&new)?);
-            let d = mprof_display::diff::diff(&b, &n)?;
+            let d = mprof_export::diff::diff(&b, &n)?;
             if let Some(svg_path) = &flamegraph {
-                let svg = mprof_display::diff::flamegraph(&d, "mprof diff: bytes allocated, NEW against BASE")?;
+                let svg = mprof_export::diff::flamegraph(&d, "mprof diff: bytes allocated, NEW against BASE")?;
                 save(svg_path, &svg)?;
             }
             match format.as_str() {
-                "text" => emit(output.as_deref(), mprof_display::diff::render(&d, limit.max(1)).as_bytes()),
-                "json" => emit(output.as_deref(), format!("{}\n", mprof_display::diff::json(&d)).as_bytes()),
-                _ => stream(output.as_deref(), |w| mprof_display::diff::write_folded(&d, w).map_err(|e| e.to_string())),
+                "text" => emit(output.as_deref(), mprof_export::diff::render(&d, limit.max(1)).as_bytes()),
+                "json" => emit(output.as_deref(), format!("{}\n", mprof_export::diff::json(&d)).as_bytes()),
+                _ => stream(output.as_deref(), |w| mprof_export::diff::write_folded(&d, w).map_err(|e| e.to_string())),
             }
         }
         Command::Report { files, show, tables, format, bins, exact, merge_cycles, call_sites, path_depth } => {
@@ -387,13 +378,13 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             let profile = load_all(&files)?;
             if format == "json" {
-                let text = mprof_display::report_json::report_json(&profile, &options)?;
+                let text = mprof_export::report_json::report_json(&profile, &options)?;
                 return emit(None, format!("{text}\n").as_bytes());
             }
             // A kind asked for by name that the file lacks is an error, not a blank report.
             let named = show_list_names_kinds(&show_text);
             let missing: Vec<&str> = [
-                (named && show.memory && !has_memory(&profile), "memory (record it with mprof-lisp --profile or libmprof)"),
+                (named && show.memory && !profile.has_memory(), "memory (record it with mprof-lisp --profile or libmprof)"),
                 (named && show.time && profile.exec.time.is_none(), "time (record it with mprof-lisp --time)"),
                 (named && show.counts && profile.exec.counts.is_empty(), "counts (record them with mprof-lisp --count)"),
                 (named && show.io && profile.exec.io.is_empty(), "I/O (record it with mprof-lisp --io or --time)"),
@@ -405,23 +396,14 @@ fn run(cli: Cli) -> Result<(), String> {
                 let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
                 return Err(format!("{} holds no {}", names.join(", "), missing.join(", no ")));
             }
-            let exec_options = ExecReportOptions { time: show.time, counts: show.counts, io: show.io, merge_cycles, exact };
-            let exec = render_exec(&profile, &exec_options);
-            let mut text = String::new();
-            // A file with only execution data prints no empty memory tables.
-            if show.memory && (has_memory(&profile) || exec.is_empty()) {
-                text.push_str(&render_report(&profile, &options));
-            } else {
-                text.push_str(&format!("mprof report ({} profile)\n", profile.language.name()));
-                for (k, v) in &profile.metadata {
-                    text.push_str(&format!("{k}: {v}\n"));
-                }
-            }
-            if !exec.is_empty() {
-                text.push('\n');
-                text.push_str(&exec);
-            }
-            emit(None, text.as_bytes())
+            let report = TextReport {
+                memory: Memory::OfFile { tables: show.memory },
+                time: show.time,
+                counts: show.counts,
+                io: show.io,
+                listing: None,
+            };
+            emit(None, render_text(&profile, &options, &report).as_bytes())
         }
         Command::Listing { file, source, only, width } => {
             let p = load(&file)?;
@@ -453,7 +435,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 v => v.unit(),
             };
             let title = format!("mprof: {what} by call path");
-            let svg = export::flamegraph(&p, value, &title).map_err(|e| format!("{}: {e}", file.display()))?;
+            let svg = formats::flamegraph(&p, value, &title).map_err(|e| format!("{}: {e}", file.display()))?;
             emit(Some(&output), &svg)
         }
         Command::Html { file, output, merge_cycles, path_depth } => {
@@ -470,7 +452,10 @@ fn run(cli: Cli) -> Result<(), String> {
             // source is said inside the listing, as `mprof listing` says it.
             let listing = (!p.exec.counts.is_empty()).then(|| render_listings(&p, &ListingOptions::default()));
             let options = HtmlOptions { merge_cycles, path_depth, listing };
-            stream(output, |w| write_html(&p, &options, w))
+            save_html(&p, &options, output).map_err(|e| match output {
+                Some(path) => format!("cannot write {}: {e}", path.display()),
+                None => e.to_string(),
+            })
         }
         Command::Export { file, format, output, kind, value } => {
             let (p, value) = select(load(&file)?, &file, kind, value)?;
@@ -478,19 +463,19 @@ fn run(cli: Cli) -> Result<(), String> {
                 // Streamed: folded text grows with the sum of the stacks' depths.
                 FormatArg::Folded => {
                     p.validate().map_err(|e| format!("{}: {e}", file.display()))?;
-                    let stacks = mprof_display::stacks::Stacks::new(&p, value);
+                    let stacks = mprof_export::stacks::Stacks::new(&p, value);
                     return stream(output.as_deref(), |w| stacks.write_folded(w).map_err(|e| e.to_string()));
                 }
                 // Streamed too: one JSON value per node would cost kilobytes each.
                 FormatArg::Json => {
                     return stream(output.as_deref(), |w| {
-                        export::json_to(&p, w)?;
+                        formats::json_to(&p, w)?;
                         w.write_all(b"\n").map_err(|e| e.to_string())
                     })
                     .map_err(|e| format!("{}: {e}", file.display()));
                 }
-                FormatArg::Pprof if kind == KindArg::Time => export::pprof_time_gz(&p),
-                FormatArg::Pprof => export::pprof_gz(&p),
+                FormatArg::Pprof if kind == KindArg::Time => formats::pprof_time_gz(&p),
+                FormatArg::Pprof => formats::pprof_gz(&p),
             }
             .map_err(|e| format!("{}: {e}", file.display()))?;
             emit(output.as_deref(), &bytes)

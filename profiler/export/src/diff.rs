@@ -20,7 +20,7 @@ use serde_json::json;
 use mprof_engine::profile::{Counters, Profile};
 use mprof_engine::reduce::{ReduceOptions, reduce};
 
-use crate::export::FoldedValue;
+use crate::stacks::FoldedValue;
 use crate::stacks::Stacks;
 
 /// One function's numbers in both runs.
@@ -220,7 +220,7 @@ fn table(out: &mut String, rows: &[[String; 6]]) {
     for r in rows {
         let mut line = String::new();
         for (k, w) in widths.iter().enumerate() {
-            crate::pad::right(&mut line, &r[k], *w);
+            mprof_display::pad::right(&mut line, &r[k], *w);
             line.push_str("  ");
         }
         line.push_str(&r[5]);

@@ -1,4 +1,5 @@
-//! `mprof html`: one self-contained HTML page for a profile, readable offline.
+//! The HTML report (`mprof html`, `mprof-lisp --html`): one self-contained page for a
+//! profile, readable offline.
 //!
 //! The page is a template (`page.html`) with its stylesheet (`page.css`) and script
 //! (`page.js`) inlined, and the profile's numbers embedded as one JSON document in a
@@ -12,8 +13,8 @@
 //! Rust stack: the data comes from `Stacks` (one pass), an explicit-stack walk
 //! (`data.rs`) and the engine's `reduce` (`tables.rs`). The page's script is written
 //! under the same rule (loops over parent links, no recursion over depth).
-//! Tests: `profiler/cli/tests/html_report.rs` (content, size, escaping) and
-//! `profiler/cli/tests/html_browser.rs` (the page in headless Chromium).
+//! Tests: `tools/mprof/tests/html_report.rs` (content, size, escaping) and
+//! `tools/mprof/tests/html_browser.rs` (the page in headless Chromium).
 
 mod data;
 mod json;
@@ -22,12 +23,13 @@ mod tables;
 pub use data::MAX_SAMPLES;
 
 use std::io::Write;
+use std::path::Path;
 
 use mprof_engine::profile::Profile;
 use mprof_engine::reduce::{ReduceOptions, reduce};
 
-use crate::exec_report::{ExecReportOptions, render_exec, time_view};
-use crate::export::FoldedValue;
+use mprof_display::exec_report::{ExecReportOptions, render_exec, time_view};
+use crate::stacks::FoldedValue;
 
 const TEMPLATE: &str = include_str!("page.html");
 const CSS: &str = include_str!("page.css");
@@ -55,18 +57,10 @@ impl Default for HtmlOptions {
     }
 }
 
-/// True when the profile holds memory data, as opposed to a file of an execution-only run.
-fn has_memory(p: &Profile) -> bool {
-    p.nodes.iter().any(|n| n.counters.iter().any(|c| !c.is_zero()))
-        || !p.bins.is_empty()
-        || !p.errors.is_empty()
-        || !p.samples.is_empty()
-}
-
 /// The JSON document the page's script reads.
 fn data(p: &Profile, o: &HtmlOptions) -> Result<String, String> {
     p.validate()?;
-    let memory = has_memory(p);
+    let memory = p.has_memory();
     let reduction = if memory {
         let options = ReduceOptions { merge_cycles: o.merge_cycles, call_sites: false, path_depth: o.path_depth.max(1) };
         Some(reduce(p, &options)?)
@@ -128,6 +122,21 @@ pub fn write_html(p: &Profile, o: &HtmlOptions, out: &mut dyn Write) -> Result<(
         out.write_all(part.as_bytes()).map_err(fail)?;
     }
     Ok(())
+}
+
+/// Writes the page for `p` where a command line asks for it: to `path` whole (a
+/// temporary file renamed when complete: a page is whole or absent), or, with no path,
+/// streamed to standard output. The one way the `mprof` command and `mprof-lisp --html`
+/// write it; the annotated listing comes in `o` rendered by the caller.
+pub fn save_html(p: &Profile, o: &HtmlOptions, path: Option<&Path>) -> std::io::Result<()> {
+    match path {
+        Some(path) => mprof_engine::save_streaming(path, |w| write_html(p, o, w).map_err(std::io::Error::other)),
+        None => {
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            write_html(p, o, &mut stdout).map_err(std::io::Error::other)?;
+            stdout.flush().map_err(|e| std::io::Error::new(e.kind(), format!("cannot write output: {e}")))
+        }
+    }
 }
 
 /// The page for `p`, in memory.

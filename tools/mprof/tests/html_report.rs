@@ -7,7 +7,7 @@
 mod common;
 
 use common::mprof;
-use mprof_display::html::{HtmlOptions, html};
+use mprof_export::html::{HtmlOptions, html};
 use mprof_engine::*;
 use serde_json::Value;
 
@@ -116,7 +116,7 @@ fn a_long_series_of_samples_is_thinned_keeping_its_shape_and_peak() {
     let d = data_of(&html(&p, &HtmlOptions::default()).unwrap());
     let t = numbers(&d["samples"]["t"]);
     let live = numbers(&d["samples"]["live"]);
-    assert!(t.len() <= mprof_display::html::MAX_SAMPLES && t.len() > 1000, "{} samples", t.len());
+    assert!(t.len() <= mprof_export::html::MAX_SAMPLES && t.len() > 1000, "{} samples", t.len());
     assert!(t.windows(2).all(|w| w[0] < w[1]), "in time order");
     assert_eq!((t[0], *t.last().unwrap()), (0, 59_999 * 10_000_000), "the whole run");
     assert_eq!(live.iter().max(), Some(&10_000_000));

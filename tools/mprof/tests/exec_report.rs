@@ -7,7 +7,7 @@ mod common;
 use common::mprof;
 use mprof_engine::exec::{ClockInfo, CountKind, CountPoint, IoRow, SourceFile, TimeNode, TimeProfile};
 use mprof_display::exec_report::{render_exec, time_view, ExecReportOptions};
-use mprof_display::export::{self, FoldedValue};
+use mprof_export::formats::{self, FoldedValue};
 use mprof_engine::reduce::ReduceOptions;
 use mprof_engine::*;
 
@@ -219,12 +219,12 @@ fn time_view_carries_calls_self_time_and_instructions() {
     assert_eq!(node.recursion, 1022);
     assert_eq!(view.functions, fib().functions);
     assert_eq!(
-        export::folded(&view, FoldedValue::TimeNs).unwrap(),
+        formats::folded(&view, FoldedValue::TimeNs).unwrap(),
         "main 500000\nmain;fib 3500000\n"
     );
-    assert_eq!(export::folded(&view, FoldedValue::Calls).unwrap(), "main 1\nmain;fib 1023\n");
-    assert_eq!(export::folded(&view, FoldedValue::Instructions).unwrap(), "main 50\nmain;fib 40920\n");
-    let pprof = export::pprof_time_message(&view).unwrap();
+    assert_eq!(formats::folded(&view, FoldedValue::Calls).unwrap(), "main 1\nmain;fib 1023\n");
+    assert_eq!(formats::folded(&view, FoldedValue::Instructions).unwrap(), "main 50\nmain;fib 40920\n");
+    let pprof = formats::pprof_time_message(&view).unwrap();
     let sums: Vec<i64> = (0..3).map(|k| pprof.sample.iter().map(|s| s.value[k]).sum()).collect();
     assert_eq!(sums, [1024, 4_000_000, 40_970]);
 }

@@ -8,7 +8,7 @@
 //! in depth-first order with children in name order (the page draws children in index
 //! order), and stacks whose subtree counts nothing in every quantity are left out.
 //! Everything is one pass or one explicit-stack walk over the stacks: linear in the tree
-//! and never recursive, whatever its depth. Tests: `profiler/cli/tests/html_report.rs`.
+//! and never recursive, whatever its depth. Tests: `tools/mprof/tests/html_report.rs`.
 
 use rustc_hash::FxHashMap;
 
@@ -16,7 +16,7 @@ use mprof_engine::profile::Profile;
 use mprof_engine::reduce::Reduction;
 
 use super::json;
-use crate::export::FoldedValue;
+use crate::stacks::FoldedValue;
 use crate::stacks::{Stacks, folded_name};
 
 /// `"summary":{...},"categories":[...],"metadata":[...]`.
@@ -129,7 +129,7 @@ pub fn samples(out: &mut String, p: &Profile) {
     if p.samples.iter().any(|s| s.live_by_category.iter().any(|&b| b != 0)) {
         json::key(out, "cats", false);
         out.push('[');
-        for c in 0..mprof_engine::monitor::SAMPLE_CATEGORIES {
+        for c in 0..mprof_engine::model::SAMPLE_CATEGORIES {
             if c > 0 {
                 out.push(',');
             }

@@ -5,7 +5,7 @@
 //! because every target format carries whole stacks. pprof sample types follow Go's heap
 //! profiles (alloc_objects, alloc_space, inuse_objects, inuse_space), one sample per node
 //! and category with a `category` label, so existing viewers show them without help.
-//! Time profiles are exported through their memory-shaped view (`exec_report::time_view`):
+//! Time profiles are exported through their memory-shaped view (`mprof_display::exec_report::time_view`):
 //! folded stacks and flame graphs of self nanoseconds, calls or instructions, and a pprof
 //! CPU profile (calls, cpu nanoseconds, instructions per calling context). The JSON
 //! document carries the execution data under `exec` when the profile has any.
@@ -17,56 +17,12 @@ use flate2::write::GzEncoder;
 use rustc_hash::FxHashMap;
 use serde_json::{Value, json};
 
-use mprof_engine::monitor::FuncId;
+use mprof_engine::model::FuncId;
 use mprof_engine::profile::{BinKey, Counters, Node, Profile};
 
+// What a stack counts is the stacks' own vocabulary, named here too for the exports' users.
+pub use crate::stacks::FoldedValue;
 use crate::stacks::Stacks;
-
-/// Which number a folded-stack or flame-graph export counts. The first three read a
-/// memory profile; `TimeNs`, `Calls` and `Instructions` read the time view of a profile
-/// (`exec_report::time_view`: category 0 holds calls and self nanoseconds, category 1
-/// instructions).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-pub enum FoldedValue {
-    #[default]
-    Bytes,
-    Allocs,
-    KeptBytes,
-    TimeNs,
-    Calls,
-    Instructions,
-}
-
-impl FoldedValue {
-    /// The value of one node, from its per-category counters.
-    pub(crate) fn of(self, cs: &[Counters]) -> u64 {
-        let sum = |f: fn(&Counters) -> u64| cs.iter().map(f).fold(0u64, u64::saturating_add);
-        match self {
-            FoldedValue::Bytes => sum(|c| c.bytes),
-            FoldedValue::Allocs => sum(|c| c.allocs),
-            FoldedValue::KeptBytes => sum(Counters::kept_bytes),
-            FoldedValue::TimeNs => cs.first().map_or(0, |c| c.bytes),
-            FoldedValue::Calls => cs.first().map_or(0, |c| c.allocs),
-            FoldedValue::Instructions => cs.get(1).map_or(0, |c| c.bytes),
-        }
-    }
-
-    pub fn unit(self) -> &'static str {
-        match self {
-            FoldedValue::Bytes => "bytes",
-            FoldedValue::Allocs => "allocations",
-            FoldedValue::KeptBytes => "bytes kept",
-            FoldedValue::TimeNs => "ns",
-            FoldedValue::Calls => "calls",
-            FoldedValue::Instructions => "instructions",
-        }
-    }
-
-    /// True for the values of a time view.
-    pub fn is_time(self) -> bool {
-        matches!(self, FoldedValue::TimeNs | FoldedValue::Calls | FoldedValue::Instructions)
-    }
-}
 
 /// Folded text longer than this is not handed to inferno (which needs it all in memory,
 /// line by line): the flame graph is then drawn from the stacks directly.
@@ -470,7 +426,7 @@ pub fn pprof_message(p: &Profile) -> Result<pprof::Profile, String> {
     Ok(build_pprof(p, strings, &types, ("space", "bytes"), "alloc_space", values))
 }
 
-/// The pprof message of a time view (`exec_report::time_view`): one sample per calling
+/// The pprof message of a time view (`mprof_display::exec_report::time_view`): one sample per calling
 /// context with its calls, self nanoseconds and instructions, as CPU profiles carry them.
 pub fn pprof_time_message(view: &Profile) -> Result<pprof::Profile, String> {
     view.validate()?;

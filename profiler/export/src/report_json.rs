@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use mprof_engine::profile::{Counters, Profile};
 use mprof_engine::reduce::{PartialPath, reduce};
 
-use crate::report::ReportOptions;
+use mprof_display::report::ReportOptions;
 
 fn counters(c: &Counters) -> Value {
     json!({ "allocs": c.allocs, "bytes": c.bytes, "frees": c.frees, "freed_bytes": c.freed_bytes, "kept_bytes": c.kept_bytes() })
@@ -57,7 +57,7 @@ pub fn report_json(p: &Profile, options: &ReportOptions) -> Result<String, Strin
             })
         })
         .collect();
-    let bins = crate::export::bins_json(p);
+    let bins = crate::formats::bins_json(p);
     let errors: Vec<Value> = r
         .errors
         .iter()

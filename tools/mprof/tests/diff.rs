@@ -2,7 +2,7 @@
 //! function (self, total, kept, allocations) and per calling context, as tables, JSON,
 //! two-column folded stacks and a differential flame graph.
 
-use mprof_display::diff::diff;
+use mprof_export::diff::diff;
 use mprof_engine::*;
 
 mod common;

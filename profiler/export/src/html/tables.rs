@@ -7,7 +7,7 @@
 //! which is also the anchor of their call-graph entry; a path step that names no
 //! entity is sent as its text. The call graph's edges are columns (caller, callee,
 //! bytes, calls) from which the page builds each entry's callers and callees. Every
-//! part is linear in the reduction's size. Tests: `profiler/cli/tests/html_report.rs`.
+//! part is linear in the reduction's size. Tests: `tools/mprof/tests/html_report.rs`.
 
 use rustc_hash::FxHashMap;
 

@@ -14,7 +14,7 @@ mod common;
 use std::path::Path;
 
 use browser::Browser;
-use mprof_display::html::{HtmlOptions, html};
+use mprof_export::html::{HtmlOptions, html};
 
 /// The browser, or `None` (with a note) when it is absent outside CI.
 fn chromium() -> Option<std::path::PathBuf> {

@@ -5,7 +5,7 @@ mod common;
 use std::io::Read;
 
 use common::mprof;
-use mprof_display::export::{self, FoldedValue};
+use mprof_export::formats::{self, FoldedValue};
 use mprof_engine::*;
 
 #[test]
@@ -13,27 +13,27 @@ fn folded_stacks_of_the_paper_example() {
     let p = common::widgets();
     let text = format!(
         "bytes:\n{}allocs:\n{}kept:\n{}",
-        export::folded(&p, FoldedValue::Bytes).unwrap(),
-        export::folded(&p, FoldedValue::Allocs).unwrap(),
-        export::folded(&p, FoldedValue::KeptBytes).unwrap()
+        formats::folded(&p, FoldedValue::Bytes).unwrap(),
+        formats::folded(&p, FoldedValue::Allocs).unwrap(),
+        formats::folded(&p, FoldedValue::KeptBytes).unwrap()
     );
     insta::assert_snapshot!(text);
 }
 
 #[test]
 fn json_export_of_the_figure7_case() {
-    insta::assert_snapshot!(export::json(&common::figure7()).unwrap());
+    insta::assert_snapshot!(formats::json(&common::figure7()).unwrap());
 }
 
 #[test]
 fn pprof_export_is_gzipped_profile_proto_with_the_right_sums() {
     let p = common::widgets();
-    let gz = export::pprof_gz(&p).unwrap();
+    let gz = formats::pprof_gz(&p).unwrap();
     assert_eq!(&gz[..2], &[0x1f, 0x8b], "gzip magic");
     let mut raw = Vec::new();
     flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut raw).unwrap();
-    let decoded: export::pprof::Profile = prost::Message::decode(&raw[..]).unwrap();
-    assert_eq!(decoded, export::pprof_message(&p).unwrap());
+    let decoded: formats::pprof::Profile = prost::Message::decode(&raw[..]).unwrap();
+    assert_eq!(decoded, formats::pprof_message(&p).unwrap());
     let names: Vec<&str> = decoded
         .sample_type
         .iter()
@@ -53,7 +53,7 @@ fn pprof_export_is_gzipped_profile_proto_with_the_right_sums() {
 
 #[test]
 fn flamegraph_draws_every_function() {
-    let svg = String::from_utf8(export::flamegraph(&common::widgets(), FoldedValue::Bytes, "t").unwrap()).unwrap();
+    let svg = String::from_utf8(formats::flamegraph(&common::widgets(), FoldedValue::Bytes, "t").unwrap()).unwrap();
     assert!(svg.starts_with("<?xml"));
     for name in ["main", "make_red_widget", "make_blue_widget", "make_widget"] {
         assert!(svg.contains(name), "{name} missing");
@@ -82,7 +82,7 @@ fn command_line_report_merge_export_and_errors() {
 
     let (code, folded, _) = mprof(&["export", &path("w.mprof"), "--format", "folded"]);
     assert_eq!(code, 0);
-    assert_eq!(folded, export::folded(&common::widgets(), FoldedValue::Bytes).unwrap());
+    assert_eq!(folded, formats::folded(&common::widgets(), FoldedValue::Bytes).unwrap());
     let (code, _, _) = mprof(&["export", &path("w.mprof"), "--format", "pprof", "-o", &path("w.pb.gz")]);
     assert_eq!(code, 0);
     assert_eq!(std::fs::read(path("w.pb.gz")).unwrap()[..2], [0x1f, 0x8b]);
@@ -135,7 +135,7 @@ fn pprof_locations_of_c_frames_carry_their_source_line() {
     let top = m.child(NodeId::ROOT, main, 14);
     let node = m.child(top, make, 5);
     m.record_alloc(node, 0, 16, Bin::Size(16));
-    let decoded = export::pprof_message(&m.to_profile()).unwrap();
+    let decoded = formats::pprof_message(&m.to_profile()).unwrap();
     let line_of = |name: &str| {
         let f = decoded.function.iter().find(|f| decoded.string_table[f.name as usize] == name).unwrap();
         decoded.location.iter().find(|l| l.line[0].function_id == f.id).map(|l| l.line[0].line).unwrap()
@@ -151,11 +151,11 @@ fn exports_give_relative_source_files_as_full_paths_from_the_run_directory() {
     p.functions[0].file = Some("src/widgets.lisp".into());
     p.functions[1].file = Some("/abs/other.lisp".into());
     p.metadata.push(("directory".into(), "/home/me/project".into()));
-    let json: serde_json::Value = serde_json::from_str(&export::json(&p).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&formats::json(&p).unwrap()).unwrap();
     assert_eq!(json["functions"][0]["file"], "/home/me/project/src/widgets.lisp");
     assert_eq!(json["functions"][1]["file"], "/abs/other.lisp", "absolute paths stay");
     // Without the directory, the file is as recorded.
     p.metadata.retain(|(k, _)| k != "directory");
-    let json: serde_json::Value = serde_json::from_str(&export::json(&p).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&formats::json(&p).unwrap()).unwrap();
     assert_eq!(json["functions"][0]["file"], "src/widgets.lisp");
 }

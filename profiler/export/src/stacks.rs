@@ -13,9 +13,54 @@ use std::io::{self, Write};
 
 use rustc_hash::FxHashMap;
 
-use mprof_engine::profile::Profile;
+use mprof_engine::profile::{Counters, Profile};
 
-use crate::export::FoldedValue;
+
+/// Which number a folded-stack or flame-graph export counts. The first three read a
+/// memory profile; `TimeNs`, `Calls` and `Instructions` read the time view of a profile
+/// (`mprof_display::exec_report::time_view`: category 0 holds calls and self nanoseconds, category 1
+/// instructions).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum FoldedValue {
+    #[default]
+    Bytes,
+    Allocs,
+    KeptBytes,
+    TimeNs,
+    Calls,
+    Instructions,
+}
+
+impl FoldedValue {
+    /// The value of one node, from its per-category counters.
+    pub(crate) fn of(self, cs: &[Counters]) -> u64 {
+        let sum = |f: fn(&Counters) -> u64| cs.iter().map(f).fold(0u64, u64::saturating_add);
+        match self {
+            FoldedValue::Bytes => sum(|c| c.bytes),
+            FoldedValue::Allocs => sum(|c| c.allocs),
+            FoldedValue::KeptBytes => sum(Counters::kept_bytes),
+            FoldedValue::TimeNs => cs.first().map_or(0, |c| c.bytes),
+            FoldedValue::Calls => cs.first().map_or(0, |c| c.allocs),
+            FoldedValue::Instructions => cs.get(1).map_or(0, |c| c.bytes),
+        }
+    }
+
+    pub fn unit(self) -> &'static str {
+        match self {
+            FoldedValue::Bytes => "bytes",
+            FoldedValue::Allocs => "allocations",
+            FoldedValue::KeptBytes => "bytes kept",
+            FoldedValue::TimeNs => "ns",
+            FoldedValue::Calls => "calls",
+            FoldedValue::Instructions => "instructions",
+        }
+    }
+
+    /// True for the values of a time view.
+    pub fn is_time(self) -> bool {
+        matches!(self, FoldedValue::TimeNs | FoldedValue::Calls | FoldedValue::Instructions)
+    }
+}
 
 /// The frame name of allocations made outside any function.
 pub const OUTSIDE: &str = "<outside any function>";
