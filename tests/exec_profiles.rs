@@ -139,6 +139,14 @@ fn mask_indexes(line: &str) -> String {
 
 /// The time tables in a reproducible form: decimals masked, flat-profile rows and
 /// call-graph entries (and the parent and child lines inside each) in name order.
+/// The function name of a flat-profile row: the words from the first that is not a number
+/// (or a masked one).
+fn row_name(row: &str) -> String {
+    let words: Vec<&str> = row.split_whitespace().collect();
+    let first = words.iter().position(|w| !w.chars().all(|c| c.is_ascii_digit() || c == '#' || c == '.')).unwrap_or(words.len());
+    words[first..].join(" ")
+}
+
 fn normalize_time_report(text: &str) -> String {
     let masked = mask_times(text);
     let mut out: Vec<String> = Vec::new();
@@ -157,7 +165,9 @@ fn normalize_time_report(text: &str) -> String {
                 }
                 rows.push(lines.next().unwrap_or_default().to_string());
             }
-            rows.sort_by_key(|r| r.split_whitespace().last().map(String::from));
+            // By the last word, then the whole name: two members of one cycle end alike
+            // ("<cycle 1>") and must not keep the order their measured times gave them.
+            rows.sort_by_key(|r| (r.split_whitespace().last().map(String::from), row_name(r)));
             out.extend(rows);
         }
         if line.starts_with("index") {

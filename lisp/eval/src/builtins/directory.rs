@@ -23,6 +23,7 @@ use mprof_heap::{Value, alloc};
 use crate::runtime::builtin::{BuiltinDef, cl};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::raise::{LResult, Raise};
+use crate::runtime::ctx::file_name_arg;
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
@@ -178,10 +179,7 @@ fn directory_names(pattern: &str) -> Vec<String> {
 /// (directory pathspec &key resolve-symlinks): the truenames of the existing
 /// files PATHSPEC names, as strings.
 fn directory<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let pattern = match a[0] {
-        Value::String(s) => s.borrow().to_rust_string(),
-        other => return Err(ctx.type_error(other, "(OR STRING PATHNAME)")),
-    };
+    let pattern = file_name_arg(ctx, a[0])?;
     if !a[1..].len().is_multiple_of(2) {
         return Err(Raise::program("odd number of keyword arguments to DIRECTORY"));
     }

@@ -28,7 +28,7 @@ use mprof_heap::value::{Ptr, Stream, StreamKind};
 use mprof_heap::{Value, alloc};
 
 use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
-use crate::runtime::ctx::Ctx;
+use crate::runtime::ctx::{Ctx, file_name_arg};
 use crate::runtime::host::{Channel, Host};
 use crate::runtime::raise::{ErrorKind, LResult, Raise};
 
@@ -94,15 +94,6 @@ fn stream_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<StreamPtr<'gc>, 
     match v {
         Value::Stream(s) => Ok(s),
         other => Err(ctx.type_error(other, "STREAM")),
-    }
-}
-
-/// A pathname designator: this Lisp's pathnames are strings.
-fn path_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<String, Raise<'gc>> {
-    match v {
-        Value::String(s) => Ok(s.borrow().to_rust_string()),
-        Value::Stream(s) => Ok(s.borrow().name.clone()),
-        other => Err(ctx.type_error(other, "(OR STRING STREAM)")),
     }
 }
 
@@ -657,7 +648,7 @@ fn string_input_position<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<
 
 /// (open filename &key direction element-type if-exists if-does-not-exist external-format)
 fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let path = path_arg(ctx, a[0])?;
+    let path = file_name_arg(ctx, a[0])?;
     let keys = &a[1..];
     if !keys.len().is_multiple_of(2) {
         return Err(Raise::program("odd number of &KEY arguments to OPEN"));
@@ -790,7 +781,7 @@ fn close<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// (sys:%read-file filename if-does-not-exist-nil-p) => the file's text, or
 /// NIL when it is missing and the caller asked for NIL.
 fn read_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let path = path_arg(ctx, a[0])?;
+    let path = file_name_arg(ctx, a[0])?;
     let started = std::time::Instant::now();
     match std::fs::read(&path) {
         Ok(bytes) => {
@@ -814,12 +805,12 @@ fn read_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// (probe-file pathspec) => the file's absolute name (a string), or NIL.
 /// (sys::%stream-name stream): the namestring of a file stream (its name).
 fn stream_name<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let path = path_arg(ctx, a[0])?;
+    let path = file_name_arg(ctx, a[0])?;
     Ok(alloc::string(ctx.mc, &path))
 }
 
 fn probe_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let path = path_arg(ctx, a[0])?;
+    let path = file_name_arg(ctx, a[0])?;
     match std::fs::canonicalize(&path) {
         Ok(p) => {
             let mut name = p.to_string_lossy().into_owned();
@@ -833,7 +824,7 @@ fn probe_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 fn delete_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let path = path_arg(ctx, a[0])?;
+    let path = file_name_arg(ctx, a[0])?;
     std::fs::remove_file(&path).map_err(|e| file_error(ctx, &path, format!("cannot delete the file {path:?}: {e}")))?;
     Ok(ctx.t())
 }

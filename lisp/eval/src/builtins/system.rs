@@ -14,7 +14,7 @@ use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 
 use crate::runtime::builtin::{BuiltinDef, MANY, cl, ext, sys};
-use crate::runtime::ctx::Ctx;
+use crate::runtime::ctx::{Ctx, file_name_arg};
 use crate::runtime::raise::{HostRequest, LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
@@ -57,18 +57,10 @@ fn getenv<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(std::env::var(&name).map_or(Value::Nil, |v| alloc::string(ctx.mc, &v)))
 }
 
-/// A namestring argument (pathnames are strings here).
-fn path_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<String, Raise<'gc>> {
-    match v {
-        Value::String(s) => Ok(s.borrow().to_rust_string()),
-        other => Err(ctx.type_error(other, "STRING")),
-    }
-}
-
 /// (sys::%file-write-date pathname): the file's modification time as a universal
 /// time, or NIL when the system cannot tell (as CLHS allows).
 fn file_write_date<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let path = path_arg(ctx, a[0])?;
+    let path = file_name_arg(ctx, a[0])?;
     let modified = std::fs::metadata(&path).and_then(|m| m.modified());
     Ok(match modified.ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()) {
         Some(d) => Value::Fixnum(d.as_secs() as i64 + UNIX_EPOCH_UNIVERSAL),
@@ -79,7 +71,7 @@ fn file_write_date<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// (sys::%create-directories directory): create the directory and its
 /// parents; T when one was created, NIL when it existed.
 fn create_directories<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let path = path_arg(ctx, a[0])?;
+    let path = file_name_arg(ctx, a[0])?;
     if path.is_empty() || std::path::Path::new(&path).is_dir() {
         return Ok(Value::Nil);
     }

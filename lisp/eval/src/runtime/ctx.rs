@@ -291,3 +291,14 @@ pub(crate) fn string_designator<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Resul
         },
     }
 }
+
+/// The native file name a pathname designator stands for: a string as it is,
+/// a file stream's name. Every builtin that takes a file goes through here, so
+/// pathname objects are accepted wherever a file is.
+pub(crate) fn file_name_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<String, Raise<'gc>> {
+    match v {
+        Value::String(s) => Ok(s.borrow().to_rust_string()),
+        Value::Stream(s) => Ok(s.borrow().name.clone()),
+        other => Err(ctx.type_error(other, "(OR STRING PATHNAME STREAM)")),
+    }
+}
