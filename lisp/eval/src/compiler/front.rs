@@ -38,8 +38,8 @@ use mprof_engine::exec::CountKind;
 use crate::runtime::syms::Syms;
 
 /// Macro expansions made so far for the form being compiled, keyed by the
-/// address of the macro call form.
-pub type Expansions<'gc> = HashMap<usize, Value<'gc>>;
+/// addresses of the macro call form and of its expander (`expansions::key`).
+pub type Expansions<'gc> = HashMap<(usize, usize), Value<'gc>>;
 
 /// How deep forms (and backquote templates) may nest before compilation stops
 /// with a storage-condition. The front end and code generator recurse once per
@@ -128,7 +128,7 @@ pub struct Front<'a, 'gc> {
     /// Macro calls this pass found unexpanded, with their scopes.
     pub needs: Needs<'gc>,
     /// The addresses of the calls in `needs`.
-    needed: std::collections::HashSet<usize>,
+    needed: std::collections::HashSet<(usize, usize)>,
 }
 
 type R<'gc, T> = Result<T, CompileError<'gc>>;
@@ -638,7 +638,7 @@ impl<'a, 'gc> Front<'a, 'gc> {
     /// The expansion of macro call `form`, or (noting the call for the VM to
     /// expand) NIL as a stand-in: this pass's result is then thrown away.
     fn expansion(&mut self, expander: Value<'gc>, form: Value<'gc>) -> R<'gc, Value<'gc>> {
-        let key = form.heap_address().unwrap_or(0);
+        let key = super::expansions::key(form, expander).unwrap_or_default();
         match self.expansions.get(&key) {
             Some(&exp) => Ok(exp),
             None => {

@@ -87,8 +87,8 @@ pub fn discover<'gc>(
     for (i, scope) in expanded.scopes.iter().enumerate() {
         let expansion = expanded
             .pair(i)
-            .and_then(|(_, call)| call.heap_address())
-            .and_then(|a| expansions.get(&a).copied());
+            .and_then(|(expander, call)| expansions::key(call, expander))
+            .and_then(|k| expansions.get(&k).copied());
         if let Some(expansion) = expansion {
             front.discover(expansion, scope);
         }

@@ -44,10 +44,10 @@ impl<'gc> Vm<'gc> {
                     return Ok(());
                 }
                 Native::Expansion { needs, next, form, mark } => {
-                    let (key, form, mark) = (needs.pair(*next).map_or(Value::Nil, |(_, call)| call), *form, *mark);
+                    let ((expander, key), form, mark) = (needs.pair(*next).unwrap_or((Value::Nil, Value::Nil)), *form, *mark);
                     let following = *next + 1;
                     let exp = self.stack.pop().unwrap_or(Value::Nil);
-                    self.expansions.push(key, exp);
+                    self.expansions.push(key, expander, exp);
                     if let Some((expander, call)) = needs.pair(following) {
                         let n = self.frames.len() - 1;
                         if let Cont::Native(b) = &mut self.frames[n].cont
@@ -86,7 +86,7 @@ impl<'gc> Vm<'gc> {
                     let ret = top.ret as usize;
                     self.pop_frame();
                     self.stack.truncate(ret);
-                    self.expansions.push(key, f);
+                    self.expansions.push(key, Value::Nil, f);
                     return self.compile_start(env, form, mark);
                 }
                 Native::LoadSource { .. } => {

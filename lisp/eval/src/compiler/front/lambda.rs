@@ -282,7 +282,7 @@ impl<'a, 'gc> Front<'a, 'gc> {
             // here; it is found again through the expansion table keyed by the
             // definition's identity.
             let name = car(d);
-            let key = d.heap_address().unwrap_or(0);
+            let key = crate::compiler::expansions::key(d, Value::Nil).unwrap_or_default();
             let expander = match self.expansions.get(&key) {
                 Some(&e) => e,
                 None => {
