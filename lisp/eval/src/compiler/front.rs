@@ -41,6 +41,27 @@ use crate::runtime::syms::Syms;
 /// addresses of the macro call form and of its expander (`expansions::key`).
 pub type Expansions<'gc> = HashMap<(usize, usize), Value<'gc>>;
 
+/// Whether a top-level call headed by `head` is a macro call that LOAD expands
+/// before processing it (CLHS 3.2.3.1): a global macro, but not one of the
+/// macros this front end compiles itself (DEFUN, DEFMACRO, LAMBDA...), whose
+/// macro functions only serve MACRO-FUNCTION and MACROEXPAND.
+pub fn expands_at_toplevel<'gc>(syms: &Syms<'gc>, head: mprof_heap::value::Ptr<'gc, mprof_heap::value::Symbol<'gc>>) -> bool {
+    if !head.has_flag(SYM_MACRO) {
+        return false;
+    }
+    let p = gc_arena::Gc::as_ptr(head);
+    let direct = [
+        syms.defun,
+        syms.defmacro,
+        syms.destructuring_bind,
+        syms.multiple_value_bind,
+        syms.multiple_value_list,
+        syms.lambda,
+        syms.named_lambda,
+    ];
+    !direct.iter().any(|s| std::ptr::eq(p, gc_arena::Gc::as_ptr(*s)))
+}
+
 /// How deep forms (and backquote templates) may nest before compilation stops
 /// with a storage-condition. The front end and code generator recurse once per
 /// level on stacks that `with_stack` grows as needed, so this bounds memory

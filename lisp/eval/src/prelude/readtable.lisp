@@ -10,8 +10,9 @@
 ;;;; stream) and reads the standard syntax itself, handing each token (and
 ;;;; each #\, #:, #x... atom) to the Rust reader as text. The reader runs on
 ;;;; Lisp frames: data nested deeper than --max-depth ends in
-;;;; stack-exhausted, never a crash. LOAD reads files with the standard
-;;;; syntax. The readtable case (%CASE, the first slot: the evaluator reads it
+;;;; stack-exhausted, never a crash. LOAD reads each form of a file the same
+;;;; way (SYS::%LOAD-READ), so reader macros a file installs apply to the rest
+;;;; of it. The readtable case (%CASE, the first slot: the evaluator reads it
 ;;;; there) tells the Rust reader how to convert the letters of symbol tokens.
 
 (defstruct (readtable (:constructor sys::%make-readtable) (:copier nil) (:predicate readtablep))
@@ -326,3 +327,10 @@ returned as the keyword :CLOSE or :DOT."
          (*read-base* 10) (*read-default-float-format* 'single-float) (*read-eval* t)
          (*read-suppress* nil) (*readtable* sys::*standard-readtable*))
      ,@body))
+
+(defun sys::%load-read (text offset)
+  "LOAD's next form of TEXT from OFFSET when *READTABLE* has macro characters of
+the program's: (form end-offset), or NIL at the end of the text."
+  (let* ((s (make-string-input-stream text offset))
+         (form (sys::%lisp-read s nil s nil)))
+    (if (eq form s) nil (list form (+ offset (file-position s))))))

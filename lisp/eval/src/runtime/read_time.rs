@@ -23,11 +23,15 @@ pub fn datum_needs_read_time(d: &Datum) -> bool {
     let mut stack = vec![d];
     while let Some(d) = stack.pop() {
         match &d.kind {
+            // The marker heads its list, or, for `(a . #.x)`, which the parser reads
+            // as the list `(a %read-eval x)`, stands in it after the dot's place.
             DatumKind::List(items, tail) => {
-                if let Some(Datum { kind: DatumKind::Symbol(s), .. }) = items.first()
-                    && s.name == READ_EVAL_SYMBOL
-                    && matches!(&s.package, PackagePrefix::External(p) if p == SYSTEM_PACKAGE)
-                {
+                let marked = items.iter().any(|item| {
+                    matches!(&item.kind, DatumKind::Symbol(s)
+                        if s.name == READ_EVAL_SYMBOL
+                            && matches!(&s.package, PackagePrefix::External(p) if p == SYSTEM_PACKAGE))
+                });
+                if marked {
                     return true;
                 }
                 stack.extend(items.iter());

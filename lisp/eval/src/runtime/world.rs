@@ -91,6 +91,20 @@ impl<'gc> World<'gc> {
         }
     }
 
+    /// Whether the current `*readtable*` has the standard syntax (no macro
+    /// character of the program's: its MACROS and DISPATCH tables, slots 1 and 2,
+    /// are empty; see prelude/readtable.lisp), so the Rust reader reads as it would.
+    pub fn standard_syntax(&self) -> bool {
+        let p = &self.packages;
+        let Some((Value::Symbol(s), _)) = p.find_symbol(p.common_lisp, "*READTABLE*") else { return true };
+        let Value::Struct(rt) = s.value.get() else { return true };
+        let slots = rt.slots.borrow();
+        slots.iter().skip(1).take(2).all(|t| match t {
+            Value::HashTable(h) => h.borrow().len() == 0,
+            _ => true,
+        })
+    }
+
     /// Options for reading text the way the current `*read-base*` and `*readtable*` say.
     pub fn read_options(&self) -> mprof_reader::ReadOptions {
         mprof_reader::ReadOptions { read_base: self.read_base(), case: self.read_case(), ..Default::default() }

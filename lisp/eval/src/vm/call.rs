@@ -15,7 +15,7 @@ use crate::runtime::builtin::{self, Kind, Special};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::printing;
 use crate::runtime::raise::{ErrorKind, HostRequest, Raise};
-use crate::vm::{Cont, DynEntry, Env, Frame, Native, VResult, Vm};
+use crate::vm::{Cont, DynEntry, Env, Frame, LoadWait, Native, VResult, Vm};
 
 impl<'gc> Vm<'gc> {
     /// Call `f` with the `nargs` arguments at `base`; `ret` is where its value goes.
@@ -309,10 +309,14 @@ impl<'gc> Vm<'gc> {
                     _ => None,
                 };
                 self.stack.truncate(ret);
-                // LOAD binds *PACKAGE* so IN-PACKAGE in the file does not leak.
-                let pkg_sym = env.world.syms.package;
+                // LOAD binds *PACKAGE* and *READTABLE*, so an IN-PACKAGE or a
+                // readtable the file installs stays in the file.
                 let dyn_mark = self.dyn_stack.len() as u32;
+                let pkg_sym = env.world.syms.package;
                 self.dyn_stack.push(DynEntry::Special { sym: pkg_sym, old: pkg_sym.value.get() });
+                if let Value::Symbol(rt) = env.world.intern_cl(env.mc, "*READTABLE*") {
+                    self.dyn_stack.push(DynEntry::Special { sym: rt, old: rt.value.get() });
+                }
                 self.push_native(Native::LoadSource {
                     text: Rc::from(text.as_str()),
                     offset: 0,
@@ -320,6 +324,8 @@ impl<'gc> Vm<'gc> {
                     queued: Value::Nil,
                     last: env.world.t(),
                     dyn_mark,
+                    text_value: Value::Nil,
+                    wait: LoadWait::Value,
                 });
                 self.load_step(env)?;
                 Ok(true)

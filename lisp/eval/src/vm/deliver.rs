@@ -91,12 +91,7 @@ impl<'gc> Vm<'gc> {
                 }
                 Native::LoadSource { .. } => {
                     let v = self.stack.pop().unwrap_or(Value::Nil);
-                    let n = self.frames.len() - 1;
-                    if let Cont::Native(b) = &mut self.frames[n].cont
-                        && let Native::LoadSource { last, .. } = &mut **b
-                    {
-                        *last = v;
-                    }
+                    self.load_delivered(env, v);
                     return self.load_step(env);
                 }
                 Native::Print(_) => {

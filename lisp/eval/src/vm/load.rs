@@ -11,7 +11,7 @@ use crate::compiler::{self, CompileError};
 use crate::profile::counting::CountCtx;
 use crate::runtime::raise::{ErrorKind, Raise};
 use crate::runtime::world::World;
-use crate::vm::{Cont, DynEntry, Env, Native, VResult, Vm};
+use crate::vm::{Cont, DynEntry, Env, LoadWait, Native, VResult, Vm};
 
 impl<'gc> Vm<'gc> {
     /// Run the expanders of `needs` one after another (a `Native::Expansion`
@@ -85,20 +85,65 @@ impl<'gc> Vm<'gc> {
         }
     }
 
-    /// Take the next form of the LoadSource frame on top and start evaluating it,
-    /// or finish the frame.
+    /// What a value delivered to the LoadSource frame on top means: the value of
+    /// the form just evaluated, a form the Lisp reader read, or a top-level macro
+    /// call's expansion (both queued as the next top-level form).
+    pub(super) fn load_delivered(&mut self, env: &mut Env<'_, 'gc>, v: Value<'gc>) {
+        let n = self.frames.len() - 1;
+        let Cont::Native(b) = &mut self.frames[n].cont else { return };
+        let Native::LoadSource { text, offset, queued, last, wait, .. } = &mut **b else { return };
+        match std::mem::replace(wait, LoadWait::Value) {
+            LoadWait::Value => *last = v,
+            LoadWait::Expansion => *queued = alloc::cons(env.mc, v, *queued),
+            LoadWait::Read => match alloc::list_to_vec(v).as_deref() {
+                Some([form, Value::Fixnum(end)]) => {
+                    *offset = (*end).clamp(*offset as i64, text.len() as i64) as usize;
+                    *queued = alloc::cons(env.mc, *form, *queued);
+                }
+                _ => *offset = text.len(),
+            },
+        }
+    }
+
+    /// Take the next top-level form of the LoadSource frame on top and start
+    /// processing it (CLHS 3.2.3.1): a PROGN's forms, a LOCALLY's without
+    /// declarations and a running EVAL-WHEN's are processed in turn as
+    /// top-level forms, a global macro call is expanded first and its expansion
+    /// processed in its place, and any other form is compiled and evaluated.
+    /// A form is read with the Rust reader while `*readtable*` has the standard
+    /// syntax, else with the Lisp reader (`SYS::%LOAD-READ`), so reader macros a
+    /// file installs apply to the rest of it. At the end, finish the frame.
     pub(super) fn load_step(&mut self, env: &mut Env<'_, 'gc>) -> VResult<'gc> {
         loop {
             let n = self.frames.len() - 1;
             let Cont::Native(b) = &mut self.frames[n].cont else {
                 return Err(Raise::error("internal error: load step without a source"));
             };
-            let Native::LoadSource { text, offset, file, queued, last, dyn_mark } = &mut **b else {
+            let Native::LoadSource { text, offset, file, queued, last, dyn_mark, text_value, wait } = &mut **b else {
                 return Err(Raise::error("internal error: load step without a source"));
             };
             let form = if let Value::Cons(c) = *queued {
                 *queued = c.cdr.get();
                 c.car.get()
+            } else if *offset < text.len() && !env.world.standard_syntax() {
+                // The program's reader macros: the Lisp reader reads the next form.
+                if text_value.is_nil() {
+                    *text_value = alloc::string(env.mc, text);
+                }
+                *wait = LoadWait::Read;
+                let args = [*text_value, Value::Fixnum(*offset as i64)];
+                let line = line_of(text, *offset);
+                let file = file.clone();
+                self.compile_line = line;
+                self.compile_file = file;
+                let reader = env.world.packages.intern_external(env.mc, env.world.packages.system, "%LOAD-READ");
+                let Some(f) = crate::runtime::world::function_of(reader) else {
+                    return Err(Raise::error("internal error: SYS::%LOAD-READ is not defined"));
+                };
+                let base = self.stack.len();
+                self.stack.extend_from_slice(&args);
+                self.call_value(env, f, base, 2, base)?;
+                return Ok(());
             } else {
                 let features = feature_names(env.world);
                 let opts = mprof_reader::ReadOptions {
@@ -108,7 +153,8 @@ impl<'gc> Vm<'gc> {
                     case: env.world.read_case(),
                     ..Default::default()
                 };
-                match mprof_reader::read_one(text, *offset, &opts) {
+                let read = if *offset < text.len() { mprof_reader::read_one(text, *offset, &opts) } else { Ok(None) };
+                match read {
                     Ok(None) => {
                         let (last, dyn_mark) = (*last, *dyn_mark as usize);
                         let ret = self.frames[n].ret as usize;
@@ -123,69 +169,10 @@ impl<'gc> Vm<'gc> {
                     }
                     Ok(Some((datum, end))) => {
                         *offset = end;
+                        let (text, file) = (text.clone(), file.clone());
                         self.compile_line = datum.span.line;
                         self.compile_file = file.clone();
-                        let package = match env.world.syms.package.value.get() {
-                            Value::Package(p) => p,
-                            _ => env.world.packages.user,
-                        };
-                        self.count_spans.spans.clear();
-                        self.count_spans.cells.clear();
-                        self.count_span_roots.clear();
-                        let converted = match file {
-                            Some(path) if self.counting => {
-                                let source = match &self.count_source {
-                                    Some((t, i)) if Rc::ptr_eq(t, text) => *i,
-                                    _ => {
-                                        let i = self.count_registry.source(path, text);
-                                        self.count_source = Some((text.clone(), i));
-                                        i
-                                    }
-                                };
-                                self.count_spans.source = source;
-                                let mut spans = mprof_heap::datum::SourceSpans::default();
-                                let r = mprof_heap::datum::datum_to_value_spanned(
-                                    env.mc,
-                                    &env.world.packages,
-                                    package,
-                                    &datum,
-                                    &mut spans,
-                                );
-                                for (v, span) in spans.lists {
-                                    if let Some(a) = v.heap_address() {
-                                        self.count_spans.spans.insert(a, span);
-                                    }
-                                }
-                                // Every cons of the form is a cell: rooting the cells roots all.
-                                for (v, span) in spans.cells {
-                                    if let Some(a) = v.heap_address() {
-                                        self.count_spans.cells.insert(a, span);
-                                        self.count_span_roots.push(v);
-                                    }
-                                }
-                                r
-                            }
-                            _ => mprof_heap::datum::datum_to_value(env.mc, &env.world.packages, package, &datum),
-                        };
-                        let converted = match converted {
-                            Ok(v) if crate::runtime::labels::datum_has_labels(&datum) => {
-                                crate::runtime::labels::resolve(env.mc, env.world, v).map(Ok)?
-                            }
-                            other => other,
-                        };
-                        match converted {
-                            Ok(v) if crate::runtime::read_time::datum_needs_read_time(&datum) => {
-                                crate::runtime::read_time::deferred_form(env.mc, env.world, v)
-                            }
-                            Ok(v) => v,
-                            Err(e) => {
-                                let where_ = match file {
-                                    Some(f) => format!("{f}:{}:{}", e.span.line, e.span.column),
-                                    None => format!("{}:{}", e.span.line, e.span.column),
-                                };
-                                return Err(Raise::simple(ErrorKind::Package, format!("{where_}: {}", e.error)));
-                            }
-                        }
+                        self.datum_form(env, &datum, &text, file.as_deref())?
                     }
                     Err(e) => {
                         // Skip the rest of the text: one reader error ends the load.
@@ -194,25 +181,129 @@ impl<'gc> Vm<'gc> {
                     }
                 }
             };
+            let Value::Cons(c) = form else {
+                let mark = self.expansions.len() as u32;
+                return self.compile_start(env, form, mark);
+            };
             // A top-level PROGN's forms are top-level forms too, and so are those
-            // of an EVAL-WHEN that runs at load time (a macro it defines is then
-            // defined before the next of its forms is compiled, as in CL).
-            if let Value::Cons(c) = form
-                && let Some(body) = toplevel_body(env.world, c.car.get(), c.cdr.get())
-            {
-                let items = alloc::list_to_vec(body).unwrap_or_default();
-                let n = self.frames.len() - 1;
-                if let Cont::Native(b) = &mut self.frames[n].cont
-                    && let Native::LoadSource { queued, .. } = &mut **b
-                {
-                    *queued = alloc::list_with_tail(env.mc, &items, *queued);
-                }
+            // of an EVAL-WHEN that runs at load time and of a LOCALLY without
+            // declarations (a macro one of them defines is then defined before
+            // the next is compiled, as in CL).
+            if let Some(body) = toplevel_body(env.world, c.car.get(), c.cdr.get()) {
+                self.queue_toplevel(env, body);
                 continue;
+            }
+            // A global macro call: expand it, then process the expansion.
+            if let Value::Symbol(head) = c.car.get()
+                && compiler::front::expands_at_toplevel(&env.world.syms, head)
+            {
+                let expander = head.function.get();
+                self.set_load_wait(LoadWait::Expansion);
+                self.hide_prelude_expansion(expander);
+                let base = self.stack.len();
+                self.stack.push(form);
+                self.stack.push(Value::Nil);
+                self.call_value(env, expander, base, 2, base)?;
+                return Ok(());
             }
             let mark = self.expansions.len() as u32;
             return self.compile_start(env, form, mark);
         }
     }
+
+    fn set_load_wait(&mut self, to: LoadWait) {
+        let n = self.frames.len() - 1;
+        if let Cont::Native(b) = &mut self.frames[n].cont
+            && let Native::LoadSource { wait, .. } = &mut **b
+        {
+            *wait = to;
+        }
+    }
+
+    /// Put `body`'s forms in front of the LoadSource frame's queue, in order.
+    fn queue_toplevel(&mut self, env: &mut Env<'_, 'gc>, body: Value<'gc>) {
+        let items = alloc::list_to_vec(body).unwrap_or_default();
+        let n = self.frames.len() - 1;
+        if let Cont::Native(b) = &mut self.frames[n].cont
+            && let Native::LoadSource { queued, .. } = &mut **b
+        {
+            *queued = alloc::list_with_tail(env.mc, &items, *queued);
+        }
+    }
+
+    /// The value of a datum the Rust reader read from a file being loaded: its
+    /// labels resolved, a `#.` deferred to Lisp, and under `--count` the source
+    /// span of each of its lists recorded.
+    fn datum_form(
+        &mut self,
+        env: &mut Env<'_, 'gc>,
+        datum: &mprof_reader::Datum,
+        text: &Rc<str>,
+        file: Option<&str>,
+    ) -> Result<Value<'gc>, Raise<'gc>> {
+        let package = match env.world.syms.package.value.get() {
+            Value::Package(p) => p,
+            _ => env.world.packages.user,
+        };
+        self.count_spans.spans.clear();
+        self.count_spans.cells.clear();
+        self.count_span_roots.clear();
+        let converted = match file {
+            Some(path) if self.counting => {
+                let source = match &self.count_source {
+                    Some((t, i)) if Rc::ptr_eq(t, text) => *i,
+                    _ => {
+                        let i = self.count_registry.source(&Rc::from(path), text);
+                        self.count_source = Some((text.clone(), i));
+                        i
+                    }
+                };
+                self.count_spans.source = source;
+                let mut spans = mprof_heap::datum::SourceSpans::default();
+                let r = mprof_heap::datum::datum_to_value_spanned(env.mc, &env.world.packages, package, datum, &mut spans);
+                for (v, span) in spans.lists {
+                    if let Some(a) = v.heap_address() {
+                        self.count_spans.spans.insert(a, span);
+                    }
+                }
+                // Every cons of the form is a cell: rooting the cells roots all.
+                for (v, span) in spans.cells {
+                    if let Some(a) = v.heap_address() {
+                        self.count_spans.cells.insert(a, span);
+                        self.count_span_roots.push(v);
+                    }
+                }
+                r
+            }
+            _ => mprof_heap::datum::datum_to_value(env.mc, &env.world.packages, package, datum),
+        };
+        let converted = match converted {
+            Ok(v) if crate::runtime::labels::datum_has_labels(datum) => crate::runtime::labels::resolve(env.mc, env.world, v).map(Ok)?,
+            other => other,
+        };
+        match converted {
+            Ok(v) if crate::runtime::read_time::datum_needs_read_time(datum) => {
+                Ok(crate::runtime::read_time::deferred_form(env.mc, env.world, v))
+            }
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let where_ = match file {
+                    Some(f) => format!("{f}:{}:{}", e.span.line, e.span.column),
+                    None => format!("{}:{}", e.span.line, e.span.column),
+                };
+                Err(Raise::simple(ErrorKind::Package, format!("{where_}: {}", e.error)))
+            }
+        }
+    }
+}
+
+/// The line (from 1) of the first non-blank character at or after byte `offset`
+/// of `text`: where the next form starts, unless a comment comes first.
+fn line_of(text: &str, offset: usize) -> u32 {
+    let rest = text.get(offset..).unwrap_or("");
+    let start = offset + (rest.len() - rest.trim_start().len());
+    let upto = text.get(..start).unwrap_or(text);
+    1 + upto.bytes().filter(|&b| b == b'\n').count() as u32
 }
 
 /// The names of the features in *FEATURES*, for #+ and #-.
@@ -226,13 +317,17 @@ pub(super) fn feature_names(world: &World<'_>) -> Vec<String> {
 }
 
 /// The forms of a top-level form to be processed as top-level forms in turn:
-/// a PROGN's body, and an EVAL-WHEN's body when its situations include load
+/// a PROGN's body, a LOCALLY's when it declares nothing, and an EVAL-WHEN's body when its situations include load
 /// or execute time (NIL, no forms, when they do not).
 pub(super) fn toplevel_body<'gc>(world: &crate::runtime::world::World<'gc>, head: Value<'gc>, rest: Value<'gc>) -> Option<Value<'gc>> {
     let Value::Symbol(s) = head else { return None };
     let syms = &world.syms;
     if gc_arena::Gc::ptr_eq(s, syms.progn) {
         return Some(rest);
+    }
+    if gc_arena::Gc::ptr_eq(s, syms.locally) {
+        let declares = matches!(alloc::car(rest), Value::Cons(d) if matches!(d.car.get(), Value::Symbol(h) if gc_arena::Gc::ptr_eq(h, syms.declare)));
+        return (!declares).then_some(rest);
     }
     if !gc_arena::Gc::ptr_eq(s, syms.eval_when) {
         return None;

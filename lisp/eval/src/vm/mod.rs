@@ -81,11 +81,17 @@ pub enum Native<'gc> {
         offset: usize,
         #[collect(require_static)]
         file: Option<Rc<str>>,
-        /// Forms queued by a top-level PROGN.
+        /// Top-level forms to process before reading on: a PROGN's forms, a
+        /// macro call's expansion, a form the Lisp reader read.
         queued: Value<'gc>,
         last: Value<'gc>,
         #[collect(require_static)]
         dyn_mark: u32,
+        /// The text as a Lisp string, made when the Lisp reader first needs it.
+        text_value: Value<'gc>,
+        /// What the value delivered to this frame is.
+        #[collect(require_static)]
+        wait: LoadWait,
     },
     /// A macro expander called by macroexpand-1: its result is the first value.
     Macroexpand,
@@ -102,6 +108,17 @@ pub enum Native<'gc> {
 }
 
 /// An object FORMAT prints with a Lisp method, and its text once known.
+/// What a value delivered to a `Native::LoadSource` frame is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadWait {
+    /// The value of the top-level form just evaluated.
+    Value,
+    /// A form the Lisp reader read (`(form end-offset)`), or NIL at the end of the text.
+    Read,
+    /// The expansion of a top-level macro call, itself a top-level form.
+    Expansion,
+}
+
 #[derive(Collect)]
 #[collect(no_drop)]
 pub struct FormatText<'gc> {
@@ -405,6 +422,8 @@ impl<'gc> Vm<'gc> {
             queued: Value::Nil,
             last: Value::Nil,
             dyn_mark: 0,
+            text_value: Value::Nil,
+            wait: LoadWait::Value,
         });
         self.kick = Kick::LoadStep;
     }
