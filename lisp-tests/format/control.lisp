@@ -90,3 +90,12 @@
 (show "~10<~>|")
 (show "~6,4<~a~>|" 'abcdefg)
 (show "~{~8<~a~>~}|" '(1 22 333))
+;; ~<...~:;...~>: the first segment comes first only when the rest would overflow.
+(print (format nil "x~<~%~:;~A~>" (make-string 72 :initial-element #\a)))
+(print (format nil "x~<~%~:;~A~>" (make-string 71 :initial-element #\a)))
+(print (format nil "~<~%~2,20:;~A~>" (make-string 19 :initial-element #\b)))
+(print (format nil "~<~%~2,20:;~A~>" (make-string 18 :initial-element #\b)))
+(print (format nil "~@[~<~%~:; ~:@(~S~)~>~]" 'foo))
+(print (format nil "~<~%   ~1:;~S~>" '(a b)))
+;; ~A binds *print-readably* to NIL, as PRINC does.
+(print (with-standard-io-syntax (format nil "~A-~A ~S" "x" :y "z")))

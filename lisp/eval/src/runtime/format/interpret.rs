@@ -157,7 +157,12 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
 
     /// Text for the output: fails, with [`HEAP_EXHAUSTED`], past the context's `max_output`.
     fn output(&self, v: Value<'gc>, escape: bool) -> Result<String, String> {
-        print_to_limited_string(v, &PrintContext { escape, ..*self.pctx }).ok_or_else(|| {
+        // ~A is PRINC: it binds *print-readably* to false as well (CLHS 22.3.4.1).
+        let mut settings = self.pctx.settings;
+        if !escape {
+            settings.readably = false;
+        }
+        print_to_limited_string(v, &PrintContext { escape, settings, ..*self.pctx }).ok_or_else(|| {
             format!(
                 "{HEAP_EXHAUSTED}an argument's printed text would pass {} bytes (a circular list prints without end unless *print-circle* is true)",
                 self.pctx.max_output
@@ -446,8 +451,14 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
         seps: &[usize],
         args: &mut Args<'gc>,
     ) -> Result<Flow, String> {
-        if seps.iter().any(|&s| matches!(&toks[s], Tok::Dir(x) if x.colon)) {
-            return Err("~:; in ~<...~> (line-overflow text) is not supported".into());
+        // `~<newline-text~n,m:;...~>`: the first segment is written before the rest
+        // only when the rest would pass column m (72) less n (0) from here.
+        let overflow = match seps.first().map(|&s| &toks[s]) {
+            Some(Tok::Dir(x)) if x.colon => Some(x.clone()),
+            _ => None,
+        };
+        if seps.iter().skip(1).any(|&s| matches!(&toks[s], Tok::Dir(x) if x.colon)) {
+            return Err("~:; may only end the first segment of a ~<...~> justification".into());
         }
         // CLHS 22.3.5.2: no pretty-printing directive inside a justification.
         let pretty = |t: &Tok| {
@@ -473,6 +484,7 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
         if colinc <= 0 || mincol < 0 {
             return Err("~< needs a positive colinc and a non-negative mincol".into());
         }
+        let start_column = self.column();
         let mut bounds = vec![open];
         bounds.extend_from_slice(seps);
         bounds.push(close);
@@ -500,11 +512,26 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
         }
         self.out = saved;
         self.base_col = saved_base;
+        let newline_text = match &overflow {
+            Some(_) if !strings.is_empty() => Some(strings.remove(0)),
+            _ => None,
+        };
         let (pad_left, pad_right) = (d.colon, d.at);
         let mut num_gaps = strings.len() as i64 - 1 + pad_left as i64 + pad_right as i64;
         let chars = num_gaps * minpad + strings.iter().map(|s| s.chars().count() as i64).sum::<i64>();
         let length = if chars > mincol { mincol + (chars - mincol + colinc - 1).div_euclid(colinc) * colinc } else { mincol };
         let mut padding = length - chars + num_gaps * minpad;
+        if let (Some(text), Some(sep)) = (&newline_text, &overflow) {
+            let ps = self.resolve(sep, args)?;
+            let int = |k: usize, default: i64| match ps.get(k).copied().flatten() {
+                Some(PVal::Int(n)) => n,
+                _ => default,
+            };
+            let (extra_space, line_len) = (int(0, 0), int(1, 72));
+            if start_column as i64 + length + extra_space > line_len {
+                self.out.push_str(text);
+            }
+        }
         let mut do_padding = |out: &mut String| {
             let pad_len = if num_gaps == 0 { padding } else { padding / num_gaps };
             padding -= pad_len;

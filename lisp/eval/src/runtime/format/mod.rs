@@ -10,7 +10,8 @@
 //! offsets in the text ([`Formatted`]), and the `format` builtin replays text
 //! and operations through a pretty stream's engine. Inside a logical block,
 //! taking an argument is `pprint-pop` (`*print-length*`, dotted tails). Not
-//! supported (errors): `~:;` overflow text in justification, `~/fn/`.
+//! supported (errors): `~/fn/` with a function of the program's (the
+//! `pprint-linear`/`fill`/`tabular` layouts are).
 //!
 //! Invariants: every malformed control string or unsuitable argument is an
 //! `Err` naming the problem, never a panic; `~^` unwinds through [`Flow`]
