@@ -571,6 +571,22 @@ fn slot_by_name<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         .ok_or_else(|| Raise::error(format!("{} has no slot named {name}", ctx.print(a[0], true))))
 }
 
+/// (sys:%set-slot-by-name object slot-name value) for condition accessors: VALUE.
+fn set_slot_by_name<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let s = struct_arg(ctx, a[0])?;
+    let Value::Symbol(n) = a[1] else { return Err(ctx.type_error(a[1], "SYMBOL")) };
+    let index = s.stype().slot_names.borrow().iter().position(|x| matches!(x, Value::Symbol(sym) if sym.name == n.name));
+    let Some(i) = index else {
+        return Err(Raise::error(format!("{} has no slot named {}", ctx.print(a[0], true), n.name)));
+    };
+    let mut slots = alloc::struct_slots_mut(ctx.mc, s);
+    match slots.get_mut(i) {
+        Some(slot) => *slot = a[2],
+        None => return Err(Raise::error("structure slot index out of range")),
+    }
+    Ok(a[2])
+}
+
 fn struct_type_name<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(match a[0] {
         Value::Struct(s) => s.stype().name,
@@ -984,6 +1000,7 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%STRUCT-REF", 3, 3, struct_ref),
     sys("%STRUCT-SET", 4, 4, struct_set),
     sys("%SLOT-BY-NAME", 2, 2, slot_by_name),
+    sys("%SET-SLOT-BY-NAME", 3, 3, set_slot_by_name),
     sys("%STRUCT-TYPE-NAME", 1, 1, struct_type_name),
     sys("%COPY-STRUCT", 1, 1, copy_struct),
     sys("%CONDITION-STATIC-REPORT", 1, 1, condition_static_report),

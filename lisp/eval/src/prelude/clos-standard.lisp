@@ -619,3 +619,10 @@
   (sys::%subtypep-basic (if (sys::%classp type1) (class-name type1) type1)
                         (if (sys::%classp type2) (class-name type2) type2)
                         environment))
+
+;;; Condition slot readers and writers as methods (see prelude/conditions.lisp).
+(defun sys::%condition-reader (name type slot)
+  (eval `(defmethod ,name ((condition ,type)) (sys:%slot-by-name condition ',slot))))
+
+(defun sys::%condition-writer (name type slot)
+  (eval `(defmethod ,name (value (condition ,type)) (sys::%set-slot-by-name condition ',slot value))))

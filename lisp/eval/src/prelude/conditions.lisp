@@ -285,6 +285,18 @@ before the debugger is entered; if it returns, the debugger is entered as usual.
     (when report (sys:%struct-type-set-report name report))
     name))
 
+;;; A condition slot's :reader, :writer and :accessor functions: ordinary
+;;; functions while the prelude loads; once CLOS is there (clos-standard.lisp
+;;; redefines these two), methods of generic functions specialized on the
+;;; condition type, as in SBCL, so a program may add methods of its own.
+(defun sys::%condition-reader (name type slot)
+  (declare (ignore type))
+  (sys:%set-fdefinition name (lambda (c) (sys:%slot-by-name c slot))))
+
+(defun sys::%condition-writer (name type slot)
+  (declare (ignore type))
+  (sys:%set-fdefinition name (lambda (v c) (sys::%set-slot-by-name c slot v))))
+
 (defmacro define-condition (name parents slot-specs &rest options)
   (let ((own nil) (info nil) (readers nil) (report nil))
     (dolist-internal (spec slot-specs)
@@ -298,8 +310,13 @@ before the debugger is entered; if it returns, the debugger is entered as usual.
              (let ((k (car plist)) (v (car (cdr plist))))
                (cond ((eq k :initarg) (setq initargs (cons v initargs)))
                      ((eq k :initform) (setq initform v has-initform t))
-                     ((or (eq k :reader) (eq k :accessor))
-                      (setq readers (cons `(defun ,v (c) (sys:%slot-by-name c ',slot)) readers)))))
+                     ((eq k :reader)
+                      (setq readers (cons `(sys::%condition-reader ',v ',name ',slot) readers)))
+                     ((eq k :writer)
+                      (setq readers (cons `(sys::%condition-writer ',v ',name ',slot) readers)))
+                     ((eq k :accessor)
+                      (setq readers (cons `(sys::%condition-reader ',v ',name ',slot) readers))
+                      (setq readers (cons `(sys::%condition-writer '(setf ,v) ',name ',slot) readers)))))
              (setq plist (cdr (cdr plist)))
              (go next)))
         (setq info (cons `(list ',slot ',initargs ,(if has-initform `(lambda () ,initform) nil)) info))))

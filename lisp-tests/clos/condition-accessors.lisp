@@ -1,0 +1,12 @@
+;;; A condition slot's :reader, :writer and :accessor are generic function methods.
+(defclass c1 () ((r :accessor r :initarg :r)))
+(define-condition e1 (error) ((r :accessor r :initarg :r)))
+(defmethod r ((x string)) x)
+(let ((e (make-condition 'e1 :r 2))) (setf (r e) 3)
+  (print (list (r (make-instance 'c1 :r 1)) (r e) (r "s"))))
+(define-condition e2 (e1) ((q :reader e2-q :initform 5)))
+(print (e2-q (make-condition 'e2)))
+(print (r (make-condition 'e2 :r 9)))
+(define-condition e3 (error) ((w :writer set-w :reader get-w)))
+(let ((e (make-condition (quote e3)))) (set-w 7 e) (print (get-w e)))
+(print (typep (function r) (quote generic-function)))
