@@ -115,4 +115,7 @@ pub(super) fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
     set_special(syms.print_case, p.keyword(mc, "UPCASE"));
     set_special(syms.print_array, world.t());
     set_special(syms.print_gensym, world.t());
+    if let Value::Symbol(s) = p.intern_external(mc, p.common_lisp, "*GENSYM-COUNTER*") {
+        set_special(s, Value::Fixnum(0));
+    }
 }

@@ -215,7 +215,8 @@ pub fn build_destructuring<'gc>(
             match mode {
                 Mode::Req => {
                     let v = alloc::list(mc, &[sys("%DCAR"), cur, quote(ll)]);
-                    if matches!(p, Value::Cons(_)) {
+                    // `()` is a pattern too, matching the empty list (yason's WITH-ARRAY).
+                    if matches!(p, Value::Cons(_) | Value::Nil) {
                         let g = gensym(mc);
                         bindings.push(alloc::list(mc, &[g, v]));
                         work.push((p, g));
