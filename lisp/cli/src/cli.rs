@@ -215,7 +215,7 @@ pub fn main() -> i32 {
         write_stderr(&format!("mprof-lisp: error: {message}\n"));
         return 2;
     }
-    lisp.host().argv = args.args.clone();
+    lisp.set_args(args.args.clone());
     let command_line: Vec<String> = std::env::args().collect();
     crate::profile_cli::start(&mut lisp, &args.profiling, &command_line.join(" "));
     if args.profiling.any() && args.file.is_some() {

@@ -149,6 +149,22 @@ impl Interpreter {
         &mut self.host
     }
 
+    /// The program's command-line arguments (after its file name): kept in the
+    /// host and given to Lisp as `MPROF-EXT:*POSIX-ARGV*` (and the function
+    /// `MPROF-EXT:POSIX-ARGV`), after the name `mprof-lisp` as SBCL's list starts.
+    pub fn set_args(&mut self, args: Vec<String>) {
+        self.arena.mutate_root(|mc, root| {
+            let p = &root.world.packages;
+            let mut items = vec![alloc::string(mc, "mprof-lisp")];
+            items.extend(args.iter().map(|a| alloc::string(mc, a)));
+            let list = alloc::list(mc, &items);
+            if let Value::Symbol(s) = p.intern_external(mc, p.extensions, "*POSIX-ARGV*") {
+                alloc::symbol_set_value(mc, s, list);
+            }
+        });
+        self.host.argv = args;
+    }
+
     /// Evaluate every form of `src`; returns the last form's values, printed
     /// as `prin1` prints them.
     pub fn eval_source(&mut self, src: &str, file: Option<&str>) -> Result<Vec<String>, LispError> {

@@ -46,9 +46,9 @@
     (when text
       ;; LOAD binds *PACKAGE*: an IN-PACKAGE in the file stays in the file.
       (let ((*package* *package*)
-            (*load-pathname* filespec)
+            (*load-pathname* (merge-pathnames filespec))
             (*load-truename* (probe-file filespec)))
-        (sys:%load-source text filespec))
+        (sys:%load-source text (sys::%native-namestring filespec)))
       t)))
 
 (defun sys::%report-time (real-micros run-micros bytes)
