@@ -46,6 +46,8 @@
 
 (defvar sys::*logical-hosts* (make-hash-table :test 'equal)
   "Logical host name (upper case) -> (translations-as-given . parsed pairs).")
+(defvar sys::*logical-host-names* nil
+  "The keys of SYS::*LOGICAL-HOSTS*, for builtins given a logical namestring.")
 
 ;;; ---- component helpers ----
 
@@ -672,7 +674,8 @@ directory's wild parts matched: lists of parts for :WILD-INFERIORS)."
   (let ((name (sys::%host-name host)))
     ;; Define the host first: the FROM wildcards are parsed on it.
     (unless (gethash name sys::*logical-hosts*)
-      (setf (gethash name sys::*logical-hosts*) (cons nil nil)))
+      (setf (gethash name sys::*logical-hosts*) (cons nil nil))
+      (push name sys::*logical-host-names*))
     (let ((parsed (mapcar (lambda (entry)
                             (list (if (pathnamep (first entry))
                                       (first entry)

@@ -298,7 +298,21 @@ pub(crate) fn string_designator<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Resul
 /// so pathname objects are accepted wherever a file is.
 pub(crate) fn file_name_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<String, Raise<'gc>> {
     match v {
-        Value::String(s) => Ok(s.borrow().to_rust_string()),
+        Value::String(s) => {
+            let name = s.borrow().to_rust_string();
+            match crate::runtime::pathnames::logical_host_of(ctx.world, &name) {
+                None => Ok(name),
+                Some(host) => Err(file_error(
+                    ctx,
+                    v,
+                    format!(
+                        "{name:?} names a file on the logical host {host}: this function takes a logical \
+                         pathname as a pathname object, (pathname {name:?}), or translated, \
+                         (translate-logical-pathname {name:?})"
+                    ),
+                )),
+            }
+        }
         Value::Stream(s) => Ok(s.borrow().name.clone()),
         Value::Struct(s) if crate::runtime::pathnames::is_pathname(s) => {
             match crate::runtime::pathnames::native_namestring(v) {

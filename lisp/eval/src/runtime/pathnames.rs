@@ -21,12 +21,20 @@
 //! hash codes, which compare pathnames by components (a version of NIL and
 //! `:NEWEST` count as the same, as in SBCL).
 //!
+//! A string naming a file on a defined logical host ("HOST:DIR;NAME.TYPE")
+//! cannot be translated here (translation is Lisp work), so
+//! [`logical_host_of`] lets `file_name_arg` refuse it with a message saying
+//! what to pass instead; the host names are the list in
+//! `SYS::*LOGICAL-HOST-NAMES*`, kept by `(setf logical-pathname-translations)`.
+//!
 //! Invariant: nothing here allocates or runs Lisp; a structure that is not a
 //! pathname, or a pathname whose slots are not what the prelude stores, is
 //! answered with None, never a panic.
 
 use mprof_heap::Value;
 use mprof_heap::value::{Ptr, Structure};
+
+use crate::runtime::world::World;
 
 /// The number of component slots compared by `equal` (host to type); the
 /// version follows them.
@@ -87,4 +95,26 @@ pub fn components<'gc>(v: Value<'gc>) -> Option<([Value<'gc>; COMPARED_COMPONENT
 pub fn message_text(v: Value<'_>, escape: bool) -> Option<String> {
     let native = native_namestring(v)?;
     Some(if escape { format!("#P{native:?}") } else { native })
+}
+
+/// The logical host a namestring starts with ("HOST:..."), when HOST is one
+/// whose translations are defined (`SYS::*LOGICAL-HOST-NAMES*`).
+pub fn logical_host_of(world: &World<'_>, name: &str) -> Option<String> {
+    let colon = name.find(':')?;
+    let host = &name[..colon];
+    if host.is_empty() || !host.chars().all(|c| c.is_alphanumeric() || c == '-') {
+        return None;
+    }
+    let p = &world.packages;
+    let (Value::Symbol(sym), _) = p.find_symbol(p.system, "*LOGICAL-HOST-NAMES*")? else { return None };
+    let mut list = sym.value.get();
+    while let Value::Cons(c) = list {
+        if let Value::String(s) = c.car.get()
+            && s.borrow().to_rust_string().eq_ignore_ascii_case(host)
+        {
+            return Some(host.to_uppercase());
+        }
+        list = c.cdr.get();
+    }
+    None
 }
