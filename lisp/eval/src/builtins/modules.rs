@@ -8,8 +8,8 @@
 //! module rather than a copy found on disk.
 //!
 //! Invariant: module names are upper case and unique; a module is loaded
-//! by `require` from its text, with the file name `mprof-lisp:modules/NAME`
-//! in its error locations. To add one: put the file in `modules/` and add a
+//! by `require` from its texts, in order, each with the file name
+//! `mprof-lisp:modules/FILE` in its error locations. To add one: put the file in `modules/` and add a
 //! line to [`MODULES`].
 
 use mprof_heap::{Value, alloc};
@@ -21,22 +21,28 @@ use crate::runtime::raise::LResult;
 type A<'a, 'gc> = &'a [Value<'gc>];
 
 /// An embedded module: its name for `require`, the ASDF systems it
-/// provides, its file name (for messages) and its source.
+/// provides, and its source files (file name for messages, text), loaded in
+/// order.
 pub struct Module {
     pub name: &'static str,
     pub systems: &'static [&'static str],
-    pub file: &'static str,
-    pub source: &'static str,
+    pub parts: &'static [(&'static str, &'static str)],
 }
 
 /// The embedded modules. UIOP comes before ASDF, which requires it.
 pub const MODULES: &[Module] = &[
-    Module { name: "UIOP", systems: &["uiop"], file: "modules/uiop.lisp", source: include_str!("../modules/uiop.lisp") },
+    Module {
+        name: "UIOP",
+        systems: &["uiop"],
+        parts: &[
+            ("modules/uiop.lisp", include_str!("../modules/uiop.lisp")),
+            ("modules/uiop-files.lisp", include_str!("../modules/uiop-files.lisp")),
+        ],
+    },
     Module {
         name: "ASDF",
         systems: &["asdf", "asdf-package-system"],
-        file: "modules/asdf.lisp",
-        source: include_str!("../modules/asdf.lisp"),
+        parts: &[("modules/asdf.lisp", include_str!("../modules/asdf.lisp"))],
     },
 ];
 
@@ -45,15 +51,22 @@ pub fn find(name: &str) -> Option<&'static Module> {
     MODULES.iter().find(|m| m.name.eq_ignore_ascii_case(name))
 }
 
-/// (sys::%embedded-module name) => the module's source and its file name
-/// (two values), or NIL when no module of that name is embedded.
+/// (sys::%embedded-module name) => ((source . file-name)...), the module's
+/// source files in load order, or NIL when no module of that name is embedded.
 fn embedded_module<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let name = string_designator(ctx, a[0])?;
     match find(&name) {
         Some(m) => {
-            let source = alloc::string(ctx.mc, m.source);
-            let file = alloc::string(ctx.mc, &format!("mprof-lisp:{}", m.file));
-            Ok(ctx.set_values(&[source, file]))
+            let parts: Vec<Value<'gc>> = m
+                .parts
+                .iter()
+                .map(|(file, source)| {
+                    let source = alloc::string(ctx.mc, source);
+                    let file = alloc::string(ctx.mc, &format!("mprof-lisp:{file}"));
+                    alloc::cons(ctx.mc, source, file)
+                })
+                .collect();
+            Ok(alloc::list(ctx.mc, &parts))
         }
         None => Ok(Value::Nil),
     }

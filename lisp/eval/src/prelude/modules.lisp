@@ -56,13 +56,14 @@ source itself, which LOAD accepts), as (values output-truename warnings-p failur
 
 (defun sys::%load-embedded-module (name)
   "Load the module NAME embedded in the binary; NIL when there is none."
-  (multiple-value-bind (source file) (sys::%embedded-module name)
-    (when source
-      (let ((*package* (find-package "COMMON-LISP-USER"))
-            (*readtable* *readtable*)
-            (*load-pathname* nil)
-            (*load-truename* nil))
-        (sys:%load-source source file))
+  (let ((parts (sys::%embedded-module name)))
+    (when parts
+      (dolist (part parts)
+        (let ((*package* (find-package "COMMON-LISP-USER"))
+              (*readtable* *readtable*)
+              (*load-pathname* nil)
+              (*load-truename* nil))
+          (sys:%load-source (car part) (cdr part))))
       (provide (string-upcase name))
       t)))
 
