@@ -223,6 +223,7 @@
    (long-name :initarg :long-name :initform nil :accessor system-long-name)
    (source-control :initarg :source-control :initform nil :accessor system-source-control)
    (entry-point :initarg :entry-point :initform nil :accessor system-entry-point)
+   (define-epoch :initform 0 :accessor system-define-epoch)
    (build-operation :initarg :build-operation :initform nil)
    (build-pathname :initarg :build-pathname :initform nil)))
 
@@ -259,10 +260,7 @@
 
 (defmethod print-object ((c component) stream)
   (print-unreadable-object (c stream :type t)
-    (let ((system (component-system c)))
-      (if (eq system c)
-          (format stream "~S" (component-name c))
-          (format stream "~S ~S" (component-name system) (component-name c))))))
+    (format stream "~{~S~^ ~}" (component-find-path c))))
 
 (defun coerce-name (name)
   "A component name: a string as it is, a symbol's name in lower case."
@@ -652,12 +650,30 @@ inherits: every NAME.asd of each :directory, and below each :tree."
 
 ;;; ---------------------------------------------------------------- finding systems
 
+(defvar *epoch-counter* 0
+  "Counts system definitions (never rebound): an action is recorded with the
+count when it is performed, and a system defined after that (its
+DEFINE-EPOCH is larger) makes the action out of date, as a newer definition
+does in ASDF.")
+(defvar *definition-epoch* nil
+  "The epoch of the .asd being loaded (NIL outside LOAD-ASD).")
+
+(defvar *asdf-session* nil
+  "The names FIND-SYSTEM has checked during the current OPERATE (or top-level
+FIND-SYSTEM) call.")
+
+(defmacro with-asdf-session (options &body body)
+  (declare (ignore options))
+  `(let ((*asdf-session* (or *asdf-session* (make-hash-table :test 'equal))))
+     ,@body))
+
 (defun load-asd (pathname &key name)
   "Load the system definition file PATHNAME in package ASDF-USER."
   (declare (ignore name))
   (let* ((truename (truename pathname))
          (*package* (find-package :asdf-user))
-         (*default-pathname-defaults* (pathname-directory-pathname truename)))
+         (*default-pathname-defaults* (pathname-directory-pathname truename))
+         (*definition-epoch* (incf *epoch-counter*)))
     (setf (gethash (namestring truename) *asd-load-times*) (safe-file-write-date truename))
     (handler-bind ((error (lambda (c)
                             (unless (typep c 'system-definition-error)
@@ -676,26 +692,38 @@ inherits: every NAME.asd of each :directory, and below each :tree."
          (file (search-for-system-definition name)))
     (values (and file t) file previous)))
 
+(defun defined-by-own-asd-p (system)
+  "Whether SYSTEM's primary system was defined from an .asd of its name
+(for other systems ASDF reloads the .asd that defined them, once a session)."
+  (let ((primary (registered-system (primary-system-name system))))
+    (and primary (system-source-file primary)
+         (string= (pathname-name (system-source-file primary)) (component-name primary)))))
+
 (defun find-system (name &optional (error-p t))
-  "The system named NAME: loading its .asd when it is not registered yet
-(or the file changed since); NIL or a MISSING-COMPONENT error when there is none."
+  "The system named NAME: loading its .asd when it is not registered yet,
+when the file changed since, or (once per operation) when it was defined in
+the .asd of another system; NIL or a MISSING-COMPONENT error when there is none."
   (when (typep name 'system) (return-from find-system name))
-  (let* ((name (coerce-name name))
-         (registered (registered-system name)))
-    (cond ((and registered (or (gethash name *preloaded-systems*)
-                               (typep registered 'builtin-system)
-                               (member (primary-system-name name) *systems-being-defined* :test #'string=)))
-           registered)
-          ((builtin-system name))
-          (t
-           (let ((file (or (and registered (system-source-file registered)
-                                (probe-file* (system-source-file registered)))
-                           (search-for-system-definition name))))
-             (when (and file (or (null registered) (asd-stale-p file)))
-               (let ((*systems-being-defined* (cons (primary-system-name name) *systems-being-defined*)))
-                 (load-asd file :name name)))
-             (or (registered-system name)
-                 (and error-p (error 'missing-component :requires name))))))))
+  (with-asdf-session ()
+    (let* ((name (coerce-name name))
+           (registered (registered-system name)))
+      (cond ((and registered (or (gethash name *preloaded-systems*)
+                                 (typep registered 'builtin-system)
+                                 (member (primary-system-name name) *systems-being-defined* :test #'string=)
+                                 (gethash name *asdf-session*)))
+             registered)
+            ((builtin-system name))
+            (t
+             (setf (gethash name *asdf-session*) t)
+             (let ((file (or (and registered (system-source-file registered)
+                                  (probe-file* (system-source-file registered)))
+                             (search-for-system-definition name))))
+               (when (and file (or (null registered) (asd-stale-p file)
+                                   (not (defined-by-own-asd-p registered))))
+                 (let ((*systems-being-defined* (cons (primary-system-name name) *systems-being-defined*)))
+                   (load-asd file :name name)))
+               (or (registered-system name)
+                   (and error-p (error 'missing-component :requires name)))))))))
 
 ;;; ---------------------------------------------------------------- defsystem
 
@@ -858,6 +886,7 @@ defsystem form as methods on COMPONENT (an EQL specializer)."
                            ((eq (class-of old) class) old)
                            (t (change-class old class))))))
       (setf (system-source-file system) source-file
+            (system-define-epoch system) (or *definition-epoch* (incf *epoch-counter*))
             (%component-absolute-pathname system) nil)
       (let ((keys (list :author :maintainer :licence :license :homepage :bug-tracker :mailto
                         :long-name :source-control :entry-point :defsystem-depends-on
@@ -1071,17 +1100,21 @@ the actions that must be performed before (OPERATION . COMPONENT)."))
       0))
 
 (defun action-up-to-date-p (operation component)
-  "Whether (OPERATION . COMPONENT) was performed and its input has not changed since."
-  (let ((stamp (gethash (class-of operation) (component-operation-times component))))
-    (and stamp
+  "Whether (OPERATION . COMPONENT) was performed since its system was last
+defined, and its input has not changed since."
+  (let ((record (gethash (class-of operation) (component-operation-times component))))
+    (and record
          (operation-done-p operation component)
-         (or (eq stamp t)
-             (not (typep component 'source-file))
-             (>= stamp (component-stamp component))))))
+         (or (eq record t)
+             (and (let ((system (component-system component)))
+                    (>= (cdr record) (if (typep system 'system) (system-define-epoch system) 0)))
+                  (or (not (typep component 'source-file))
+                      (>= (car record) (component-stamp component))))))))
 
 (defun mark-operation-done (operation component)
+  "Record that (OPERATION . COMPONENT) was performed: (time . definition epoch)."
   (setf (gethash (class-of operation) (component-operation-times component))
-        (max (get-universal-time) (or (component-stamp component) 0))))
+        (cons (max (get-universal-time) (or (component-stamp component) 0)) *epoch-counter*)))
 
 (defun perform-with-restarts (operation component)
   "PERFORM, with the restarts RETRY and ACCEPT around it; an error escaping
@@ -1171,13 +1204,14 @@ it is resignalled as an ACTION-FAILED naming the action."
 (defun operate (operation component &rest keys &key force force-not verbose &allow-other-keys)
   "Perform OPERATION on COMPONENT (a system designator) and everything it
 needs first; returns the operation and the plan."
-  (let* ((system (if (typep component 'component) component (find-system component)))
+  (with-asdf-session ()
+   (let* ((system (if (typep component 'component) component (find-system component)))
          (op (make-operation operation))
          (*operate-system* (component-system system))
          (plan (make-plan 'sequential-plan op system)))
     (declare (ignore keys))
     (perform-plan plan :force force :force-not force-not :verbose verbose)
-    (values op plan)))
+    (values op plan))))
 
 (defun oos (operation component &rest keys)
   (apply #'operate operation component keys))
@@ -1185,11 +1219,12 @@ needs first; returns the operation and the plan."
 (defun load-system (system &rest keys &key force force-not verbose version &allow-other-keys)
   "Load SYSTEM (a name) and what it depends on; T."
   (declare (ignore force force-not verbose))
-  (let ((s (find-system system)))
-    (when (and version (not (version-satisfies s version)))
-      (error 'missing-component-of-version :requires (coerce-name system) :version version))
-    (apply #'operate *load-system-operation* s (remove-plist-key :version keys))
-    t))
+  (with-asdf-session ()
+    (let ((s (find-system system)))
+      (when (and version (not (version-satisfies s version)))
+        (error 'missing-component-of-version :requires (coerce-name system) :version version))
+      (apply #'operate *load-system-operation* s (remove-plist-key :version keys))
+      t)))
 
 (defun load-systems* (systems &rest keys)
   (dolist (s systems) (apply #'load-system s keys)))
@@ -1208,8 +1243,9 @@ needs first; returns the operation and the plan."
 
 (defun require-system (system &rest keys)
   "Load SYSTEM unless it is loaded already."
-  (unless (component-loaded-p (find-system system))
-    (apply #'load-system system keys))
+  (with-asdf-session ()
+    (unless (component-loaded-p (find-system system))
+      (apply #'load-system system keys)))
   t)
 
 ;;; ---------------------------------------------------------------- the rest of the interface
