@@ -61,12 +61,16 @@ argument when one is NIL."
            (equal (namestring p1) (namestring p2)))))
 
 (defun absolute-pathname-p (pathspec)
+  "PATHSPEC's pathname when its directory is absolute, else NIL."
   (and (typep pathspec '(or pathname string))
-       (eq :absolute (car (pathname-directory (pathname pathspec))))))
+       (let ((p (pathname pathspec)))
+         (and (eq :absolute (car (pathname-directory p))) p))))
 
 (defun relative-pathname-p (pathspec)
+  "PATHSPEC's pathname when its directory is relative (or missing), else NIL."
   (and (typep pathspec '(or pathname string))
-       (not (eq :absolute (car (pathname-directory (pathname pathspec)))))))
+       (let ((p (pathname pathspec)))
+         (and (not (eq :absolute (car (pathname-directory p)))) p))))
 
 (defun hidden-pathname-p (pathname)
   (let ((name (pathname-name pathname)))
@@ -195,17 +199,19 @@ directory of PATHNAME."
   (and pathname (subpathname (ensure-directory-pathname pathname) subpath :type type)))
 
 (defun subpathp (maybe-subpath base-pathname)
-  (let ((sub (pathname maybe-subpath)) (base (pathname base-pathname)))
-    (and (absolute-pathname-p sub) (absolute-pathname-p base) (directory-pathname-p base)
+  "MAYBE-SUBPATH relative to BASE-PATHNAME (both absolute pathnames, the
+base a directory) when it is under it, else NIL."
+  (let ((sub maybe-subpath) (base base-pathname))
+    (and (pathnamep sub) (pathnamep base) (absolute-pathname-p sub) (absolute-pathname-p base) (directory-pathname-p base)
          (let ((sd (pathname-directory sub)) (bd (pathname-directory base)))
            (and (>= (length sd) (length bd)) (equal (subseq sd 0 (length bd)) bd)
                 (make-pathname :directory (cons :relative (nthcdr (length bd) sd)) :defaults sub))))))
 
 (defun enough-pathname (maybe-subpath base-pathname)
-  (let ((sub (and maybe-subpath (pathname maybe-subpath))))
-    (if (and sub base-pathname (absolute-pathname-p sub))
-        (or (subpathp sub base-pathname) sub)
-        sub)))
+  "MAYBE-SUBPATH relative to BASE-PATHNAME when it is under it, else itself."
+  (let ((sub (and maybe-subpath (pathname maybe-subpath)))
+        (base (and base-pathname (pathname base-pathname))))
+    (or (and sub base (subpathp sub base)) sub)))
 
 (defun call-with-enough-pathname (maybe-subpath defaults-pathname thunk)
   (let ((enough (enough-pathname maybe-subpath defaults-pathname))
@@ -303,18 +309,20 @@ ENSURE-DIRECTORIES-EXIST, TRUENAME)."
 (defvar *resolve-symlinks* t)
 
 (defun probe-file* (p &key truename)
-  "The truename of P when the file or directory exists, else NIL (never an error)."
-  (declare (ignore truename))
+  "P (its truename with TRUENAME) when the file or directory exists, else NIL
+(never an error)."
   (when p
     (ignore-errors
      (let ((p (physicalize-pathname p)))
-       (unless (wild-pathname-p p) (probe-file p))))))
+       (unless (wild-pathname-p p)
+         (let ((found (probe-file p)))
+           (and found (if truename found p))))))))
 
 (defun truename* (p)
   (and p (ignore-errors (truename p))))
 
 (defun truenamize (pathname)
-  (or (probe-file* pathname) (and pathname (pathname pathname))))
+  (or (probe-file* pathname :truename t) (and pathname (pathname pathname))))
 
 (defun resolve-symlinks (path) (truenamize path))
 (defun resolve-symlinks* (path) (if *resolve-symlinks* (truenamize path) path))
@@ -631,16 +639,16 @@ deleted afterwards unless KEEP."
   (with-open-file (in file) (slurp-stream-line in :at at)))
 
 (defun read-file-forms (file &rest keys &key count &allow-other-keys)
-  "The forms FILE holds, read with the standard syntax in package CL."
+  "The forms FILE holds, read with the current syntax."
   (declare (ignore keys))
   (with-open-file (in file)
-    (with-safe-io-syntax () (slurp-stream-forms in :count count))))
+    (slurp-stream-forms in :count count)))
 
 (defun read-file-form (file &rest keys &key (at 0) &allow-other-keys)
-  "The AT-th (default first) form FILE holds, read with the standard syntax in package CL."
+  "The AT-th (default first) form FILE holds, read with the current syntax."
   (declare (ignore keys))
   (with-open-file (in file)
-    (with-safe-io-syntax () (slurp-stream-form in :at at))))
+    (slurp-stream-form in :at at)))
 
 (defun safe-read-file-line (pathname &rest keys &key (package :cl) &allow-other-keys)
   (declare (ignore keys))
