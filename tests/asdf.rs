@@ -206,3 +206,28 @@ fn uiop_and_mprof_ext_run_programs_and_read_the_command_line() {
          ((\"one\" \"two\") (\"one\" \"two\") T NIL) \n(T :MPROF-LISP T) "
     );
 }
+
+#[test]
+fn builtin_systems_come_first_and_the_central_registry_before_the_source_registry() {
+    let home = tempfile::tempdir().expect("temporary directory");
+    app_tree(home.path());
+    // A decoy lib.asd in the source registry, which must lose to *central-registry*.
+    write_tree(home.path(), &[("src/decoy/lib.asd", "(error \"the source registry's lib.asd was loaded\")\n")]);
+    let registry = format!("{}/src/decoy/", home.path().display());
+    let lib_dir = format!("{}/src/deps/lib/", home.path().display());
+    let push = format!("(push #p\"{lib_dir}\" asdf:*central-registry*)");
+    let out = run(
+        home.path(),
+        Some(&registry),
+        &["(require :asdf)",
+          // The hook an embedded module uses to provide a system: (system-name . module-name).
+          "(push '(\"uiop-alias\" . \"UIOP\") sys::*builtin-systems*)",
+          "(print (list (asdf:load-system \"uiop-alias\") (asdf:component-loaded-p \"uiop-alias\")))",
+          &push,
+          "(asdf:load-system :lib)",
+          "(print (lib:double 5))"],
+        &[],
+    );
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "\n(T T) \nloading lib\n\n10 ");
+}
