@@ -85,13 +85,13 @@ fn kept_bytes_of_grown_containers_match_the_allocator() {
          (defun grow-vector (v n) (dotimes (i n) (vector-push-extend i v)) v)
          (defun build-vector (n) (grow-vector (make-array 0 :adjustable t :fill-pointer 0) n))",
     );
-    lisp.profile_start(Some(MonitorOptions::default()), false);
+    lisp.profiler().start(Some(MonitorOptions::default()), false);
     lisp.full_collection();
     let before = LIVE.load(Ordering::Relaxed);
     eval(&mut lisp, &format!("(setf *table* (build-table {N}) *vec* (build-vector {N})) nil"));
     lisp.full_collection();
     let held = LIVE.load(Ordering::Relaxed) - before;
-    let p = lisp.full_profile();
+    let p = lisp.profiler().full_profile();
 
     let table = kept_of_type(&p, "hash-table");
     let vector = kept_of_type(&p, "vector");

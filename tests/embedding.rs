@@ -199,7 +199,7 @@ fn the_interrupt_flag_stops_a_run_and_keeps_definitions() {
     lisp.eval("(defun spin () (tagbody top (go top))) (defvar *kept* 'yes)").expect("define");
     // Set before the run, the flag is seen after the first slice: the
     // endless loop ends with an interactive-interrupt condition.
-    lisp.host().interrupt.store(true, Ordering::SeqCst);
+    lisp.interrupt_flag().store(true, Ordering::SeqCst);
     let e = lisp.call("spin", &[]).expect_err("interrupted");
     assert!(e.condition_type.ends_with("INTERACTIVE-INTERRUPT"), "{e}");
     assert_eq!(lisp.eval("*kept*"), Ok(HostValue::Symbol("YES".into())));
@@ -250,11 +250,11 @@ fn a_host_records_counts_and_time_through_the_api() {
     std::fs::write(&path, "(defun sq (x) (* x x))\n(defun sum-sq (n) (let ((s 0)) (dotimes (i n) (incf s (sq i))) s))\n(sum-sq 100)\n")
         .expect("write program");
     let (mut lisp, _out) = lisp_with(Options::default());
-    lisp.count_start();
-    lisp.time_start(true);
+    lisp.profiler().count_start();
+    lisp.profiler().time_start(true);
     lisp.load_file(&path.to_string_lossy()).expect("program runs");
-    lisp.profile_stop();
-    let p = lisp.full_profile();
+    lisp.profiler().stop();
+    let p = lisp.profiler().full_profile();
     let entry = |name: &str| {
         p.exec.counts.iter().find(|c| c.kind == mprof_engine::exec::CountKind::Entry && c.function == name).map(|c| c.count)
     };
@@ -265,7 +265,7 @@ fn a_host_records_counts_and_time_through_the_api() {
     assert_eq!(calls, 100);
     // Stopped: further runs add nothing.
     lisp.eval("(sum-sq 10)").expect("runs");
-    let again = lisp.full_profile();
+    let again = lisp.profiler().full_profile();
     assert_eq!(again.exec.time, p.exec.time);
     assert_eq!(again.exec.counts.iter().map(|c| c.count).sum::<u64>(), p.exec.counts.iter().map(|c| c.count).sum::<u64>());
 }
@@ -289,19 +289,19 @@ fn reset_forgets_counts_times_and_io_but_keeps_recording() {
     let path = dir.path().join("prog.lisp");
     std::fs::write(&path, "(defun sq (x) (* x x))\n(dotimes (i 7) (sq i))\n(write-string \"hi\")\n").expect("write program");
     let (mut lisp, _out) = lisp_with(Options::default());
-    lisp.count_start();
-    lisp.time_start(true);
-    lisp.io_start();
+    lisp.profiler().count_start();
+    lisp.profiler().time_start(true);
+    lisp.profiler().io_start();
     lisp.load_file(&path.to_string_lossy()).expect("program runs");
     lisp.eval("(mprof:reset)").expect("reset");
-    let p = lisp.full_profile();
+    let p = lisp.profiler().full_profile();
     assert!(p.exec.counts.iter().all(|c| c.count == 0), "{:?}", p.exec.counts);
     assert!(p.exec.io.is_empty(), "{:?}", p.exec.io);
     let calls: u64 = p.exec.time.as_ref().map_or(0, |t| t.nodes.iter().map(|n| n.calls).sum());
     assert!(calls <= 2, "only the reset's own calls are left: {calls}");
     // Recording goes on: the code compiled with counters counts again.
     lisp.eval("(sq 3)").expect("runs");
-    let p = lisp.full_profile();
+    let p = lisp.profiler().full_profile();
     let sq = p.exec.counts.iter().find(|c| c.function == "SQ" && c.kind == mprof_engine::exec::CountKind::Entry);
     assert_eq!(sq.map(|c| c.count), Some(1));
 }

@@ -35,10 +35,10 @@ fn report(setup: &str, profiled: &str, options: &ReportOptions) -> String {
     eval(&mut lisp, setup);
     // Configure a fresh monitor, then record only inside WITH-PROFILING so the
     // compilation of the test's own top-level forms is not in the profile.
-    lisp.profile_start(Some(MonitorOptions::default()), false);
-    lisp.profile_stop();
+    lisp.profiler().start(Some(MonitorOptions::default()), false);
+    lisp.profiler().stop();
     eval(&mut lisp, &format!("(mprof:reset) (mprof:with-profiling () {profiled})"));
-    let text = lisp.profile_report(options);
+    let text = lisp.profiler().report(options);
     // The time series line carries wall-clock times; it is not reproducible.
     text.lines().filter(|l| !l.starts_with("memory over time")).collect::<Vec<_>>().join("\n")
 }
@@ -54,9 +54,9 @@ fn widgets_source() -> String {
 fn memory_samples_follow_allocation_so_a_short_run_has_a_shape() {
     let mut lisp = interpreter();
     eval(&mut lisp, &widgets_source());
-    lisp.profile_start(Some(MonitorOptions::default()), false);
+    lisp.profiler().start(Some(MonitorOptions::default()), false);
     eval(&mut lisp, "(run 10000)");
-    let p = lisp.full_profile();
+    let p = lisp.profiler().full_profile();
     // 3.6 MB allocated at a 64 KiB step: over fifty points (after-collection ones aside).
     assert!(p.samples.len() >= 50, "{} samples", p.samples.len());
     assert!(p.samples.windows(2).all(|w| w[0].allocated_bytes <= w[1].allocated_bytes));
@@ -74,12 +74,12 @@ fn widgets_tables() {
 fn widgets_kept_are_exactly_the_red_widgets() {
     let mut lisp = interpreter();
     eval(&mut lisp, &widgets_source());
-    lisp.profile_start(Some(MonitorOptions::default()), false);
+    lisp.profiler().start(Some(MonitorOptions::default()), false);
     eval(&mut lisp, "(run 10000)");
-    lisp.profile_stop();
+    lisp.profiler().stop();
     let red = eval(&mut lisp, "(length *red-widgets*)");
-    let _ = lisp.profile_report(&ReportOptions::default());
-    let profile = lisp.full_profile();
+    let _ = lisp.profiler().report(&ReportOptions::default());
+    let profile = lisp.profiler().full_profile();
     let widget_type = profile.types.iter().position(|t| t == "WIDGET").expect("a WIDGET bin");
     let row = profile
         .bins
@@ -95,8 +95,8 @@ fn widgets_kept_are_exactly_the_red_widgets() {
 fn make_list_records_exactly_its_conses() {
     let mut lisp = profiled_interpreter();
     profile_make_list(&mut lisp, 1000);
-    let _ = lisp.profile_report(&ReportOptions::default());
-    let totals = lisp.memory_totals();
+    let _ = lisp.profiler().report(&ReportOptions::default());
+    let totals = lisp.profiler().memory_totals();
     let cons = &totals.per_category[0];
     assert_eq!(cons.allocs, 1000, "exactly 1000 conses");
     assert_eq!(cons.frees, 0, "all still referenced by *l*");
@@ -133,14 +133,14 @@ fn every_category_is_counted() {
 fn a_reset_forgets_older_objects_so_their_frees_are_not_counted() {
     let mut lisp = interpreter();
     eval(&mut lisp, "(defvar *old* nil) (defvar *new* nil)");
-    lisp.profile_start(Some(MonitorOptions::default()), false);
+    lisp.profiler().start(Some(MonitorOptions::default()), false);
     // 2,000 conses made before the reset, then dropped and collected after it.
     eval(&mut lisp, "(setq *old* (make-list 2000))");
     eval(&mut lisp, "(mprof:reset)");
     eval(&mut lisp, "(setq *old* nil) (setq *new* (make-list 24))");
-    lisp.profile_stop();
-    let _ = lisp.profile_report(&ReportOptions::default());
-    let totals = lisp.memory_totals();
+    lisp.profiler().stop();
+    let _ = lisp.profiler().report(&ReportOptions::default());
+    let totals = lisp.profiler().memory_totals();
     let cons = &totals.per_category[0];
     // Only what the new epoch allocated (the 24 conses and whatever evaluating the
     // forms consed), and no frees of the 2,000 older conses.
@@ -148,7 +148,7 @@ fn a_reset_forgets_older_objects_so_their_frees_are_not_counted() {
     assert!(cons.frees <= cons.allocs, "frees of objects this profile never saw: {cons:?}");
     assert!(cons.bytes >= cons.freed_bytes);
     // The file agrees with the totals: what its tree says was kept is what the header says.
-    let p = lisp.full_profile();
+    let p = lisp.profiler().full_profile();
     let kept_in_tree: u64 = p.nodes.iter().flat_map(|n| &n.counters).map(|c| c.bytes - c.freed_bytes.min(c.bytes)).sum();
     let kept_in_totals: u64 = totals.per_category.iter().map(|c| c.bytes.saturating_sub(c.freed_bytes)).sum();
     assert_eq!(kept_in_tree, kept_in_totals);
@@ -163,11 +163,11 @@ fn a_2000_deep_mutual_recursion_keeps_its_innermost_frames() {
          (defun pong (n) (if (<= n 0) (make-array 10) (ping (1- n))))
          (defvar *kept* nil)",
     );
-    lisp.profile_start(Some(MonitorOptions::default()), false);
+    lisp.profiler().start(Some(MonitorOptions::default()), false);
     eval(&mut lisp, "(setq *kept* (ping 2000))");
-    lisp.profile_stop();
-    let text = lisp.profile_report(&ReportOptions::default());
-    let p = lisp.full_profile();
+    lisp.profiler().stop();
+    let text = lisp.profiler().report(&ReportOptions::default());
+    let p = lisp.profiler().full_profile();
     let name = |n: &mprof_engine::Node| p.functions[n.func.0 as usize].name.clone();
     // The vector's node: charged to MAKE-ARRAY, called by PING, under <outer frames>.
     let vector = p
@@ -199,8 +199,8 @@ fn profile_make_list(lisp: &mut Interpreter, n: usize) {
 fn profiled_interpreter() -> Interpreter {
     let mut lisp = interpreter();
     eval(&mut lisp, "(defvar *l* nil)");
-    lisp.profile_start(Some(MonitorOptions::default()), false);
-    lisp.profile_stop();
+    lisp.profiler().start(Some(MonitorOptions::default()), false);
+    lisp.profiler().stop();
     eval(&mut lisp, "(mprof:reset)");
     lisp
 }
@@ -217,14 +217,14 @@ fn two_interpreters_on_one_thread_profile_independently() {
     eval(&mut b, "(setq *l* nil)");
     b.full_collection();
     a.full_collection();
-    let (ta, tb) = (a.memory_totals(), b.memory_totals());
+    let (ta, tb) = (a.profiler().memory_totals(), b.profiler().memory_totals());
     assert_eq!(ta.per_category[0].allocs, 500, "A made 300 + 200 conses");
     assert_eq!(ta.per_category[0].frees, 300, "A's first list was replaced, then swept");
     assert_eq!(tb.per_category[0].allocs, 500);
     assert_eq!(tb.per_category[0].frees, 500, "B dropped its whole list");
     // Dropping B (sweeping everything it holds) changes nothing in A's profile.
     drop(b);
-    let ta2 = a.memory_totals();
+    let ta2 = a.profiler().memory_totals();
     assert_eq!(ta2.per_category[0], ta.per_category[0]);
 }
 
@@ -236,7 +236,7 @@ fn interpreters_on_two_threads_profile_independently() {
             std::thread::spawn(move || {
                 let mut lisp = profiled_interpreter();
                 profile_make_list(&mut lisp, n);
-                lisp.memory_totals().per_category[0].allocs
+                lisp.profiler().memory_totals().per_category[0].allocs
             })
         })
         .collect::<Vec<_>>()
@@ -250,11 +250,11 @@ fn interpreters_on_two_threads_profile_independently() {
 /// compiled and run while profiling.
 fn allocating_functions(show_internals: bool) -> Vec<String> {
     let mut lisp = interpreter();
-    lisp.profile_start(Some(MonitorOptions::default()), false);
-    lisp.profile_show_internals(show_internals);
+    lisp.profiler().start(Some(MonitorOptions::default()), false);
+    lisp.profiler().show_internals(show_internals);
     eval(&mut lisp, "(defstruct point x y) (defun run () (loop for i below 10 collect (make-point :x i)))");
     eval(&mut lisp, "(run)");
-    let p = lisp.full_profile();
+    let p = lisp.profiler().full_profile();
     let mut names: Vec<String> = p
         .nodes
         .iter()
@@ -312,11 +312,11 @@ fn clos_make_instance_allocates_one_object_and_dispatch_allocates_nothing() {
     eval(&mut lisp, CLOS_SHAPES);
     // Warm the dispatch caches, so only steady-state calls are counted.
     eval(&mut lisp, "(run-shapes 2)");
-    lisp.profile_start(Some(MonitorOptions::default()), false);
+    lisp.profiler().start(Some(MonitorOptions::default()), false);
     eval(&mut lisp, "(run-shapes 50)");
-    lisp.profile_stop();
-    let _ = lisp.profile_report(&ReportOptions::default());
-    let profile = lisp.full_profile();
+    lisp.profiler().stop();
+    let _ = lisp.profiler().report(&ReportOptions::default());
+    let profile = lisp.profiler().full_profile();
     let allocs_of = |name: &str| {
         let ty = profile.types.iter().position(|t| t == name).expect("a bin for the class");
         profile
@@ -335,11 +335,11 @@ fn clos_make_instance_allocates_one_object_and_dispatch_allocates_nothing() {
 fn category_totals(setup: &str, profiled: &str) -> (Vec<mprof_engine::profile::Counters>, String) {
     let mut lisp = interpreter();
     eval(&mut lisp, setup);
-    lisp.profile_start(Some(MonitorOptions::default()), false);
-    lisp.profile_stop();
+    lisp.profiler().start(Some(MonitorOptions::default()), false);
+    lisp.profiler().stop();
     eval(&mut lisp, &format!("(mprof:reset) (mprof:with-profiling () {profiled})"));
-    let text = lisp.profile_report(&ReportOptions::default());
-    (lisp.memory_totals().per_category, text)
+    let text = lisp.profiler().report(&ReportOptions::default());
+    (lisp.profiler().memory_totals().per_category, text)
 }
 
 #[test]
@@ -369,10 +369,10 @@ fn specialized_arrays_store_elements_unboxed_under_their_own_types() {
 fn conses_by_path(setup: &str, profiled: &str, options: MonitorOptions) -> Vec<(String, u64)> {
     let mut lisp = interpreter();
     eval(&mut lisp, setup);
-    lisp.profile_start(Some(options), false);
+    lisp.profiler().start(Some(options), false);
     eval(&mut lisp, profiled);
-    lisp.profile_stop();
-    let profile = lisp.full_profile();
+    lisp.profiler().stop();
+    let profile = lisp.profiler().full_profile();
     let path_of = |mut id: Option<mprof_engine::model::NodeId>| {
         let mut names = Vec::new();
         while let Some(n) = id {

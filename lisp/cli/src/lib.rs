@@ -10,6 +10,7 @@
 
 pub mod cli;
 mod exports;
+mod output;
 mod profile_cli;
 mod repl;
 

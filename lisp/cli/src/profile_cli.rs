@@ -196,24 +196,24 @@ pub fn start(lisp: &mut Interpreter, args: &ProfileArgs, command_line: &str) {
         max_depth: args.context_depth,
         fold_self_recursion: !args.no_fold_recursion,
     };
-    lisp.profile_configure(options, args.primitives_to_caller);
-    lisp.profile_show_internals(args.show_internals);
-    lisp.set_profile_metadata("program", command_line);
+    lisp.profiler().configure(options, args.primitives_to_caller);
+    lisp.profiler().show_internals(args.show_internals);
+    lisp.profiler().set_metadata("program", command_line);
     // Exports give source files as full paths, relative ones taken from here.
     if let Ok(dir) = std::env::current_dir() {
-        lisp.set_profile_metadata("directory", &dir.to_string_lossy());
+        lisp.profiler().set_metadata("directory", &dir.to_string_lossy());
     }
     if args.io_wanted() {
-        lisp.io_start();
+        lisp.profiler().io_start();
     }
     if args.count {
-        lisp.count_start();
+        lisp.profiler().count_start();
     }
     if args.profile {
-        lisp.profile_start(None, args.primitives_to_caller);
+        lisp.profiler().start(None, args.primitives_to_caller);
     }
     if args.time {
-        lisp.time_start(!args.no_compensation);
+        lisp.profiler().time_start(!args.no_compensation);
     }
 }
 
@@ -226,9 +226,9 @@ pub fn finish(lisp: &mut Interpreter, args: &ProfileArgs) -> Result<(), String> 
     let options = args.report_options()?;
     // The interpreter renders the memory tables right after a full collection, while it
     // still records, so that "kept" means reachable at the end.
-    let memory = args.profile.then(|| lisp.profile_report(&options));
-    lisp.profile_stop();
-    let profile = lisp.full_profile();
+    let memory = args.profile.then(|| lisp.profiler().report(&options));
+    lisp.profiler().stop();
+    let profile = lisp.profiler().full_profile();
     for warning in unknown_only(args, &profile) {
         eprintln!("mprof-lisp: warning: {warning}");
     }

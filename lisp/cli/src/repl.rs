@@ -35,8 +35,8 @@ use rustyline::history::DefaultHistory;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Config, Context, Editor, Helper, Highlighter, Hinter};
 
-use crate::cli::{write_stderr, write_stdout};
-use mprof_lisp::{Interpreter, LispError, STDIN};
+use crate::output::{write_stderr, write_stdout};
+use mprof_lisp::{Interpreter, LispError};
 
 /// The prompt, as in SBCL.
 pub const PROMPT: &str = "* ";
@@ -95,7 +95,7 @@ fn eval_text(lisp: &mut Interpreter, text: &str, session: &mut Session) -> Outco
         } else {
             &text[start..end]
         };
-        lisp.host().interrupt.store(false, Ordering::SeqCst);
+        lisp.interrupt_flag().store(false, Ordering::SeqCst);
         let printed = lisp.run_source(form, None).and_then(|()| {
             lisp.record_repl_values();
             lisp.print_results(!session.at_line_start.get())
@@ -126,7 +126,7 @@ fn print_error(e: &LispError, session: &mut Session) {
         session.at_line_start.set(true);
         write_stdout("\n");
     }
-    write_stderr(&crate::cli::format_error(e, ";; ", ";; "));
+    write_stderr(&crate::output::format_error(e, ";; ", ";; "));
 }
 
 /// Forms from a pipe or file on standard input: no prompts, no echo.
@@ -135,7 +135,7 @@ fn batch(lisp: &mut Interpreter, session: &mut Session) -> i32 {
     // terminal, and the loop goes on; between forms it ends the session with
     // status 130, as it would any filter reading a pipe.
     let busy = Arc::new(AtomicBool::new(false));
-    let flag = lisp.host().interrupt.clone();
+    let flag = lisp.interrupt_flag();
     let evaluating = busy.clone();
     if let Err(e) = ctrlc::set_handler(move || {
         if evaluating.load(Ordering::SeqCst) {
@@ -154,7 +154,7 @@ fn batch(lisp: &mut Interpreter, session: &mut Session) -> i32 {
     };
     let mut buf = String::new();
     loop {
-        let line = match lisp.host().read_line(STDIN) {
+        let line = match lisp.read_line() {
             Ok(Some(line)) => line,
             Ok(None) => break,
             Err(message) => {
@@ -280,7 +280,7 @@ fn interactive(lisp: &mut Interpreter, session: &mut Session) -> i32 {
     }
     // Ctrl-C outside rustyline (i.e. while evaluating) sets the flag the
     // driver polls; rustyline takes SIGINT over only while reading a line.
-    let flag = lisp.host().interrupt.clone();
+    let flag = lisp.interrupt_flag();
     if let Err(e) = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)) {
         write_stderr(&format!(";; Ctrl-C will not interrupt evaluations: {e}\n"));
     }

@@ -38,7 +38,8 @@ pub(crate) mod profile;
 pub(crate) mod runtime;
 pub(crate) mod vm;
 
-pub use runtime::host::{Host, IoStats, Options, STDERR, STDIN, STDOUT};
+pub use interp::Profiler;
+pub use runtime::host::{IoStats, Options};
 pub use interp::{DEBUGGER_ABORT, Interpreter, LispError, exec_tables};
 pub use runtime::host_value::HostValue;
 pub use runtime::raise::ProfileKinds;

@@ -4,10 +4,29 @@
 //! strings and arrays, o everything else).
 //!
 //! Invariant: no other module names a `Category` variant to classify an object
-//! (`tests/tidy.rs` checks it); `alloc_object`, `resize_object` and the cons
+//! (`tests/layers.rs` checks it); `alloc_object`, `resize_object` and the cons
 //! funnel take a `Kind`.
 
-use crate::object::Category;
+/// The four type categories of the mprof paper's Lisp variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Category {
+    /// Conses.
+    Cons = 0,
+    /// Boxed double floats.
+    Float = 1,
+    /// Structures, vectors, strings and arrays.
+    StructureVector = 2,
+    /// Everything else: symbols, closures, bignums, ratios, hash tables, packages, streams...
+    Other = 3,
+}
+
+impl Category {
+    /// The index of this category in the profiler's Lisp category scheme (c, f, s, o).
+    pub fn index(self) -> u8 {
+        self as u8
+    }
+}
 
 /// What a heap object is, as far as the profile's categories are concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

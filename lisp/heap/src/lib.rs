@@ -24,8 +24,9 @@ pub mod spec;
 pub mod value;
 
 pub use object::{
-    AllocEvent, AllocHooks, Category, SiteFrees, flush_frees, Obj, SiteTag, ThreadHeapState, live_bytes, note_external_bytes,
+    AllocEvent, AllocHooks, SiteFrees, flush_frees, Obj, SiteTag, ThreadHeapState, live_bytes, note_external_bytes,
     set_alloc_hooks, swap_thread_state,
 };
+pub use kind::Category;
 pub use packages::{FindStatus, PackageError, Packages};
 pub use value::{Ptr, Value};

@@ -38,34 +38,13 @@ use std::cell::{Cell, RefCell};
 
 use gc_arena::{Collect, Gc, Mutation};
 
-use crate::kind::Kind;
+use crate::kind::{Category, Kind};
 use crate::packed::ConsField;
 use crate::value::{Cons, Value};
 
 /// The size in bytes of gc-arena's per-object header on this target
 /// (`GcHeader`: next pointer + tagged vtable pointer).
 pub const GC_HEADER_BYTES: usize = 2 * std::mem::size_of::<usize>();
-
-/// The four type categories of the mprof paper's Lisp variant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Category {
-    /// Conses.
-    Cons = 0,
-    /// Boxed double floats.
-    Float = 1,
-    /// Structures, vectors, strings and arrays.
-    StructureVector = 2,
-    /// Everything else: symbols, closures, bignums, ratios, hash tables, packages, streams...
-    Other = 3,
-}
-
-impl Category {
-    /// The index of this category in the profiler's Lisp category scheme (c, f, s, o).
-    pub fn index(self) -> u8 {
-        self as u8
-    }
-}
 
 /// What a profiler is told about one allocation.
 #[derive(Clone, Copy, Debug)]

@@ -37,7 +37,7 @@ mod lexer;
 mod parser;
 mod syntax_noise;
 mod token;
-pub use token::{downcase_char, upcase_char};
+pub use token::{ReadCase, downcase_char, upcase_char};
 
 pub use datum::{
     COMMON_LISP_PACKAGE, Datum, DatumKind, PackagePrefix, SYSTEM_PACKAGE, Span, SymbolName,
@@ -45,7 +45,7 @@ pub use datum::{
 pub use items::Items;
 pub use error::{Position, ReadError, ReadErrorKind};
 pub use parser::{
-    DEFAULT_MAX_DEPTH, LABEL_REF_SYMBOL, LABEL_SYMBOL, PATHNAME_LITERAL_SYMBOL, READ_EVAL_SYMBOL, ReadCase, ReadOptions,
+    DEFAULT_MAX_DEPTH, LABEL_REF_SYMBOL, LABEL_SYMBOL, PATHNAME_LITERAL_SYMBOL, READ_EVAL_SYMBOL, ReadOptions,
     Reader,
 };
 pub use syntax_noise::syntax_noise;

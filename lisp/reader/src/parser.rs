@@ -26,6 +26,7 @@ use crate::token::{
     Classified, char_from_name, classify_atom, classify_radix, classify_uninterned, shorten,
 };
 use crate::parser::literals::{MAX_ARRAY_RANK, array_datum, complex_datum, parse_bit_vector};
+use crate::token::ReadCase;
 
 /// The head of the list `#n=x` reads as: `(MPROF-SYSTEM:%LABEL n x)`; the
 /// evaluator turns labels into shared structure.
@@ -59,21 +60,6 @@ pub struct ReadOptions {
     pub read_base: u32,
     /// How unescaped letters of symbol names are converted (CL's `readtable-case`).
     pub case: ReadCase,
-}
-
-/// CL's readtable case: what the reader does to the unescaped letters of a symbol
-/// token (CLHS 23.1.2). Escaped letters (`|...|`, `\`) are never converted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ReadCase {
-    /// To upper case (the standard readtable).
-    #[default]
-    Upcase,
-    /// To lower case.
-    Downcase,
-    /// Left as written.
-    Preserve,
-    /// Inverted when all unescaped letters of the token have one case, else left alone.
-    Invert,
 }
 
 impl Default for ReadOptions {

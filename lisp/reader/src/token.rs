@@ -12,7 +12,21 @@ use num_bigint::BigInt;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
 use crate::datum::{DatumKind, PackagePrefix, SymbolName};
-use crate::parser::ReadCase;
+
+/// CL's readtable case: what the reader does to the unescaped letters of a symbol
+/// token (CLHS 23.1.2). Escaped letters (`|...|`, `\`) are never converted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReadCase {
+    /// To upper case (the standard readtable).
+    #[default]
+    Upcase,
+    /// To lower case.
+    Downcase,
+    /// Left as written.
+    Preserve,
+    /// Inverted when all unescaped letters of the token have one case, else left alone.
+    Invert,
+}
 
 /// What a token read without prefix turned out to be.
 #[derive(Debug, PartialEq)]

@@ -10,20 +10,22 @@
 //!   `(gc)` and `mprof:report`) are carried out here, between slices.
 
 mod boot;
+mod profiling;
+
+pub use profiling::Profiler;
 mod lent_arena;
 
 use std::io::{BufRead, Write};
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use gc_arena::DynamicRootSet;
 use mprof_heap::{Value, alloc};
 
 use self::lent_arena::{LentArena, Root};
 use crate::builtins;
-use crate::runtime::host::{Host, Options, STDOUT};
+use crate::runtime::host::{Host, Options, STDIN, STDOUT};
 use crate::runtime::raise::{HostRequest, ProfileKinds, ProfileRequest};
-use mprof_engine::timing::TimeRecorder;
-use mprof_engine::monitor::{MonitorOptions, Totals};
 use mprof_display::report::ReportOptions;
 use crate::runtime::syms::Syms;
 use crate::vm::{Env, Step, Vm};
@@ -144,26 +146,33 @@ impl Interpreter {
         });
     }
 
-    /// The host side (options, channels, the interrupt flag).
-    pub fn host(&mut self) -> &mut Host {
-        &mut self.host
+    /// The flag that interrupts a running evaluation: set it (from a signal
+    /// handler or another thread) and the program gets an interactive-interrupt
+    /// condition at its next slice; the interpreter clears it when it takes it.
+    pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
+        self.host.interrupt.clone()
     }
 
-    /// The program's command-line arguments (after its file name): kept in the
-    /// host and given to Lisp as `MPROF-EXT:*POSIX-ARGV*` (and the function
-    /// `MPROF-EXT:POSIX-ARGV`), after the name `mprof-lisp` as SBCL's list starts.
-    pub fn set_args(&mut self, args: Vec<String>) {
+    /// The command-line arguments the program sees (`MPROF-EXT:*POSIX-ARGV*`'s tail).
+    pub fn set_argv(&mut self, argv: Vec<String>) {
         self.arena.mutate_root(|mc, root| {
             let p = &root.world.packages;
             let mut items = vec![alloc::string(mc, "mprof-lisp")];
-            items.extend(args.iter().map(|a| alloc::string(mc, a)));
+            items.extend(argv.iter().map(|a| alloc::string(mc, a)));
             let list = alloc::list(mc, &items);
             if let Value::Symbol(s) = p.intern_external(mc, p.extensions, "*POSIX-ARGV*") {
                 alloc::symbol_set_value(mc, s, list);
             }
         });
-        self.host.argv = args;
+        self.host.argv = argv;
     }
+
+    /// One line from the interpreter's standard input (the one Lisp reads), without
+    /// its newline; None at end of input.
+    pub fn read_line(&mut self) -> Result<Option<String>, String> {
+        self.host.read_line(STDIN)
+    }
+
 
     /// Evaluate every form of `src`; returns the last form's values, printed
     /// as `prin1` prints them.
@@ -350,7 +359,7 @@ impl Interpreter {
                     }
                     HostRequest::Room => {
                         self.full_collection();
-                        let text = self.room_text();
+                        let text = self.profiler().room_text();
                         let _ = self.host.write(STDOUT, &text);
                         self.arena.mutate_root(|_mc, root| root.vm.resume(Value::Nil));
                     }
@@ -381,25 +390,25 @@ impl Interpreter {
     fn profile_request(&mut self, req: ProfileRequest) {
         match req {
             ProfileRequest::Start { primitives_to_caller, kinds } => {
-                self.start_kinds(kinds, primitives_to_caller);
+                self.profiler().start_kinds(kinds, primitives_to_caller);
                 self.arena.mutate_root(|_mc, root| {
                     let t = root.world.t();
                     root.vm.resume(t)
                 });
             }
             ProfileRequest::Stop => {
-                self.profile_stop();
+                self.profiler().stop();
                 self.arena.mutate_root(|_mc, root| root.vm.resume(Value::Nil));
             }
             ProfileRequest::Reset => {
-                self.profile_reset();
+                self.profiler().reset();
                 self.arena.mutate_root(|_mc, root| root.vm.resume(Value::Nil));
             }
             ProfileRequest::Report(options, kinds) => {
-                let text = self.report_kinds(&options, kinds);
+                let text = self.profiler().report_kinds(&options, kinds);
                 self.resume_with_string(&text);
             }
-            ProfileRequest::Write(path) => match self.profile_write(&path) {
+            ProfileRequest::Write(path) => match self.profiler().write(&path) {
                 Ok(()) => self.arena.mutate_root(|_mc, root| {
                     let t = root.world.t();
                     root.vm.resume(t)
@@ -409,26 +418,6 @@ impl Interpreter {
         }
     }
 
-    /// Start recording allocations (the MPROF package's start). `options`
-    /// configures the calling-context tree when given (before any recording).
-    pub fn profile_start(&mut self, options: Option<MonitorOptions>, primitives_to_caller: bool) {
-        self.arena.lend(|| {
-            if let Some(o) = options {
-                crate::profile::configure(o, primitives_to_caller);
-            } else {
-                crate::profile::with_state(|st| st.primitives_to_caller = primitives_to_caller);
-            }
-            crate::profile::set_mode(crate::profile::Mode::Profiling);
-        });
-        self.sync_vm_profiling();
-    }
-
-    /// Configure the calling-context tree (call sites, depth, folding) and whether
-    /// builtins are charged to their caller, before anything is recorded.
-    pub fn profile_configure(&mut self, options: MonitorOptions, primitives_to_caller: bool) {
-        self.arena.lend(|| crate::profile::configure(options, primitives_to_caller));
-    }
-
     /// Enter the debugger on an unhandled error (an interactive REPL): it lists the
     /// restarts, chosen by number, and a backtrace with arguments, reading its
     /// commands from the standard input. An error then ends in [`LispError`] only
@@ -436,171 +425,6 @@ impl Interpreter {
     /// [`DEBUGGER_ABORT`], already reported) or picks no restart.
     pub fn set_interactive_debugger(&mut self, on: bool) -> Result<(), LispError> {
         self.eval(if on { "(setq sys::*interactive-debugger* t)" } else { "(setq sys::*interactive-debugger* nil)" }).map(|_| ())
-    }
-
-    /// Show the interpreter's own helpers in profiles (SYS::%... functions and the
-    /// expansion of the prelude's macros), instead of charging them to the Lisp
-    /// function or form that uses them (the default).
-    pub fn profile_show_internals(&mut self, show: bool) {
-        self.arena.lend(|| crate::profile::with_state(|st| st.show_internals = show));
-        self.sync_vm_profiling();
-    }
-
-    /// A `key: value` line for the profile file's header (the program run, say).
-    pub fn set_profile_metadata(&mut self, key: &str, value: &str) {
-        self.arena.lend(|| crate::profile::set_metadata(key, value));
-    }
-
-    /// Start counting reads, writes and opens per stream (the I/O summary).
-    pub fn io_start(&mut self) {
-        if self.host.io.is_none() {
-            self.host.io = Some(crate::runtime::host::IoStats::default());
-        }
-    }
-
-    /// The totals of the memory profile recorded so far.
-    pub fn memory_totals(&mut self) -> Totals {
-        self.arena.lend(crate::profile::totals)
-    }
-
-    /// Start recording the kinds of profile asked for (the MPROF package's start).
-    pub fn start_kinds(&mut self, kinds: ProfileKinds, primitives_to_caller: bool) {
-        if kinds.io && self.host.io.is_none() {
-            self.host.io = Some(crate::runtime::host::IoStats::default());
-        }
-        if kinds.counts {
-            self.count_start();
-        }
-        if kinds.memory {
-            self.profile_start(None, primitives_to_caller);
-        }
-        if kinds.time {
-            self.time_start(true);
-        }
-    }
-
-    /// The report of the kinds asked for: memory tables, time tables, call counts
-    /// with the annotated listings, input/output summary.
-    pub fn report_kinds(&mut self, options: &ReportOptions, kinds: ProfileKinds) -> String {
-        let mut text = String::new();
-        if kinds.memory {
-            text.push_str(&self.profile_report(options));
-        }
-        if kinds.time || kinds.counts || kinds.io {
-            let profile = self.full_profile();
-            let listing = mprof_listing::ListingOptions::default();
-            let exec = exec_tables(&profile, kinds, options, kinds.counts.then_some(&listing));
-            if exec.is_empty() {
-                text.push_str(";; no execution profile recorded: start one with (mprof:start :time t) or :counts t\n");
-            } else {
-                text.push_str(&exec);
-            }
-        }
-        text
-    }
-
-    /// Keep the VM's memory context stack while memory is being profiled.
-    fn sync_vm_profiling(&mut self) {
-        let on = self.arena.lend(crate::profile::mode) == crate::profile::Mode::Profiling;
-        self.vm_profiling = on;
-        self.arena.mutate_root(|_mc, root| {
-            let Root { world, vm, .. } = root;
-            vm.set_profiling(on, world)
-        });
-    }
-
-    /// Start measuring time per calling context (`--time`). `compensate` subtracts
-    /// the measured cost of the clock reads.
-    pub fn time_start(&mut self, compensate: bool) {
-        let recorder = Box::new(TimeRecorder::new(self.arena.lend(crate::profile::monitor_options), compensate));
-        self.time_profile = None;
-        self.arena.mutate_root(|_mc, root| {
-            let Root { world, vm, .. } = root;
-            vm.set_timing(Some(recorder), world);
-        });
-    }
-
-    /// Place execution counters in code loaded from files from now on (`--count`).
-    pub fn count_start(&mut self) {
-        self.arena.mutate_root(|_mc, root| root.vm.counting = true);
-    }
-
-    /// Forget everything recorded so far — allocations, times, counts, I/O — while
-    /// recording goes on as it was.
-    pub fn profile_reset(&mut self) {
-        self.arena.lend(crate::profile::reset);
-        self.time_profile = None;
-        self.arena.mutate_root(|_mc, root| root.vm.reset_exec_profiles());
-        if self.host.io.is_some() {
-            self.host.io = Some(crate::runtime::host::IoStats::default());
-        }
-    }
-
-    /// Stop recording everything: allocations, time and counts (what was recorded is kept).
-    pub fn profile_stop(&mut self) {
-        self.arena.lend(|| crate::profile::set_mode(crate::profile::Mode::Off));
-        let stopped = self.arena.mutate_root(|_mc, root| {
-            let Root { world, vm, .. } = root;
-            vm.counting = false;
-            let instructions = vm.instructions();
-            vm.set_timing(None, world).map(|mut t| t.snapshot(instructions))
-        });
-        if stopped.is_some() {
-            self.time_profile = stopped;
-        }
-        self.sync_vm_profiling();
-    }
-
-    /// Everything recorded so far: the memory profile with the execution profiles
-    /// (time, counts, I/O) beside it.
-    pub fn full_profile(&mut self) -> mprof_engine::Profile {
-        let mut p = self.arena.lend(crate::profile::profile);
-        let running = self.arena.mutate_root(|_mc, root| root.vm.time_snapshot());
-        p.exec.time = running.or_else(|| self.time_profile.clone());
-        let (sources, counts) = self.arena.mutate(|_mc, root| root.vm.count_registry.to_exec(&root.vm.counts));
-        p.exec.sources = sources;
-        p.exec.counts = counts;
-        p.exec.io = self.host.io_rows();
-        p
-    }
-
-    /// Collect all garbage (so kept bytes are reachable bytes), then render the tables.
-    pub fn profile_report(&mut self, options: &ReportOptions) -> String {
-        self.full_collection();
-        self.arena.lend(|| {
-            crate::profile::sample();
-            crate::profile::report(options)
-        })
-    }
-
-    /// Collect, then write the profile file.
-    pub fn profile_write(&mut self, path: &str) -> Result<(), String> {
-        self.full_collection();
-        self.arena.lend(crate::profile::sample);
-        let profile = self.full_profile();
-        let mut bytes = Vec::new();
-        profile.write(&mut bytes).map_err(|e| e.to_string())?;
-        mprof_engine::save_file(std::path::Path::new(path), &bytes).map_err(|e| e.to_string())
-    }
-
-    /// Live objects and bytes per category (exact while allocations are being
-    /// counted or profiled; otherwise only the heap's object count).
-    pub fn room_text(&mut self) -> String {
-        let live = self.live_objects();
-        let mode = self.arena.lend(crate::profile::mode);
-        let mut out = format!("Heap: {live} objects live.\n");
-        if mode == crate::profile::Mode::Off {
-            out.push_str("Allocation counting is off; (mprof:start) or (time ...) counts objects by category.\n");
-            return out;
-        }
-        let c = self.arena.lend(crate::profile::counts);
-        out.push_str("Since counting began:    live objects     live bytes   allocated bytes\n");
-        for (i, name) in crate::profile::CATEGORY_NAMES.iter().enumerate() {
-            let objs = c.allocated_objects[i].saturating_sub(c.freed_objects[i]);
-            let bytes = c.allocated_bytes[i].saturating_sub(c.freed_bytes[i]);
-            out.push_str(&format!("  {name:<18}{objs:>16}{bytes:>15}{:>18}\n", c.allocated_bytes[i]));
-        }
-        out
     }
 
     /// The number of heap objects alive now (including garbage not yet swept).
@@ -746,13 +570,6 @@ impl Interpreter {
             alloc::symbol_set_value(mc, slash2, slash.value.get());
             alloc::symbol_set_value(mc, slash, values);
         });
-    }
-}
-
-impl Host {
-    /// A host with no channels, for printing outside a run.
-    pub fn detached() -> Host {
-        Host::new(Box::new(std::io::sink()), Box::new(std::io::sink()), Box::new(std::io::empty()), Options::default())
     }
 }
 

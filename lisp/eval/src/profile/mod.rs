@@ -48,7 +48,7 @@ use std::rc::Rc;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use mprof_heap::{AllocEvent, AllocHooks, Category, SiteFrees, flush_frees};
+use mprof_heap::{AllocEvent, AllocHooks, SiteFrees, flush_frees};
 use mprof_engine::model::{FuncId, FunctionInfo, NodeId, Sample, TypeId};
 use mprof_engine::monitor::{Bin, Monitor, MonitorOptions};
 use mprof_display::report::{ReportOptions, render_report};
@@ -948,8 +948,3 @@ pub fn set_metadata(key: &str, value: &str) {
 
 /// The category names, in `Counts` order.
 pub const CATEGORY_NAMES: [&str; 4] = ["cons", "float", "structure/vector", "other"];
-
-#[allow(dead_code)]
-fn category_of(c: Category) -> usize {
-    c.index() as usize
-}

@@ -189,6 +189,11 @@ impl IoStats {
 
 impl Host {
     /// A host over these standard streams.
+    /// A host with no channels, for printing outside a run.
+    pub fn detached() -> Host {
+        Host::new(Box::new(std::io::sink()), Box::new(std::io::sink()), Box::new(std::io::empty()), Options::default())
+    }
+
     pub fn new(stdout: Box<dyn Write>, stderr: Box<dyn Write>, stdin: Box<dyn BufRead>, options: Options) -> Host {
         Host {
             channels: vec![Channel::Input(stdin), Channel::Output(stdout), Channel::Output(stderr)],
