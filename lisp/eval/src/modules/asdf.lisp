@@ -1008,6 +1008,14 @@ the actions that must be performed before (OPERATION . COMPONENT)."))
             (and deps `((load-op ,@deps))))
           (call-next-method)))
 
+(defmethod component-depends-on ((o prepare-op) (s system))
+  ;; :weakly-depends-on systems are loaded first when they can be found.
+  (let ((weak (remove nil (mapcar (lambda (d)
+                                    (let ((name (resolve-dependency-name d)))
+                                      (and name (find-system name nil))))
+                                  (system-weakly-depends-on s)))))
+    (append (call-next-method) (and weak `((load-op ,@weak))))))
+
 (defmethod component-depends-on ((o compile-op) (c component))
   `((prepare-op ,c) ,@(call-next-method)))
 
