@@ -150,11 +150,18 @@
       (write-char #\. out)
       (write-string (sys::%native-piece type) out))))
 
+(defvar sys::*translating-logical-pathname* nil
+  "True while a new logical pathname's translation is computed: the logical
+pathnames made meanwhile are not translated in turn (a translation into its
+own host would otherwise never end).")
+
 (defun sys::%make-pathname-object (host device directory name type version)
   (if (stringp host)
       (let* ((p (sys::%make-logical-pathname-struct host :unspecific directory name type version nil))
-             (physical (and (gethash host sys::*logical-hosts*)
-                            (ignore-errors (translate-logical-pathname p)))))
+             (physical (and (not sys::*translating-logical-pathname*)
+                            (gethash host sys::*logical-hosts*)
+                            (let ((sys::*translating-logical-pathname* t))
+                              (ignore-errors (translate-logical-pathname p))))))
         (if (and physical (not (typep physical 'logical-pathname)))
             (sys::%make-logical-pathname-struct host :unspecific directory name type version
                                                 (sys::%pn-%native physical))
@@ -490,7 +497,8 @@ directory appended to the defaults' one)."
        (or (sys::%pn-version p)
            (if (sys::%pn-name p) default-version (or (sys::%pn-version d) default-version)))))))
 
-(defvar *default-pathname-defaults* (sys::%parse-physical (sys::%cwd))
+(defvar *default-pathname-defaults* (or (ignore-errors (sys::%parse-physical (sys::%cwd)))
+                                         (sys::%parse-physical ""))
   "The pathname relative names are merged with: the current directory at start-up.")
 
 ;;; ---- wildcards: matching and translating ----
