@@ -664,6 +664,15 @@ impl<'gc> Job<'gc> {
                     self.buffer.push_str(&format!(" {{{:X}}}>", Gc::as_ptr(st) as usize));
                     return Ok(None);
                 }
+                // A structure the evaluator prints itself when no Lisp can run
+                // (a pathname in a message prints as #P"...").
+                if !can_yield
+                    && let Some(report) = ctx.condition_report
+                    && let Some(text) = report(v, ctx)
+                {
+                    self.buffer.push_str(&text);
+                    return Ok(None);
+                }
                 // With *print-pretty*, the pretty printer lays the slots out.
                 if can_yield
                     && ctx.lisp_printed.is_none()

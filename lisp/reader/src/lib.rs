@@ -45,7 +45,7 @@ pub use datum::{
 pub use items::Items;
 pub use error::{Position, ReadError, ReadErrorKind};
 pub use parser::{
-    DEFAULT_MAX_DEPTH, LABEL_REF_SYMBOL, LABEL_SYMBOL, READ_EVAL_SYMBOL, ReadOptions,
+    DEFAULT_MAX_DEPTH, LABEL_REF_SYMBOL, LABEL_SYMBOL, PATHNAME_LITERAL_SYMBOL, READ_EVAL_SYMBOL, ReadOptions,
     Reader,
 };
 pub use syntax_noise::syntax_noise;

@@ -36,6 +36,8 @@ pub const LABEL_REF_SYMBOL: &str = "%LABEL-REF";
 /// `#.x` reads as `(MPROF-SYSTEM:%READ-EVAL x)`: the evaluator evaluates it
 /// (the reader cannot), obeying `*read-eval*`.
 pub const READ_EVAL_SYMBOL: &str = "%READ-EVAL";
+/// `#P"x"` reads as `(MPROF-SYSTEM:%READ-EVAL (MPROF-SYSTEM:%PATHNAME-LITERAL "x"))`.
+pub const PATHNAME_LITERAL_SYMBOL: &str = "%PATHNAME-LITERAL";
 
 /// How deep a datum may nest by default (lists, vectors and quote-like prefixes all count).
 /// Nothing that handles a `Datum` recurses on its depth (the parser, `Drop`, `==`,
@@ -90,7 +92,9 @@ enum Prefix {
     Array(u32),
     /// `#.`: read-time evaluation of the next datum.
     ReadEval,
-    /// `#P`: a pathname; pathnames are their namestrings here, so `#P"x"` reads as `"x"`.
+    /// `#P`: a pathname, read as `(MPROF-SYSTEM:%READ-EVAL
+    /// (MPROF-SYSTEM:%PATHNAME-LITERAL "x"))`, which the evaluator resolves
+    /// at read time into a pathname (the reader knows nothing of the heap).
     Pathname,
 }
 
@@ -127,8 +131,7 @@ impl Prefix {
             Prefix::Complex => SymbolName::external(COMMON_LISP_PACKAGE, "COMPLEX"),
             Prefix::Array(_) => SymbolName::external(COMMON_LISP_PACKAGE, "ARRAY"),
             Prefix::ReadEval => SymbolName::external(SYSTEM_PACKAGE, READ_EVAL_SYMBOL),
-            // Never used as a head: #P delivers its string itself.
-            Prefix::Pathname => SymbolName::external(SYSTEM_PACKAGE, "%PATHNAME"),
+            Prefix::Pathname => SymbolName::external(SYSTEM_PACKAGE, PATHNAME_LITERAL_SYMBOL),
         }
     }
 
@@ -580,6 +583,19 @@ impl<'a> Reader<'a> {
                                 "#P must be followed by a string (a namestring such as #P\"/tmp/x.lisp\")".to_string(),
                             ));
                         }
+                        // (%read-eval (%pathname-literal "x")): the evaluator makes
+                        // the pathname at read time, whatever *read-eval* says.
+                        let span = Span { end: value.span.end, ..open };
+                        let head_span = Span { end: open.start + 2, ..open };
+                        let literal = Datum::new(
+                            DatumKind::List(
+                                vec![Datum::new(DatumKind::Symbol(prefix.symbol()), head_span), value].into(),
+                                None,
+                            ),
+                            span,
+                        );
+                        let eval = Datum::new(DatumKind::Symbol(Prefix::ReadEval.symbol()), head_span);
+                        value = Datum::new(DatumKind::List(vec![eval, literal].into(), None), span);
                     } else if !suppressed {
                         let head_span = match prefix {
                             Prefix::Label(_) => open,

@@ -1,5 +1,10 @@
-//! Builtin: DIRECTORY, the existing files and directories a (possibly wild)
-//! namestring names, as SBCL finds them.
+//! Builtins: the file system. `SYS::%DIRECTORY`, the existing files and
+//! directories a (possibly wild) native namestring names, as SBCL finds
+//! them; and the single-file operations under the prelude's pathname
+//! functions (`prelude/pathnames.lisp`): `%PROBE-FILE`, `%DELETE-FILE`,
+//! `%RENAME-FILE`, `%FILE-AUTHOR`, `%FILE-KIND` and `%CWD`. They take native
+//! namestrings or pathnames (through `file_name_arg`) and return native
+//! namestrings; the prelude makes pathnames of them.
 //!
 //! A pattern is `dir/.../name.type`. Each directory component may be `**`
 //! (any number of levels), or contain `*` (any characters) and `?` (one
@@ -8,22 +13,22 @@
 //! type matches only files without one, except that a type `*` matches every
 //! file. Directories match a file part as names without a type, and come back
 //! as `dir/`. An empty file part names the directories themselves. Results are
-//! truenames (canonical absolute paths), sorted, without duplicates; pathnames
-//! are namestrings here, so they are strings.
+//! truenames (canonical absolute paths), sorted, without duplicates.
 //!
 //! Invariants: the walk keeps its directories on an explicit stack, never
 //! follows a symbolic link into a directory for `**` (so links cannot make it
-//! loop), and skips directories it cannot read. Tested by
-//! `lisp-tests/streams/directory.lisp` and the tests below.
+//! loop), and skips directories it cannot read. A failing operation on one
+//! file is a `file-error` naming it. Tested by
+//! `lisp-tests/streams/directory.lisp`, `lisp-tests/pathnames/` and the tests
+//! below.
 
 use std::path::{Path, PathBuf};
 
 use mprof_heap::{Value, alloc};
 
-use crate::runtime::builtin::{BuiltinDef, cl};
-use crate::runtime::ctx::Ctx;
+use crate::runtime::builtin::{BuiltinDef, sys};
+use crate::runtime::ctx::{Ctx, file_error, file_name_arg};
 use crate::runtime::raise::{LResult, Raise};
-use crate::runtime::ctx::file_name_arg;
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
@@ -176,18 +181,138 @@ fn directory_names(pattern: &str) -> Vec<String> {
     names
 }
 
-/// (directory pathspec &key resolve-symlinks): the truenames of the existing
-/// files PATHSPEC names, as strings.
+/// (sys::%directory pattern): the truenames of the existing files PATTERN
+/// names, as native namestrings.
 fn directory<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let pattern = file_name_arg(ctx, a[0])?;
-    if !a[1..].len().is_multiple_of(2) {
-        return Err(Raise::program("odd number of keyword arguments to DIRECTORY"));
-    }
     let names: Vec<Value<'gc>> = directory_names(&pattern).iter().map(|n| alloc::string(ctx.mc, n)).collect();
     Ok(alloc::list(ctx.mc, &names))
 }
 
-pub const BUILTINS: &[BuiltinDef] = &[cl("DIRECTORY", 1, 3, directory)];
+/// A canonical path as a namestring: a directory's ends with `/`.
+fn path_text(p: &Path) -> String {
+    let mut name = p.to_string_lossy().into_owned();
+    if p.is_dir() && !name.ends_with('/') {
+        name.push('/');
+    }
+    name
+}
+
+/// (sys::%probe-file name) => the file's truename as a native namestring, or NIL.
+fn probe_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let path = file_name_arg(ctx, a[0])?;
+    if path.is_empty() {
+        return Ok(Value::Nil);
+    }
+    match std::fs::canonicalize(&path) {
+        Ok(p) => Ok(alloc::string(ctx.mc, &path_text(&p))),
+        Err(_) => Ok(Value::Nil),
+    }
+}
+
+/// (sys::%delete-file name) => T; a file-error when the file cannot be deleted
+/// (a directory is not a file).
+fn delete_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let path = file_name_arg(ctx, a[0])?;
+    let shown = path.strip_suffix('/').filter(|p| !p.is_empty()).unwrap_or(&path);
+    let result = if Path::new(&path).is_dir() {
+        Err(std::io::Error::other("Is a directory"))
+    } else {
+        std::fs::remove_file(&path)
+    };
+    result.map_err(|e| file_error(ctx, a[0], format!("Could not delete the file {shown:?}: {}", io_reason(&e))))?;
+    Ok(ctx.t())
+}
+
+/// (sys::%rename-file from to) => T; a file-error naming FROM when it fails.
+fn rename_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let from = file_name_arg(ctx, a[0])?;
+    let to = file_name_arg(ctx, a[1])?;
+    std::fs::rename(&from, &to)
+        .map_err(|e| file_error(ctx, a[0], format!("Failed to rename {from} to {to}: {}", io_reason(&e))))?;
+    Ok(ctx.t())
+}
+
+/// An I/O error's reason as the C library words it ("No such file or directory").
+fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    // Rust appends " (os error N)" to the system's message.
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// The name of the user with id `uid`, from /etc/passwd (its number when unknown).
+fn user_name(uid: u32) -> String {
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    passwd
+        .lines()
+        .find_map(|line| {
+            let mut fields = line.split(':');
+            let name = fields.next()?;
+            let id = fields.nth(1)?;
+            (id.parse::<u32>().ok() == Some(uid)).then(|| name.to_string())
+        })
+        .unwrap_or_else(|| uid.to_string())
+}
+
+/// (sys::%file-author name) => the owner's user name; a file-error when the
+/// file does not exist.
+fn file_author<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let path = file_name_arg(ctx, a[0])?;
+    match std::fs::metadata(&path) {
+        Ok(m) => {
+            #[cfg(unix)]
+            let name = {
+                use std::os::unix::fs::MetadataExt;
+                user_name(m.uid())
+            };
+            #[cfg(not(unix))]
+            let name = {
+                let _ = m;
+                return Ok(Value::Nil);
+            };
+            Ok(alloc::string(ctx.mc, &name))
+        }
+        Err(e) => Err(file_error(ctx, a[0], format!("Failed to find the AUTHOR of {path}: {}", io_reason(&e)))),
+    }
+}
+
+/// (sys::%file-kind name) => :DIRECTORY, :FILE, :SPECIAL (a device, pipe or
+/// socket) or NIL when nothing exists there; symbolic links are followed.
+fn file_kind<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let path = file_name_arg(ctx, a[0])?;
+    if path.is_empty() {
+        return Ok(Value::Nil);
+    }
+    Ok(match std::fs::metadata(&path) {
+        Ok(m) if m.is_dir() => ctx.kw("DIRECTORY"),
+        Ok(m) if m.is_file() => ctx.kw("FILE"),
+        Ok(_) => ctx.kw("SPECIAL"),
+        Err(_) => Value::Nil,
+    })
+}
+
+/// (sys::%cwd) => the process's current directory, ending with `/`.
+fn cwd<'gc>(ctx: &mut Ctx<'_, 'gc>, _a: A<'_, 'gc>) -> LResult<'gc> {
+    let dir = std::env::current_dir().map_err(|e| Raise::error(format!("cannot tell the current directory: {e}")))?;
+    let mut name = dir.to_string_lossy().into_owned();
+    if !name.ends_with('/') {
+        name.push('/');
+    }
+    Ok(alloc::string(ctx.mc, &name))
+}
+
+pub const BUILTINS: &[BuiltinDef] = &[
+    sys("%DIRECTORY", 1, 1, directory),
+    sys("%PROBE-FILE", 1, 1, probe_file),
+    sys("%DELETE-FILE", 1, 1, delete_file),
+    sys("%RENAME-FILE", 2, 2, rename_file),
+    sys("%FILE-AUTHOR", 1, 1, file_author),
+    sys("%FILE-KIND", 1, 1, file_kind),
+    sys("%CWD", 0, 0, cwd),
+];
 
 #[cfg(test)]
 mod tests {

@@ -23,6 +23,7 @@ pub mod directory;
 pub mod hash;
 pub mod integers;
 pub mod lists;
+pub mod modules;
 pub mod numbers;
 pub mod pretty;
 pub mod profiling;
@@ -87,6 +88,7 @@ pub fn table() -> &'static [BuiltinDef] {
         t.extend_from_slice(devtools::BUILTINS);
         t.extend_from_slice(pretty::BUILTINS);
         t.extend_from_slice(directory::BUILTINS);
+        t.extend_from_slice(modules::BUILTINS);
         t
     })
 }

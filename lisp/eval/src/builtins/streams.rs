@@ -1,7 +1,7 @@
 //! Streams and files: `open`/`close`, character and line input (`read-char`,
 //! `peek-char`, `unread-char`, `read-line`, `read`) from string streams,
 //! files and standard input, output flushing, stream predicates, and the file
-//! system operations `probe-file`, `delete-file` and the reading of a file
+//! system operation of reading a file
 //! for `load`.
 //!
 //! Input files are read whole into a string input stream when opened (so
@@ -802,31 +802,10 @@ fn read_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
 }
 
-/// (probe-file pathspec) => the file's absolute name (a string), or NIL.
 /// (sys::%stream-name stream): the namestring of a file stream (its name).
 fn stream_name<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let path = file_name_arg(ctx, a[0])?;
     Ok(alloc::string(ctx.mc, &path))
-}
-
-fn probe_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let path = file_name_arg(ctx, a[0])?;
-    match std::fs::canonicalize(&path) {
-        Ok(p) => {
-            let mut name = p.to_string_lossy().into_owned();
-            if p.is_dir() && !name.ends_with('/') {
-                name.push('/');
-            }
-            Ok(alloc::string(ctx.mc, &name))
-        }
-        Err(_) => Ok(Value::Nil),
-    }
-}
-
-fn delete_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let path = file_name_arg(ctx, a[0])?;
-    std::fs::remove_file(&path).map_err(|e| file_error(ctx, &path, format!("cannot delete the file {path:?}: {e}")))?;
-    Ok(ctx.t())
 }
 
 /// (file-length stream): the length of an input file in characters.
@@ -933,9 +912,7 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%READ", 0, 4, read),
     sys("%READ-PRESERVING-WHITESPACE", 0, 4, read_preserving_whitespace),
     cl("MAKE-STRING-INPUT-STREAM", 1, 3, make_string_input_stream),
-    cl("PROBE-FILE", 1, 1, probe_file),
     sys("%STREAM-NAME", 1, 1, stream_name),
-    cl("DELETE-FILE", 1, 1, delete_file),
     cl("FILE-LENGTH", 1, 1, file_length),
     cl("FILE-POSITION", 1, 2, file_position),
     cl("FINISH-OUTPUT", 0, 1, finish_output),

@@ -1,5 +1,7 @@
 //! The environment: clocks (`get-internal-run-time`, `get-universal-time`,
-//! `decode-universal-time`...), `sleep`, and the operations only the driver
+//! `decode-universal-time`...), `sleep`, environment variables, the command
+//! line, running programs (`sys::%run-program`, under MPROF-EXT:RUN-PROGRAM
+//! and UIOP:RUN-PROGRAM), the file dates, and the operations only the driver
 //! can carry out (`gc`, `room`, `exit`), which return a host request. Also
 //! the counters behind the `time` macro of the prelude.
 //!
@@ -55,6 +57,56 @@ fn text<'gc>(ctx: &mut Ctx<'_, 'gc>, s: Option<String>) -> LResult<'gc> {
 fn getenv<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let name = ctx.string_arg(a[0])?;
     Ok(std::env::var(&name).map_or(Value::Nil, |v| alloc::string(ctx.mc, &v)))
+}
+
+/// (mprof-ext:posix-argv): the command line as SBCL's `*posix-argv*` gives it,
+/// `"mprof-lisp"` then the program's arguments.
+fn posix_argv<'gc>(ctx: &mut Ctx<'_, 'gc>, _a: A<'_, 'gc>) -> LResult<'gc> {
+    let mut items = vec![alloc::string(ctx.mc, "mprof-lisp")];
+    items.extend(ctx.host.argv.iter().map(|a| alloc::string(ctx.mc, a)));
+    Ok(alloc::list(ctx.mc, &items))
+}
+
+/// (sys::%run-program program args input directory) => exit-code, output,
+/// error-output: run PROGRAM (found on PATH when it has no slash) with the
+/// argument strings ARGS, feeding it the string INPUT (NIL: no input), in
+/// DIRECTORY (NIL: the current one), and wait for it; its standard output
+/// and error come back as strings. The exit code is NIL when a signal ended
+/// it. A program that cannot be started is an error naming it.
+fn run_program<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let program = file_name_arg(ctx, a[0])?;
+    let args: Vec<String> = alloc::list_iter(a[1])
+        .map(|v| crate::runtime::ctx::string_designator(ctx, v))
+        .collect::<Result<_, _>>()?;
+    let input = match a[2] {
+        Value::Nil => None,
+        v => Some(ctx.string_arg(v)?),
+    };
+    let mut command = Command::new(&program);
+    command.args(&args).stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() });
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    if a[3].truthy() {
+        command.current_dir(file_name_arg(ctx, a[3])?);
+    }
+    let mut child = command.spawn().map_err(|e| Raise::error(format!("cannot run the program {program:?}: {e}")))?;
+    // Feed the input from a thread, so a program that writes much before
+    // reading all of it cannot deadlock against us.
+    let feeder = match (input, child.stdin.take()) {
+        (Some(text), Some(mut stdin)) => Some(std::thread::spawn(move || {
+            let _ = stdin.write_all(text.as_bytes());
+        })),
+        _ => None,
+    };
+    let output = child.wait_with_output().map_err(|e| Raise::error(format!("running the program {program:?} failed: {e}")))?;
+    if let Some(f) = feeder {
+        let _ = f.join();
+    }
+    let code = output.status.code().map_or(Value::Nil, |c| Value::Fixnum(i64::from(c)));
+    let out = alloc::string(ctx.mc, &String::from_utf8_lossy(&output.stdout));
+    let err = alloc::string(ctx.mc, &String::from_utf8_lossy(&output.stderr));
+    Ok(ctx.set_values(&[code, out, err]))
 }
 
 /// (sys::%file-write-date pathname): the file's modification time as a universal
@@ -309,6 +361,9 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("SHORT-SITE-NAME", 0, 0, |ctx, _| text(ctx, None)),
     cl("LONG-SITE-NAME", 0, 0, |ctx, _| text(ctx, None)),
     sys("%GETENV", 1, 1, getenv),
+    ext("GETENV", 1, 1, getenv),
+    ext("POSIX-ARGV", 0, 0, posix_argv),
+    sys("%RUN-PROGRAM", 4, 4, run_program),
     sys("%FILE-WRITE-DATE", 1, 1, file_write_date),
     sys("%CREATE-DIRECTORIES", 1, 1, create_directories),
     ext("GC", 0, MANY, gc),

@@ -23,12 +23,13 @@ pub(super) const PRELUDE: &[(&str, &str)] = &[
     ("prelude/hash.lisp", include_str!("../prelude/hash.lisp")),
     ("prelude/io.lisp", include_str!("../prelude/io.lisp")),
     ("prelude/reader.lisp", include_str!("../prelude/reader.lisp")),
-    ("prelude/pathnames.lisp", include_str!("../prelude/pathnames.lisp")),
     ("prelude/defstruct.lisp", include_str!("../prelude/defstruct.lisp")),
     ("prelude/loop.lisp", include_str!("../prelude/loop.lisp")),
     ("prelude/clos-classes.lisp", include_str!("../prelude/clos-classes.lisp")),
     ("prelude/clos-generic.lisp", include_str!("../prelude/clos-generic.lisp")),
     ("prelude/clos-standard.lisp", include_str!("../prelude/clos-standard.lisp")),
+    ("prelude/pathnames.lisp", include_str!("../prelude/pathnames.lisp")),
+    ("prelude/modules.lisp", include_str!("../prelude/modules.lisp")),
     ("prelude/debugger.lisp", include_str!("../prelude/debugger.lisp")),
     ("prelude/readtable.lisp", include_str!("../prelude/readtable.lisp")),
     ("prelude/mprof.lisp", include_str!("../prelude/mprof.lisp")),
@@ -37,6 +38,31 @@ pub(super) const PRELUDE: &[(&str, &str)] = &[
     ("prelude/direct-macros.lisp", include_str!("../prelude/direct-macros.lisp")),
     ("prelude/compiler-macros.lisp", include_str!("../prelude/compiler-macros.lisp")),
 ];
+
+/// The initial `*features*`: the implementation, the standard, and the
+/// platform as SBCL names it (`:unix`, `:linux`, `:64-bit`, `:x86-64`...).
+fn feature_names() -> Vec<&'static str> {
+    let mut f = vec!["MPROF-LISP", "COMMON-LISP", "ANSI-CL", "IEEE-FLOATING-POINT"];
+    if cfg!(unix) {
+        f.push("UNIX");
+    }
+    match std::env::consts::OS {
+        "linux" => f.push("LINUX"),
+        "macos" => f.extend(["DARWIN", "BSD"]),
+        "freebsd" => f.extend(["FREEBSD", "BSD"]),
+        _ => {}
+    }
+    if cfg!(target_pointer_width = "64") {
+        f.push("64-BIT");
+    }
+    match std::env::consts::ARCH {
+        "x86_64" => f.push("X86-64"),
+        "aarch64" => f.push("ARM64"),
+        _ => {}
+    }
+    f.push(if cfg!(target_endian = "little") { "LITTLE-ENDIAN" } else { "BIG-ENDIAN" });
+    f
+}
 
 const SPECIAL_OPERATORS: &[&str] = &[
     "QUOTE", "FUNCTION", "IF", "PROGN", "LET", "LET*", "SETQ", "FLET", "LABELS", "MACROLET",
@@ -87,8 +113,7 @@ pub(super) fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
     }
     set_special(syms.standard_input, inp);
     set_special(syms.package, Value::Package(p.user));
-    let features = [p.keyword(mc, "MPROF-LISP"), p.keyword(mc, "COMMON-LISP"), p.keyword(mc, "ANSI-CL")];
-    set_special(syms.features, alloc::list(mc, &features));
+    set_special(syms.features, alloc::list(mc, &feature_names().iter().map(|f| p.keyword(mc, f)).collect::<Vec<_>>()));
     set_special(syms.star, Value::Nil);
     set_special(syms.star2, Value::Nil);
     set_special(syms.star3, Value::Nil);

@@ -155,6 +155,15 @@ impl Interpreter {
 
     /// The command-line arguments the program sees (`MPROF-EXT:*POSIX-ARGV*`'s tail).
     pub fn set_argv(&mut self, argv: Vec<String>) {
+        self.arena.mutate_root(|mc, root| {
+            let p = &root.world.packages;
+            let mut items = vec![alloc::string(mc, "mprof-lisp")];
+            items.extend(argv.iter().map(|a| alloc::string(mc, a)));
+            let list = alloc::list(mc, &items);
+            if let Value::Symbol(s) = p.intern_external(mc, p.extensions, "*POSIX-ARGV*") {
+                alloc::symbol_set_value(mc, s, list);
+            }
+        });
         self.host.argv = argv;
     }
 
@@ -163,6 +172,7 @@ impl Interpreter {
     pub fn read_line(&mut self) -> Result<Option<String>, String> {
         self.host.read_line(STDIN)
     }
+
 
     /// Evaluate every form of `src`; returns the last form's values, printed
     /// as `prin1` prints them.

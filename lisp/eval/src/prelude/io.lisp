@@ -42,13 +42,13 @@
 
 (defun load (filespec &key verbose print (if-does-not-exist t) external-format)
   (declare (ignore verbose print external-format))
-  (let ((text (sys:%read-file filespec (null if-does-not-exist))))
+  (let ((text (sys:%read-file (sys::%native-namestring filespec) (null if-does-not-exist))))
     (when text
       ;; LOAD binds *PACKAGE*: an IN-PACKAGE in the file stays in the file.
       (let ((*package* *package*)
-            (*load-pathname* filespec)
+            (*load-pathname* (merge-pathnames filespec))
             (*load-truename* (probe-file filespec)))
-        (sys:%load-source text filespec))
+        (sys:%load-source text (sys::%native-namestring filespec)))
       t)))
 
 (defun sys::%report-time (real-micros run-micros bytes)

@@ -36,7 +36,9 @@ once (labelled data may be circular); lists are walked along their spine."
     (labels ((marker-p (x)
                (and (consp x) (eq (car x) 'sys::%read-eval)))
              (finish (x)
-               (unless *read-eval*
+               ;; #P"x" is (sys::%read-eval (sys::%pathname-literal "x")): always allowed.
+               (unless (or *read-eval*
+                           (and (consp (second x)) (eq (car (second x)) 'sys::%pathname-literal)))
                  (error 'sys::simple-reader-error
                         :format-control "#.~S is not allowed: *READ-EVAL* is NIL"
                         :format-arguments (list (second x))))

@@ -270,7 +270,7 @@ returned as the keyword :CLOSE or :DOT."
            (values (sys::%lisp-read stream t nil t) t)
            (progn (let ((*read-suppress* t)) (sys::%lisp-read stream t nil t)) (values nil nil)))))
     (#\A (values (sys::%array-from-contents arg (sys::%lisp-read stream t nil t)) t))
-    (#\P (values (namestring (sys::%lisp-read stream t nil t)) t))
+    (#\P (values (pathname (sys::%lisp-read stream t nil t)) t))
     (t ;; An atom (#\x, #:foo, #x1F, #b101, #o7, #3r12...): the Rust reader reads its text.
      (let ((text (concatenate 'string "#" (if arg (princ-to-string arg) "") (string sub)
                               (if (eql sub #\\)

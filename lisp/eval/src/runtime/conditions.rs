@@ -82,7 +82,8 @@ pub fn from_raise<'gc>(mc: &Mutation<'gc>, world: &World<'gc>, raise: Raise<'gc>
 pub fn static_report<'gc>(v: Value<'gc>, ctx: &PrintContext<'_, 'gc>) -> Option<String> {
     let Value::Struct(s) = v else { return None };
     if !s.stype().is_condition {
-        return None;
+        // Pathnames print as #P"..." in messages too (their print method is Lisp).
+        return crate::runtime::pathnames::message_text(v, ctx.escape);
     }
     let escaped = PrintContext { escape: true, ..*ctx };
     let p = |x: Value<'gc>| print_to_string(x, &escaped);

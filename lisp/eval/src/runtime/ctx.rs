@@ -293,12 +293,53 @@ pub(crate) fn string_designator<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Resul
 }
 
 /// The native file name a pathname designator stands for: a string as it is,
-/// a file stream's name. Every builtin that takes a file goes through here, so
-/// pathname objects are accepted wherever a file is.
+/// a file stream's name, a pathname's native namestring (see
+/// `runtime::pathnames`). Every builtin that takes a file goes through here,
+/// so pathname objects are accepted wherever a file is.
 pub(crate) fn file_name_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<String, Raise<'gc>> {
     match v {
-        Value::String(s) => Ok(s.borrow().to_rust_string()),
+        Value::String(s) => {
+            let name = s.borrow().to_rust_string();
+            match crate::runtime::pathnames::logical_host_of(ctx.world, &name) {
+                None => Ok(name),
+                Some(host) => Err(file_error(
+                    ctx,
+                    v,
+                    format!(
+                        "{name:?} names a file on the logical host {host}: this function takes a logical \
+                         pathname as a pathname object, (pathname {name:?}), or translated, \
+                         (translate-logical-pathname {name:?})"
+                    ),
+                )),
+            }
+        }
         Value::Stream(s) => Ok(s.borrow().name.clone()),
+        Value::Struct(s) if crate::runtime::pathnames::is_pathname(s) => {
+            match crate::runtime::pathnames::native_namestring(v) {
+                Some(name) => Ok(name),
+                None => Err(file_error(
+                    ctx,
+                    v,
+                    format!(
+                        "the logical pathname {} has no physical name here: its host had no translations when it was made; \
+                         use (translate-logical-pathname pathname)",
+                        ctx.print(v, true)
+                    ),
+                )),
+            }
+        }
         other => Err(ctx.type_error(other, "(OR STRING PATHNAME STREAM)")),
     }
+}
+
+/// A `file-error` about `pathname` (a string or pathname: FILE-ERROR-PATHNAME
+/// returns it) with a message.
+pub(crate) fn file_error<'gc>(ctx: &Ctx<'_, 'gc>, pathname: Value<'gc>, message: String) -> Raise<'gc> {
+    let t = ctx.world.conditions.simple_file_error;
+    let control = alloc::string(ctx.mc, &message.replace('~', "~~"));
+    Raise::Condition(crate::runtime::conditions::make(
+        ctx.mc,
+        t,
+        &[("PATHNAME", pathname), ("FORMAT-CONTROL", control), ("FORMAT-ARGUMENTS", Value::Nil)],
+    ))
 }

@@ -16,6 +16,8 @@ use mprof_heap::Value;
 use mprof_heap::spec::{self, Elem, ElementType};
 use mprof_heap::value::{Complex, HashTest};
 
+use crate::runtime::pathnames;
+
 /// Most pairs waiting to be compared at once (32 bytes each): 4,000,000
 /// levels of nesting, four times the depth the tests build.
 pub const MAX_PENDING: usize = 4_000_000;
@@ -79,6 +81,7 @@ pub fn equal_checked<'gc>(a: Value<'gc>, b: Value<'gc>) -> Option<bool> {
     compare_pairs(a, b, |a, b, _| {
         Some(match (a, b) {
             (Value::String(x), Value::String(y)) => x.borrow().active() == y.borrow().active(),
+            (Value::Struct(_), Value::Struct(_)) => pathnames_equal(a, b),
             // Bit vectors and strings of any representation compare by content.
             (Value::String(_) | Value::SpecArray(_), Value::String(_) | Value::SpecArray(_))
                 if text_or_bits(a) && text_or_bits(b) =>
@@ -97,6 +100,23 @@ pub fn equal_checked<'gc>(a: Value<'gc>, b: Value<'gc>) -> Option<bool> {
             _ => false,
         })
     })
+}
+
+/// Two structures under `equal` (and `equalp`, which treats pathnames the
+/// same way, as SBCL does): pathnames of the same type compare their
+/// components (queued), anything else only when eq (decided before).
+/// Components are compared with `equal` even under `equalp` (strings with
+/// case), each in a comparison of its own: they are a few short strings and
+/// lists.
+fn pathnames_equal<'gc>(a: Value<'gc>, b: Value<'gc>) -> bool {
+    let (Value::Struct(x), Value::Struct(y)) = (a, b) else { return false };
+    if !gc_arena::Gc::ptr_eq(x.stype(), y.stype()) {
+        return false;
+    }
+    match (pathnames::components(a), pathnames::components(b)) {
+        (Some((xc, xv)), Some((yc, yv))) => xc.into_iter().zip(yc).all(|(p, q)| equal(p, q)) && equal(xv, yv),
+        _ => false,
+    }
 }
 
 /// Strings and bit vectors, the arrays `equal` compares by content.
@@ -239,6 +259,7 @@ fn equalp_nested<'gc>(a: Value<'gc>, b: Value<'gc>, key_nesting: usize) -> Optio
                 }
                 true
             }
+            (Value::Struct(x), Value::Struct(_)) if pathnames::is_pathname(x) => pathnames_equal(a, b),
             (Value::Struct(x), Value::Struct(y)) => {
                 if !gc_arena::Gc::ptr_eq(x.stype(), y.stype()) {
                     return Some(false);
@@ -462,6 +483,16 @@ impl Hasher {
             Value::HashTable(h) if fold => {
                 self.mix(13);
                 self.mix(h.borrow().len() as u64);
+            }
+            Value::Struct(_) if pathnames::components(v).is_some() => {
+                // Pathnames are equal (and equalp) by components: hash those
+                // (the version is left out: NIL and :NEWEST are the same).
+                self.mix(15);
+                if let Some((parts, _)) = pathnames::components(v) {
+                    for x in parts {
+                        self.equal(x, depth + 1, false);
+                    }
+                }
             }
             Value::Struct(s) if fold => {
                 self.mix(10);

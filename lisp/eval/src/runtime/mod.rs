@@ -19,6 +19,7 @@ pub(crate) mod host;
 pub(crate) mod host_value;
 pub(crate) mod labels;
 pub(crate) mod numbers;
+pub(crate) mod pathnames;
 pub(crate) mod pretty_streams;
 pub(crate) mod printing;
 pub(crate) mod raise;

@@ -542,9 +542,15 @@ fn read_eval_and_pathnames_are_prefixes() {
     // A multi-byte dispatch character is an unknown dispatch, not a panic.
     assert_eq!(render("#〕", &options), "Malformed 1:1: unknown dispatch macro #〕");
     assert_eq!(render("#2〕", &options), "Malformed 1:1: unknown dispatch macro #2〕");
-    assert_eq!(render("#p\"/tmp/x\"", &options), "\"/tmp/x\"");
+    assert_eq!(
+        render("#p\"/tmp/x\"", &options),
+        "(MPROF-SYSTEM:%READ-EVAL (MPROF-SYSTEM:%PATHNAME-LITERAL \"/tmp/x\"))"
+    );
     // Suppressed by a feature expression, each is skipped with its argument.
-    assert_eq!(render("(#+nope #.(x) #-nope #P\"y\" #+nope #2A((1)) z)", &options), "(\"y\" Z)");
+    assert_eq!(
+        render("(#+nope #.(x) #-nope #P\"y\" #+nope #2A((1)) z)", &options),
+        "((MPROF-SYSTEM:%READ-EVAL (MPROF-SYSTEM:%PATHNAME-LITERAL \"y\")) Z)"
+    );
 }
 
 #[test]
