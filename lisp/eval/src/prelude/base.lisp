@@ -329,8 +329,6 @@
        (case ,g ,@clauses
          (otherwise (sys::%case-failure ,g ',(sys::%case-keys clauses)))))))
 
-(defmacro ccase (key &rest clauses) `(ecase ,key ,@clauses))
-
 (defmacro typecase (key &rest clauses)
   (let ((g (gensym)))
     `(let ((,g ,key))
@@ -347,8 +345,6 @@
     `(let ((,g ,key))
        (typecase ,g ,@clauses
          (otherwise (error 'type-error :datum ,g :expected-type '(or ,@(mapcar-internal #'car clauses))))))))
-
-(defmacro ctypecase (key &rest clauses) `(etypecase ,key ,@clauses))
 
 (defmacro multiple-value-setq (vars form)
   (if (null vars)

@@ -343,21 +343,84 @@ before the debugger is entered; if it returns, the debugger is entered as usual.
 (defun file-error-pathname (c) (sys:%slot-by-name c 'sys::pathname))
 (defun package-error-package (c) (sys:%slot-by-name c 'sys::package))
 
+;;; The correctable errors: each offers a restart that changes the place and
+;;; tries again, as SBCL's do (STORE-VALUE for CHECK-TYPE, CCASE, CTYPECASE;
+;;; CONTINUE for ASSERT, which asks for new values of its places).
+
 (defmacro assert (test &optional places datum &rest arguments)
-  (declare (ignore places))
-  `(unless ,test
-     ,(if datum
-          `(error ,datum ,@arguments)
-          `(error "The assertion ~S failed." ',test))))
+  (let ((again (gensym "ASSERT")))
+    `(tagbody
+        ,again
+        (unless ,test
+          (restart-case ,(if datum
+                             `(error ,datum ,@arguments)
+                             `(error "The assertion ~S failed." ',test))
+            (continue ()
+              :report (lambda (stream)
+                        (format stream ,(if places "Retry assertion with new value~P for ~{~S~^, ~}." "Retry assertion.")
+                                ,@(when places `(,(length places) ',places))))
+              ,@(mapcar (lambda (place)
+                          `(setf ,place (sys::%prompt-for-value ',place)))
+                        places)))
+          (go ,again)))))
+
+(defun sys::%prompt-for-value (place)
+  "A new value for PLACE, read and evaluated from *QUERY-IO*."
+  (format *query-io* "~&Type a form to be evaluated for ~S: " place)
+  (finish-output *query-io*)
+  (eval (read *query-io*)))
+
+(defmacro sys::%with-store-value-retry ((place) form)
+  "Evaluate FORM (which signals) with a STORE-VALUE restart that sets PLACE."
+  (let ((new (gensym "NEW")))
+    `(restart-case ,form
+       (store-value (,new)
+         :report (lambda (stream) (format stream "Supply a new value for ~S." ',place))
+         :interactive (lambda () (list (sys::%prompt-for-value ',place)))
+         (setf ,place ,new)))))
 
 (defmacro check-type (place type &optional type-string)
-  (let ((v (gensym)))
-    `(let ((,v ,place))
-       (unless (typep ,v ',type)
-         (error 'sys::simple-type-error
-                :datum ,v :expected-type ',type
-                :format-control "The value of ~S is ~S, which is not ~A."
-                :format-arguments (list ',place ,v ,(or type-string (format nil "of type ~S" type))))))))
+  (let ((v (gensym)) (again (gensym "CHECK-TYPE")) (done (gensym "DONE")))
+    `(block ,done
+       (tagbody
+          ,again
+          (let ((,v ,place))
+            (when (typep ,v ',type) (return-from ,done nil))
+            (sys::%with-store-value-retry (,place)
+              (error 'sys::simple-type-error
+                     :datum ,v :expected-type ',type
+                     :format-control "The value of ~S is ~S, which is not ~A."
+                     :format-arguments (list ',place ,v ,(or type-string (format nil "of type ~S" type))))))
+          (go ,again)))))
+
+(defmacro ccase (keyplace &rest clauses)
+  (let ((done (gensym "CCASE")) (again (gensym "AGAIN")) (v (gensym)))
+    `(block ,done
+       (tagbody
+          ,again
+          (let ((,v ,keyplace))
+            (return-from ,done
+              (case ,v
+                ,@(mapcar (lambda (c) (if (member (car c) '(t otherwise)) (cons (list (car c)) (cdr c)) c))
+                          clauses)
+                (otherwise
+                 (sys::%with-store-value-retry (,keyplace)
+                   (sys::%case-failure ,v ',(sys::%case-keys clauses)))
+                 (go ,again)))))))))
+
+(defmacro ctypecase (keyplace &rest clauses)
+  (let ((done (gensym "CTYPECASE")) (again (gensym "AGAIN")) (v (gensym)))
+    `(block ,done
+       (tagbody
+          ,again
+          (let ((,v ,keyplace))
+            (return-from ,done
+              (typecase ,v
+                ,@clauses
+                (otherwise
+                 (sys::%with-store-value-retry (,keyplace)
+                   (error 'type-error :datum ,v :expected-type '(or ,@(mapcar #'car clauses))))
+                 (go ,again)))))))))
 
 (define-condition print-not-readable (error)
   ((object :initarg :object :reader print-not-readable-object))

@@ -1,0 +1,15 @@
+;;; The correctable errors offer SBCL's restarts: STORE-VALUE for CCASE,
+;;; CTYPECASE and CHECK-TYPE, CONTINUE for ASSERT.
+(print (let ((x (list :x)))
+  (handler-bind ((type-error (lambda (e) (store-value :z e))))
+    (ccase (car x) (:y :no) (:z :yes)))))
+(print (let ((x 1))
+  (handler-bind ((type-error (lambda (e) (store-value "s" e))))
+    (ctypecase x (string (list :string x)) (symbol :symbol)))))
+(print (let ((x 1))
+  (handler-bind ((type-error (lambda (e) (store-value "fixed" e))))
+    (check-type x string) x)))
+(print (let ((n 0))
+  (handler-bind ((error (lambda (e) (declare (ignore e)) (incf n) (continue))))
+    (assert (> n 2)) n)))
+(print (let ((y 1)) (handler-bind ((error (lambda (e) (print (restart-name (first (compute-restarts e)))) (store-value "a")))) (check-type y string) y)))
