@@ -227,13 +227,7 @@ pub fn package<'gc>(mc: &Mutation<'gc>, name: &str) -> Ptr<'gc, Package<'gc>> {
         Kind::Package,
         "package",
         name.len(),
-        Package {
-            name: name.into(),
-            nicknames: Default::default(),
-            symbols: RefLock::new(Default::default()),
-            uses: RefLock::new(Vec::new()),
-            key_bytes: std::cell::Cell::new(0),
-        },
+        Package::new(name),
     )
 }
 
@@ -361,6 +355,15 @@ pub fn package_symbols_mut<'a, 'gc>(mc: &'a Mutation<'gc>, p: Ptr<'gc, Package<'
     let w = Gc::write(mc, p);
     let inner = field!(w, Obj, val);
     SymbolsResizing::new(mc, p, unlock!(inner, Package, symbols).borrow_mut())
+}
+
+pub fn package_local_nicknames_mut<'gc>(
+    mc: &Mutation<'gc>,
+    p: Ptr<'gc, Package<'gc>>,
+) -> std::cell::RefMut<'gc, Vec<LocalNickname<'gc>>> {
+    let w = Gc::write(mc, p);
+    let inner = field!(w, Obj, val);
+    unlock!(inner, Package, local_nicknames).borrow_mut()
 }
 
 pub fn package_uses_mut<'gc>(

@@ -152,8 +152,8 @@ fn atom_to_value<'gc>(
             let r = match &name.package {
                 PackagePrefix::None => Ok(packages.intern(mc, package, &name.name)),
                 PackagePrefix::Keyword => Ok(packages.keyword(mc, &name.name)),
-                PackagePrefix::External(p) => packages.intern_qualified(mc, p, &name.name, true),
-                PackagePrefix::Internal(p) => packages.intern_qualified(mc, p, &name.name, false),
+                PackagePrefix::External(p) => packages.intern_qualified(mc, package, p, &name.name, true),
+                PackagePrefix::Internal(p) => packages.intern_qualified(mc, package, p, &name.name, false),
                 PackagePrefix::Uninterned => Ok(Value::Symbol(alloc::make_symbol(mc, &name.name))),
             };
             r.map_err(|error| DatumError { error, span: d.span })?

@@ -211,7 +211,7 @@ impl Drop for SymbolsResizing<'_, '_> {
         if cap == self.capacity_before && len >= self.len_before {
             return;
         }
-        let owned = p.name.len() + cap * SYMBOL_ENTRY_BYTES + index_bytes(cap, std::mem::size_of::<usize>()) + p.key_bytes.get();
+        let owned = p.name().len() + cap * SYMBOL_ENTRY_BYTES + index_bytes(cap, std::mem::size_of::<usize>()) + p.key_bytes.get();
         drop(map);
         let total = GC_HEADER_BYTES + std::mem::size_of::<Obj<Package>>() + owned;
         resize_object(self.mc, &self.package.tag, Kind::Package, "package", total);

@@ -1,8 +1,10 @@
 //! Packages and symbol interning.
 //!
 //! Invariants:
-//! - The symbol named "NIL" in COMMON-LISP is `Value::Nil`; interning "NIL"
-//!   from any package that uses COMMON-LISP yields `Value::Nil`.
+//! - The symbol named "NIL" in COMMON-LISP is `Value::Nil`, which has no entry in
+//!   any symbol map: it is external in COMMON-LISP, present in another package
+//!   when its `nil_entry` says so (imported, exported), and inherited from either.
+//!   A symbol named "NIL" in a map (a shadowing one) comes first.
 //! - Keywords are constants whose value is themselves.
 //! - COMMON-LISP holds exactly the standard's 978 external symbols
 //!   (`cl_symbols`), made at creation; the implementation's names live in
@@ -85,7 +87,7 @@ impl<'gc> Packages<'gc> {
         }
         let mut by_name = IndexMap::new();
         for p in [common_lisp, keyword, user, system, extensions, mprof] {
-            by_name.insert(p.name.to_string(), p);
+            by_name.insert(p.name().to_string(), p);
             for n in p.nicknames.borrow().iter() {
                 by_name.insert(n.clone(), p);
             }
@@ -104,6 +106,12 @@ impl<'gc> Packages<'gc> {
 
     pub fn find_package(&self, name: &str) -> Option<Ptr<'gc, Package<'gc>>> {
         self.by_name.borrow().get(name).copied()
+    }
+
+    /// The package `name` designates while `current` is the current package:
+    /// one of `current`'s local nicknames first, then a global name or nickname.
+    pub fn find_package_from(&self, current: Ptr<'gc, Package<'gc>>, name: &str) -> Option<Ptr<'gc, Package<'gc>>> {
+        current.local_nickname(name).or_else(|| self.find_package(name))
     }
 
     /// Make a new package (or return the existing one of that name).
@@ -136,28 +144,28 @@ impl<'gc> Packages<'gc> {
         package: Ptr<'gc, Package<'gc>>,
         name: &str,
     ) -> Option<(Value<'gc>, FindStatus)> {
-        if name == "NIL" && self.is_cl_visible(package) {
-            let status = if gc_arena::Gc::ptr_eq(package, self.common_lisp) {
-                FindStatus::External
-            } else {
-                FindStatus::Inherited
-            };
-            return Some((Value::Nil, status));
-        }
         if let Some(&(s, ext)) = package.symbols.borrow().get(name) {
             return Some((Value::Symbol(s), if ext { FindStatus::External } else { FindStatus::Internal }));
+        }
+        if name == "NIL" {
+            if gc_arena::Gc::ptr_eq(package, self.common_lisp) {
+                return Some((Value::Nil, FindStatus::External));
+            }
+            match package.nil_entry.get() {
+                1 => return Some((Value::Nil, FindStatus::Internal)),
+                2 => return Some((Value::Nil, FindStatus::External)),
+                _ => {}
+            }
         }
         for used in package.uses.borrow().iter() {
             if let Some(&(s, true)) = used.symbols.borrow().get(name) {
                 return Some((Value::Symbol(s), FindStatus::Inherited));
             }
+            if name == "NIL" && (gc_arena::Gc::ptr_eq(*used, self.common_lisp) || used.nil_entry.get() == 2) {
+                return Some((Value::Nil, FindStatus::Inherited));
+            }
         }
         None
-    }
-
-    fn is_cl_visible(&self, package: Ptr<'gc, Package<'gc>>) -> bool {
-        gc_arena::Gc::ptr_eq(package, self.common_lisp)
-            || package.uses.borrow().iter().any(|u| gc_arena::Gc::ptr_eq(*u, self.common_lisp))
     }
 
     /// Intern a name in a package, making a new symbol when none is accessible.
@@ -201,23 +209,25 @@ impl<'gc> Packages<'gc> {
         self.intern(mc, self.keyword, name)
     }
 
-    /// Resolve `pkg:name` (external only) or `pkg::name`.
+    /// Resolve `pkg:name` (external only) or `pkg::name`, `pkg` being a
+    /// package name, nickname or a local nickname of `current`.
     pub fn intern_qualified(
         &self,
         mc: &Mutation<'gc>,
+        current: Ptr<'gc, Package<'gc>>,
         package_name: &str,
         name: &str,
         external_only: bool,
     ) -> Result<Value<'gc>, PackageError> {
         let package = self
-            .find_package(package_name)
+            .find_package_from(current, package_name)
             .ok_or_else(|| PackageError::NoSuchPackage(package_name.to_string()))?;
         if external_only && !gc_arena::Gc::ptr_eq(package, self.keyword) {
             return match self.find_symbol(package, name) {
                 Some((v, FindStatus::External)) => Ok(v),
                 // Inherited externals of CL are accessible through a using package too.
                 Some((v, FindStatus::Inherited)) => Ok(v),
-                _ => Err(PackageError::NotExternal { package: package.name.to_string(), name: name.to_string() }),
+                _ => Err(PackageError::NotExternal { package: package.name().to_string(), name: name.to_string() }),
             };
         }
         Ok(self.intern(mc, package, name))

@@ -696,7 +696,7 @@ impl<'gc> Job<'gc> {
                 return self.unreadable(v, ctx, &text);
             }
             Value::Package(p) => {
-                return self.unreadable(v, ctx, &format!("#<{} \"{}\">", cased("PACKAGE", ctx), p.name));
+                return self.unreadable(v, ctx, &format!("#<{} \"{}\">", cased("PACKAGE", ctx), p.name()));
             }
             Value::Stream(st) => return self.unreadable(v, ctx, &format!("#<STREAM {}>", st.borrow().name)),
             Value::RandomState(_) => return self.unreadable(v, ctx, "#<RANDOM-STATE>"),

@@ -365,8 +365,9 @@ pub type SymbolTable<'gc> = IndexMap<Box<str>, (Ptr<'gc, Symbol<'gc>>, bool)>;
 #[derive(Collect)]
 #[collect(no_drop)]
 pub struct Package<'gc> {
+    /// Its name (RENAME-PACKAGE changes it); read it with [`Package::name`].
     #[collect(require_static)]
-    pub name: Box<str>,
+    name: RefCell<std::rc::Rc<str>>,
     #[collect(require_static)]
     pub nicknames: RefCell<Vec<String>>,
     /// Every symbol accessible as present in this package, with whether it is external.
@@ -376,6 +377,57 @@ pub struct Package<'gc> {
     /// by `footprint::SymbolsResizing` so the package's size is known in O(1).
     #[collect(require_static)]
     pub key_bytes: Cell<usize>,
+    /// Whether the symbol NIL (which is `Value::Nil`, not a table entry) is present
+    /// in this package, imported: 0 no, 1 internal, 2 external. COMMON-LISP's NIL
+    /// is external there without an entry.
+    #[collect(require_static)]
+    pub nil_entry: Cell<u8>,
+    /// The names of its shadowing symbols (PACKAGE-SHADOWING-SYMBOLS).
+    #[collect(require_static)]
+    pub shadowing: RefCell<Vec<Box<str>>>,
+    /// Package-local nicknames: names that designate another package while this
+    /// one is current.
+    pub local_nicknames: RefLock<Vec<LocalNickname<'gc>>>,
+}
+
+/// A package-local nickname (`:local-nicknames` of DEFPACKAGE).
+#[derive(Collect, Clone)]
+#[collect(no_drop)]
+pub struct LocalNickname<'gc> {
+    #[collect(require_static)]
+    pub nickname: Box<str>,
+    pub package: Ptr<'gc, Package<'gc>>,
+}
+
+impl<'gc> Package<'gc> {
+    /// A new package of this name, with no symbols.
+    pub fn new(name: &str) -> Package<'gc> {
+        Package {
+            name: RefCell::new(std::rc::Rc::from(name)),
+            nicknames: Default::default(),
+            symbols: RefLock::new(Default::default()),
+            uses: RefLock::new(Vec::new()),
+            key_bytes: Cell::new(0),
+            nil_entry: Cell::new(0),
+            shadowing: RefCell::new(Vec::new()),
+            local_nicknames: RefLock::new(Vec::new()),
+        }
+    }
+
+    /// Its current name.
+    pub fn name(&self) -> std::rc::Rc<str> {
+        self.name.borrow().clone()
+    }
+
+    /// Give it another name (RENAME-PACKAGE; the registry is updated by the caller).
+    pub fn set_name(&self, name: &str) {
+        *self.name.borrow_mut() = std::rc::Rc::from(name);
+    }
+
+    /// The package a local nickname of this one designates.
+    pub fn local_nickname(&self, name: &str) -> Option<Ptr<'gc, Package<'gc>>> {
+        self.local_nicknames.borrow().iter().find(|l| &*l.nickname == name).map(|l| l.package)
+    }
 }
 
 /// A stream's data. Streams that reach the host (standard output, files) hold

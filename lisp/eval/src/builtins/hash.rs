@@ -71,7 +71,7 @@ fn test_name(test: HashTest) -> &'static str {
 
 /// Is `k` the keyword named `name`?
 fn is_keyword(v: Value<'_>, name: &str) -> bool {
-    matches!(v, Value::Symbol(s) if &*s.name == name && s.package.get().is_some_and(|p| &*p.name == "KEYWORD"))
+    matches!(v, Value::Symbol(s) if &*s.name == name && s.package.get().is_some_and(|p| &*p.name() == "KEYWORD"))
 }
 
 /// (make-hash-table &key test size rehash-size rehash-threshold weakness synchronized)
@@ -90,7 +90,7 @@ fn make_hash_table<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             }
         } else if is_keyword(k, "SIZE") {
             size = ctx.index_arg(v)?;
-        } else if !matches!(k, Value::Symbol(s) if s.package.get().is_some_and(|p| &*p.name == "KEYWORD")) {
+        } else if !matches!(k, Value::Symbol(s) if s.package.get().is_some_and(|p| &*p.name() == "KEYWORD")) {
             return Err(Raise::program(format!("{} is not a keyword argument of MAKE-HASH-TABLE", ctx.print(k, true))));
         }
     }

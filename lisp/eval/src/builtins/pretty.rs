@@ -82,7 +82,7 @@ fn pretty_designator<'gc>(ctx: &Ctx<'_, 'gc>, a: A<'_, 'gc>, i: usize) -> Result
 
 fn keyword_name<'gc>(v: Value<'gc>) -> Option<String> {
     match v {
-        Value::Symbol(s) if s.package.get().is_some_and(|p| &*p.name == "KEYWORD") => Some(s.name.to_string()),
+        Value::Symbol(s) if s.package.get().is_some_and(|p| &*p.name() == "KEYWORD") => Some(s.name.to_string()),
         _ => None,
     }
 }

@@ -64,7 +64,7 @@ fn stream_error<'gc>(stream: StreamPtr<'gc>, what: &str) -> Raise<'gc> {
 // ---- designators ----
 
 fn is_keyword(v: Value<'_>, name: &str) -> bool {
-    matches!(v, Value::Symbol(s) if &*s.name == name && s.package.get().is_some_and(|p| &*p.name == "KEYWORD"))
+    matches!(v, Value::Symbol(s) if &*s.name == name && s.package.get().is_some_and(|p| &*p.name() == "KEYWORD"))
 }
 
 /// An input stream designator: NIL is *standard-input*, T *terminal-io*

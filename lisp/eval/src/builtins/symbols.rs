@@ -11,7 +11,7 @@ use mprof_heap::value::{Package, Ptr, Symbol};
 use mprof_heap::{FindStatus, Value, alloc};
 
 use crate::runtime::ctx::{Ctx, keyword_args, string_designator};
-use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
+use crate::runtime::builtin::{BuiltinDef, MANY, cl, ext, sys};
 use crate::runtime::raise::{ErrorKind, LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
@@ -27,7 +27,10 @@ fn package_arg<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Pkg<'gc>, Raise
         return Ok(p);
     }
     let name = string_designator(ctx, v)?;
-    ctx.world.packages.find_package(&name).ok_or_else(|| package_error(format!("The package {name:?} does not exist.")))
+    ctx.world
+        .packages
+        .find_package_from(ctx.current_package(), &name)
+        .ok_or_else(|| package_error(format!("The package {name:?} does not exist.")))
 }
 
 /// The optional package argument at `i` (default: the current package).
@@ -57,16 +60,6 @@ fn status_keyword<'gc>(ctx: &Ctx<'_, 'gc>, st: FindStatus) -> Value<'gc> {
 
 fn same<'gc>(a: Value<'gc>, b: Value<'gc>) -> bool {
     a.eq(b)
-}
-
-/// The symbol NIL is `Value::Nil`, not a heap symbol; operations that need a
-/// heap symbol reject it with a clear message.
-fn heap_symbol<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>) -> Result<Ptr<'gc, Symbol<'gc>>, Raise<'gc>> {
-    match v {
-        Value::Symbol(s) => Ok(s),
-        Value::Nil => Err(package_error("the symbol NIL cannot be moved between packages here".into())),
-        other => Err(ctx.type_error(other, "SYMBOL")),
-    }
 }
 
 fn symbol_name_of(v: Value<'_>) -> String {
@@ -101,7 +94,7 @@ fn find_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         return Ok(a[0]);
     }
     let name = string_designator(ctx, a[0])?;
-    Ok(ctx.world.packages.find_package(&name).map(Value::Package).unwrap_or(Value::Nil))
+    Ok(ctx.world.packages.find_package_from(ctx.current_package(), &name).map(Value::Package).unwrap_or(Value::Nil))
 }
 
 fn package_name<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -110,7 +103,7 @@ fn package_name<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     if !registered(ctx, p) {
         return Ok(Value::Nil);
     }
-    Ok(alloc::string(ctx.mc, &p.name))
+    Ok(alloc::string(ctx.mc, &p.name()))
 }
 
 fn registered<'gc>(ctx: &Ctx<'_, 'gc>, p: Pkg<'gc>) -> bool {
@@ -125,15 +118,15 @@ fn delete_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
     let pk = &ctx.world.packages;
     if [pk.common_lisp, pk.keyword, pk.user, pk.system, pk.extensions, pk.mprof].iter().any(|q| Gc::ptr_eq(*q, p)) {
-        return Err(package_error(format!("The standard package {} cannot be deleted.", p.name)));
+        return Err(package_error(format!("The standard package {} cannot be deleted.", p.name())));
     }
     let users: Vec<String> = all_packages(ctx)
         .into_iter()
         .filter(|q| q.uses.borrow().iter().any(|u| Gc::ptr_eq(*u, p)))
-        .map(|q| q.name.to_string())
+        .map(|q| q.name().to_string())
         .collect();
     if !users.is_empty() {
-        return Err(package_error(format!("The package {} is used by {}.", p.name, users.join(", "))));
+        return Err(package_error(format!("The package {} is used by {}.", p.name(), users.join(", "))));
     }
     {
         let w = Gc::write(ctx.mc, ctx.world.packages);
@@ -238,7 +231,7 @@ fn export<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                 return Err(package_error(format!(
                     "The symbol {} is not accessible in the package {}.",
                     ctx.print(s, true),
-                    p.name
+                    p.name()
                 )));
             }
         }
@@ -250,18 +243,21 @@ fn export<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                 return Err(package_error(format!(
                     "Exporting {} from {} conflicts with {} in {}.",
                     ctx.print(s, true),
-                    p.name,
+                    p.name(),
                     ctx.print(other, true),
-                    q.name
+                    q.name()
                 )));
             }
         }
-        if let Value::Symbol(sym) = s {
-            todo.push(sym);
-        }
+        todo.push(s);
     }
-    for sym in todo {
-        ctx.world.packages.export(ctx.mc, p, sym);
+    for s in todo {
+        match s {
+            Value::Symbol(sym) => ctx.world.packages.export(ctx.mc, p, sym),
+            // NIL (Value::Nil) has no table entry: its presence is the package's nil_entry.
+            _ if !Gc::ptr_eq(p, ctx.world.packages.common_lisp) => p.nil_entry.set(2),
+            _ => {}
+        }
     }
     Ok(ctx.t())
 }
@@ -270,6 +266,10 @@ fn unexport<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let syms = symbols_arg(ctx, a[0])?;
     let p = opt_package(ctx, a, 1)?;
     for &s in &syms {
+        if s.is_nil() && p.nil_entry.get() == 2 {
+            p.nil_entry.set(1);
+            continue;
+        }
         let name = symbol_name_of(s);
         let mut map = alloc::package_symbols_mut(ctx.mc, p);
         if let Some(entry) = map.get_mut(name.as_str())
@@ -284,30 +284,195 @@ fn unexport<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 fn import<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let syms = symbols_arg(ctx, a[0])?;
     let p = opt_package(ctx, a, 1)?;
-    let mut todo = Vec::new();
     for &s in &syms {
-        if s.is_nil() && ctx.world.packages.find_symbol(p, "NIL").is_some_and(|(v, _)| v.is_nil()) {
-            continue;
+        if !matches!(s, Value::Symbol(_) | Value::Nil) {
+            return Err(ctx.type_error(s, "SYMBOL"));
         }
-        let sym = heap_symbol(ctx, s)?;
         // Any distinct accessible symbol of the same name conflicts, inherited ones too.
         if let Some(other) = conflicts(ctx, p, s) {
             return Err(package_error(format!(
                 "Importing {} into {} conflicts with {}.",
                 ctx.print(s, true),
-                p.name,
+                p.name(),
                 ctx.print(other, true)
             )));
         }
-        todo.push(sym);
     }
-    for sym in todo {
-        ctx.world.packages.import(ctx.mc, p, sym);
-        if sym.package.get().is_none() {
-            alloc::symbol_set_package(ctx.mc, sym, Some(p));
-        }
+    for s in syms {
+        make_present(ctx, p, s);
     }
     Ok(ctx.t())
+}
+
+/// Make `s` present in `p` (keeping it external if it was), homing it there if
+/// it has no home package.
+fn make_present<'gc>(ctx: &mut Ctx<'_, 'gc>, p: Pkg<'gc>, s: Value<'gc>) {
+    match s {
+        Value::Symbol(sym) => {
+            ctx.world.packages.import(ctx.mc, p, sym);
+            if sym.package.get().is_none() {
+                alloc::symbol_set_package(ctx.mc, sym, Some(p));
+            }
+        }
+        _ => {
+            if !Gc::ptr_eq(p, ctx.world.packages.common_lisp) && p.nil_entry.get() == 0 {
+                p.nil_entry.set(1);
+            }
+        }
+    }
+}
+
+/// Remove the symbol present in `p` under `name`, if any (SHADOWING-IMPORT's
+/// displacement, UNINTERN): it loses its home when `p` was it.
+fn remove_present<'gc>(ctx: &mut Ctx<'_, 'gc>, p: Pkg<'gc>, name: &str) -> bool {
+    if name == "NIL" && p.nil_entry.get() != 0 {
+        p.nil_entry.set(0);
+        return true;
+    }
+    let removed = alloc::package_symbols_mut(ctx.mc, p).shift_remove(name);
+    match removed {
+        Some((sym, _)) => {
+            if sym.package.get().is_some_and(|h| Gc::ptr_eq(h, p)) {
+                alloc::symbol_set_package(ctx.mc, sym, None);
+            }
+            true
+        }
+        None => false,
+    }
+}
+
+/// (shadowing-import symbols &optional package): make each present, displacing
+/// a present symbol of the same name, and a shadowing symbol of the package.
+fn shadowing_import<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let syms = symbols_arg(ctx, a[0])?;
+    let p = opt_package(ctx, a, 1)?;
+    for s in syms {
+        if !matches!(s, Value::Symbol(_) | Value::Nil) {
+            return Err(ctx.type_error(s, "SYMBOL"));
+        }
+        let name = symbol_name_of(s);
+        let present_already = matches!(ctx.world.packages.find_symbol(p, &name),
+            Some((v, FindStatus::Internal | FindStatus::External)) if same(v, s));
+        if !present_already {
+            remove_present(ctx, p, &name);
+            make_present(ctx, p, s);
+        }
+        note_shadowing(p, &name);
+    }
+    Ok(ctx.t())
+}
+
+fn note_shadowing(p: Pkg<'_>, name: &str) {
+    let mut names = p.shadowing.borrow_mut();
+    if !names.iter().any(|n| &**n == name) {
+        names.push(name.into());
+    }
+}
+
+/// (package-shadowing-symbols package)
+fn package_shadowing_symbols<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let p = package_arg(ctx, a[0])?;
+    let names: Vec<Box<str>> = p.shadowing.borrow().clone();
+    let syms: Vec<Value<'gc>> = names
+        .iter()
+        .filter_map(|n| match ctx.world.packages.find_symbol(p, n) {
+            Some((v, FindStatus::Internal | FindStatus::External)) => Some(v),
+            _ => None,
+        })
+        .collect();
+    Ok(alloc::list(ctx.mc, &syms))
+}
+
+/// (rename-package package new-name &optional new-nicknames)
+fn rename_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let p = package_arg(ctx, a[0])?;
+    let name = string_designator(ctx, a[1])?;
+    let mut nicknames = Vec::new();
+    for n in alloc::list_iter(a.get(2).copied().unwrap_or(Value::Nil)) {
+        nicknames.push(string_designator(ctx, n)?);
+    }
+    for n in std::iter::once(&name).chain(nicknames.iter()) {
+        if let Some(q) = ctx.world.packages.find_package(n)
+            && !Gc::ptr_eq(q, p)
+        {
+            return Err(package_error(format!("Renaming {} to {name}: a package named {n:?} already exists.", p.name())));
+        }
+    }
+    {
+        let w = Gc::write(ctx.mc, ctx.world.packages);
+        let inner = gc_arena::barrier::field!(w, mprof_heap::Obj, val);
+        let mut map = gc_arena::barrier::unlock!(inner, mprof_heap::Packages, by_name).borrow_mut();
+        map.retain(|_, q| !Gc::ptr_eq(*q, p));
+        map.insert(name.clone(), p);
+        for n in &nicknames {
+            map.insert(n.clone(), p);
+        }
+    }
+    p.set_name(&name);
+    *p.nicknames.borrow_mut() = nicknames;
+    Ok(Value::Package(p))
+}
+
+/// (find-all-symbols name): every symbol of that name present in some package.
+fn find_all_symbols<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let name = string_designator(ctx, a[0])?;
+    let mut out: Vec<Value<'gc>> = Vec::new();
+    for p in all_packages(ctx) {
+        if let Some((v, FindStatus::Internal | FindStatus::External)) = ctx.world.packages.find_symbol(p, &name)
+            && !out.iter().any(|o| same(*o, v))
+        {
+            out.push(v);
+        }
+    }
+    Ok(alloc::list(ctx.mc, &out))
+}
+
+/// (mprof-ext:add-package-local-nickname nickname actual &optional package), as SBCL's:
+/// while PACKAGE is current, NICKNAME designates ACTUAL.
+fn add_local_nickname<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let nickname = string_designator(ctx, a[0])?;
+    let actual = package_arg(ctx, a[1])?;
+    let p = opt_package(ctx, a, 2)?;
+    if let Some(existing) = p.local_nickname(&nickname) {
+        if Gc::ptr_eq(existing, actual) {
+            return Ok(Value::Package(p));
+        }
+        return Err(package_error(format!(
+            "{nickname} is already a local nickname for {} in {}.",
+            existing.name(),
+            p.name()
+        )));
+    }
+    if matches!(nickname.as_str(), "COMMON-LISP" | "CL" | "KEYWORD" | "") {
+        return Err(package_error(format!("{nickname:?} cannot be a package-local nickname.")));
+    }
+    alloc::package_local_nicknames_mut(ctx.mc, p)
+        .push(mprof_heap::value::LocalNickname { nickname: nickname.into(), package: actual });
+    Ok(Value::Package(p))
+}
+
+/// (mprof-ext:remove-package-local-nickname nickname &optional package): T if it was one.
+fn remove_local_nickname<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let nickname = string_designator(ctx, a[0])?;
+    let p = opt_package(ctx, a, 1)?;
+    let mut list = alloc::package_local_nicknames_mut(ctx.mc, p);
+    let before = list.len();
+    list.retain(|l| &*l.nickname != nickname.as_str());
+    let removed = list.len() != before;
+    drop(list);
+    Ok(ctx.bool(removed))
+}
+
+/// (mprof-ext:package-local-nicknames package): ((nickname . package) ...).
+fn package_local_nicknames<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    let p = package_arg(ctx, a[0])?;
+    let pairs: Vec<Value<'gc>> = p
+        .local_nicknames
+        .borrow()
+        .iter()
+        .map(|l| alloc::cons(ctx.mc, alloc::string(ctx.mc, &l.nickname), Value::Package(l.package)))
+        .collect();
+    Ok(alloc::list(ctx.mc, &pairs))
 }
 
 fn shadow<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
@@ -318,6 +483,7 @@ fn shadow<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let p = opt_package(ctx, a, 1)?;
     for n in names {
         let name = string_designator(ctx, n)?;
+        note_shadowing(p, &name);
         if p.symbols.borrow().contains_key(name.as_str()) {
             continue;
         }
@@ -331,7 +497,12 @@ fn shadow<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 fn unintern<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let p = opt_package(ctx, a, 1)?;
     let Value::Symbol(sym) = a[0] else {
-        return Ok(Value::Nil);
+        let removed = a[0].is_nil() && p.nil_entry.get() != 0;
+        if removed {
+            p.nil_entry.set(0);
+            p.shadowing.borrow_mut().retain(|n| &**n != "NIL");
+        }
+        return Ok(ctx.bool(removed));
     };
     let removed = {
         let mut map = alloc::package_symbols_mut(ctx.mc, p);
@@ -345,6 +516,9 @@ fn unintern<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     };
     if removed && sym.package.get().is_some_and(|h| Gc::ptr_eq(h, p)) {
         alloc::symbol_set_package(ctx.mc, sym, None);
+    }
+    if removed {
+        p.shadowing.borrow_mut().retain(|n| **n != *sym.name);
     }
     Ok(ctx.bool(removed))
 }
@@ -370,8 +544,8 @@ fn use_package<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             {
                 return Err(package_error(format!(
                     "Using {} in {} makes {} conflict with {}.",
-                    used.name,
-                    p.name,
+                    used.name(),
+                    p.name(),
                     ctx.print(Value::Symbol(s), true),
                     ctx.print(other, true)
                 )));
@@ -406,9 +580,15 @@ fn package_symbols<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let mut out: Vec<Value<'gc>> =
         p.symbols.borrow().values().filter(|e| !external_only || e.1).map(|e| Value::Symbol(e.0)).collect();
     // NIL is Value::Nil, which has no entry in COMMON-LISP's map.
-    let cl = ctx.world.packages.common_lisp;
-    if Gc::ptr_eq(p, cl) || (!external_only && !present_only && p.uses.borrow().iter().any(|u| Gc::ptr_eq(*u, cl))) {
-        out.push(Value::Nil);
+    if let Some((Value::Nil, status)) = ctx.world.packages.find_symbol(p, "NIL") {
+        let wanted = match status {
+            FindStatus::External => true,
+            FindStatus::Internal => !external_only,
+            FindStatus::Inherited => !external_only && !present_only,
+        };
+        if wanted {
+            out.push(Value::Nil);
+        }
     }
     if !external_only && !present_only {
         for u in p.uses.borrow().iter() {
@@ -467,6 +647,13 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("UNEXPORT", 1, 2, unexport),
     cl("IMPORT", 1, 2, import),
     cl("SHADOW", 1, 2, shadow),
+    cl("SHADOWING-IMPORT", 1, 2, shadowing_import),
+    cl("PACKAGE-SHADOWING-SYMBOLS", 1, 1, package_shadowing_symbols),
+    cl("RENAME-PACKAGE", 2, 3, rename_package),
+    cl("FIND-ALL-SYMBOLS", 1, 1, find_all_symbols),
+    ext("ADD-PACKAGE-LOCAL-NICKNAME", 2, 3, add_local_nickname),
+    ext("REMOVE-PACKAGE-LOCAL-NICKNAME", 1, 2, remove_local_nickname),
+    ext("PACKAGE-LOCAL-NICKNAMES", 1, 1, package_local_nicknames),
     cl("UNINTERN", 1, 2, unintern),
     cl("USE-PACKAGE", 1, 2, use_package),
     cl("UNUSE-PACKAGE", 1, 2, unuse_package),

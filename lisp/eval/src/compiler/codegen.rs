@@ -650,7 +650,7 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
     /// The inline operation for a call of COMMON-LISP function `name` with `nargs` arguments.
     fn inline_op(&self, name: Value<'gc>, nargs: usize) -> Option<mprof_heap::code::InlineOp> {
         let Value::Symbol(s) = name else { return None };
-        let in_cl = matches!(s.package.get(), Some(p) if &*p.name == "COMMON-LISP");
+        let in_cl = matches!(s.package.get(), Some(p) if &*p.name() == "COMMON-LISP");
         if !in_cl {
             return None;
         }

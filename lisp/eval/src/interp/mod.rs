@@ -537,7 +537,7 @@ impl Interpreter {
                 names.extend(used.symbols.borrow().iter().filter(|(_, (_, ext))| *ext).map(|(k, _)| (0, k.to_lowercase())));
             }
             for (name, p) in root.world.packages.by_name.borrow().iter() {
-                if &*p.name == name.as_str() {
+                if &*p.name() == name.as_str() {
                     for (k, (_, ext)) in p.symbols.borrow().iter() {
                         if *ext {
                             names.push((2, format!("{}:{}", name.to_lowercase(), k.to_lowercase())));

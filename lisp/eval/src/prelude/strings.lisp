@@ -7,7 +7,8 @@
 (defun (setf schar) (new-char string index) (sys::%set-char string index new-char))
 
 (defun sys::%defpackage (name options)
-  "Make or update the package NAME as DEFPACKAGE's OPTIONS say."
+  "Make or update the package NAME as DEFPACKAGE's OPTIONS say, in CLHS's order:
+shadowing first, then the use list, imports and interned names, then exports."
   (let ((package (find-package name))
         (nicknames nil) (uses nil) (use-given nil))
     (dolist (opt options)
@@ -22,22 +23,34 @@
           (unless (eq (find-package n) package)
             (sys::%package-error (format nil "the nickname ~A of ~A is already in use" n name))))
         (setq package (make-package name :nicknames nicknames :use nil)))
-    (when use-given
-      (use-package uses package))
-    (dolist (opt options)
-      (case (car opt)
-        (:shadow (shadow (mapcar #'string (cdr opt)) package))
-        ((:import-from :shadowing-import-from)
-         (let ((from (find-package (cadr opt))))
-           (unless from
-             (sys::%package-error (format nil "DEFPACKAGE ~A: the package ~A does not exist" name (cadr opt))))
-           (dolist (s (cddr opt))
+    (flet ((from-package (opt)
+             (or (find-package (cadr opt))
+                 (sys::%package-error (format nil "DEFPACKAGE ~A: the package ~A does not exist" name (cadr opt)))))
+           (symbol-in (s from)
              (multiple-value-bind (sym status) (find-symbol (string s) from)
                (unless status
                  (sys::%package-error
                   (format nil "DEFPACKAGE ~A: no symbol ~A in ~A" name (string s) (package-name from))))
-               (import (list sym) package)))))
-        (:intern (dolist (s (cdr opt)) (intern (string s) package)))))
+               sym)))
+      (dolist (opt options)
+        (case (car opt)
+          (:shadow (shadow (mapcar #'string (cdr opt)) package))
+          (:shadowing-import-from
+           (let ((from (from-package opt)))
+             (dolist (s (cddr opt))
+               (shadowing-import (list (symbol-in s from)) package))))))
+      (when use-given
+        (use-package uses package))
+      (dolist (opt options)
+        (case (car opt)
+          (:import-from
+           (let ((from (from-package opt)))
+             (dolist (s (cddr opt))
+               (import (list (symbol-in s from)) package))))
+          (:intern (dolist (s (cdr opt)) (intern (string s) package)))
+          (:local-nicknames
+           (dolist (pair (cdr opt))
+             (mprof-ext:add-package-local-nickname (string (first pair)) (second pair) package))))))
     (dolist (opt options)
       (when (eq (car opt) :export)
         (dolist (s (cdr opt))
@@ -63,3 +76,32 @@
        (let ((,var nil)) (declare (ignorable ,var)) ,result))))
 
 (defconstant char-code-limit 1114112)
+
+(defun sys::%package-iteration-list (packages types)
+  "The (symbol status package) entries WITH-PACKAGE-ITERATOR visits: the symbols of
+PACKAGES whose accessibility is one of TYPES (:internal :external :inherited)."
+  (let ((entries nil))
+    (dolist (p (if (listp packages) packages (list packages)))
+      (let ((package (if (packagep p) p (or (find-package p) (sys::%package-error (format nil "The package ~A does not exist." p))))))
+        (dolist (s (sys::%package-symbols package nil))
+          (multiple-value-bind (found status) (find-symbol (symbol-name s) package)
+            (when (and (eq found s) (member status types))
+              (push (list s status package) entries))))))
+    (nreverse entries)))
+
+(defmacro with-package-iterator ((name package-list &rest symbol-types) &body body)
+  "Within BODY, (NAME) returns the next (values t symbol status package) of the
+symbols of PACKAGE-LIST of the given SYMBOL-TYPES, or NIL when none is left."
+  (unless symbol-types
+    (error 'program-error))
+  (dolist (type symbol-types)
+    (unless (member type '(:internal :external :inherited))
+      (error 'program-error)))
+  (let ((items (gensym "ITEMS")) (entry (gensym "ENTRY")))
+    `(let ((,items (sys::%package-iteration-list ,package-list ',symbol-types)))
+       (macrolet ((,name ()
+                    '(let ((,entry (pop ,items)))
+                       (if ,entry
+                           (values t (first ,entry) (second ,entry) (third ,entry))
+                           nil))))
+         ,@body))))

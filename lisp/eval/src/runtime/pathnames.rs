@@ -41,7 +41,7 @@ use crate::runtime::world::World;
 pub const COMPARED_COMPONENTS: usize = 5;
 
 fn symbol_is(v: Value<'_>, package: &str, name: &str) -> bool {
-    matches!(v, Value::Symbol(s) if &*s.name == name && s.package.get().is_some_and(|p| &*p.name == package))
+    matches!(v, Value::Symbol(s) if &*s.name == name && s.package.get().is_some_and(|p| &*p.name() == package))
 }
 
 /// Whether a structure is a pathname (of type PATHNAME or a subtype).

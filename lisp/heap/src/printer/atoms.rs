@@ -130,7 +130,7 @@ pub fn symbol<'gc>(out: &mut String, s: Ptr<'gc, Symbol<'gc>>, ctx: &PrintContex
                     Some((Value::Symbol(found), _)) if Gc::ptr_eq(found, s)
                 );
                 if !accessible {
-                    symbol_name_cased(out, &p.name, true, case, read_case);
+                    symbol_name_cased(out, &p.name(), true, case, read_case);
                     let external =
                         matches!(ctx.packages.find_symbol(p, &s.name), Some((_, FindStatus::External)));
                     out.push_str(if external { ":" } else { "::" });

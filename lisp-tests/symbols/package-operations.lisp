@@ -1,0 +1,46 @@
+;;; Package operations libraries rely on: NIL imported and exported like any
+;;; symbol, SHADOWING-IMPORT, RENAME-PACKAGE, FIND-ALL-SYMBOLS, package-local
+;;; nicknames, WITH-PACKAGE-ITERATOR, and DEFPACKAGE's order of options.
+(defpackage :p22 (:use))
+(print (import '(nil t quote) :p22))
+(print (multiple-value-list (find-symbol "NIL" :p22)))
+(print (export (list nil) :p22))
+(print (multiple-value-list (find-symbol "NIL" :p22)))
+(defpackage :p23 (:use :p22))
+(print (multiple-value-list (find-symbol "NIL" :p23)))
+(print (unexport '(nil) :p22))
+(print (multiple-value-list (find-symbol "NIL" :p23)))
+(print (unintern nil :p22))
+(print (multiple-value-list (find-symbol "NIL" :p22)))
+
+(defpackage :base-pkg (:use :cl) (:export #:widget #:frob))
+(defpackage :other-pkg (:use :cl) (:export #:widget))
+;; SHADOWING-IMPORT-FROM resolves the clash USE would otherwise raise.
+(defpackage :user-pkg (:use :cl :base-pkg :other-pkg)
+  (:shadowing-import-from :other-pkg #:widget)
+  (:shadow #:car))
+(print (eq (find-symbol "WIDGET" :user-pkg) (find-symbol "WIDGET" :other-pkg)))
+(print (sort (mapcar #'symbol-name (package-shadowing-symbols :user-pkg)) #'string<))
+(print (multiple-value-list (find-symbol "FROB" :user-pkg)))
+(shadowing-import (list (intern "FROB" :other-pkg)) :user-pkg)
+(print (symbol-package (find-symbol "FROB" :user-pkg)))
+(print (length (find-all-symbols "WIDGET")))
+
+(rename-package :other-pkg :renamed-pkg '(:rp))
+(print (list (package-name (find-package :rp)) (find-package :other-pkg)))
+(print (package-nicknames :renamed-pkg))
+
+(defpackage :nick-user (:use :cl) (:local-nicknames (:bp :base-pkg)))
+(in-package :nick-user)
+(print (eq 'bp:widget 'base-pkg:widget))
+(print (package-name (find-package :bp)))
+(in-package :cl-user)
+(print (find-package :bp))
+
+(defpackage :iter-pkg (:use) (:export #:a #:b) (:intern #:c))
+(print (let (r)
+         (with-package-iterator (next :iter-pkg :internal :external)
+           (loop (multiple-value-bind (more s status) (next)
+                   (unless more (return))
+                   (push (list (symbol-name s) status) r))))
+         (sort r #'string< :key #'first)))
