@@ -34,7 +34,9 @@ the call counts and the annotated listings, :IO T the input/output summary
 
 (defmacro mprof::with-profiling ((&rest options) &body body)
   "Profile BODY: start, run, stop (even on a non-local exit)."
-  `(progn (mprof::start ,@options)
-          (unwind-protect (progn ,@body) (mprof::stop))))
+  ;; One form, not a PROGN: at top level a PROGN's forms are compiled one by one,
+  ;; and the compilation of the body would be recorded after START.
+  `(unwind-protect (progn (mprof::start ,@options) ,@body)
+     (mprof::stop)))
 
 (sys::%export-package-symbols "MPROF")
