@@ -404,6 +404,13 @@ replace (not descended into), else NIL. Unchanged conses are shared."
                ((symbolp object) (symbol-function object))
                ((and (consp object) (eq (car object) 'lambda)) (eval (list 'function object)))
                (t (error 'type-error :datum object :expected-type 'function))))
+        ;; A vector type with an element type or a length, (VECTOR FIXNUM), or a
+        ;; simple type the object is not, makes a new vector of that type.
+        ((and (typep object 'sequence)
+              (or (and (consp result-type) (member (car result-type) '(vector simple-array array)))
+                  (member result-type '(simple-string simple-vector simple-bit-vector simple-base-string)))
+              (not (typep object result-type)))
+         (replace (make-sequence result-type (length object)) object))
         ((and (typep object 'sequence)
               (member (if (consp result-type) (car result-type) result-type)
                       '(list cons null string simple-string base-string simple-base-string

@@ -72,7 +72,7 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
         "STRING" | "BASE-STRING" => {
             matches!(obj, String(_)) || spec_vector_of(obj, |e| e == ElementType::Character)
         }
-        "SIMPLE-STRING" | "SIMPLE-BASE-STRING" => matches!(obj, String(_)),
+        "SIMPLE-STRING" | "SIMPLE-BASE-STRING" => matches!(obj, String(x) if x.borrow().fill_pointer.is_none() && !x.borrow().adjustable),
         "VECTOR" => matches!(obj, Vector(_) | String(_)) || spec_vector_of(obj, |_| true),
         "SIMPLE-VECTOR" => matches!(obj, Vector(v) if v.borrow().fill_pointer.is_none() && !v.borrow().adjustable),
         "BIT-VECTOR" => spec_vector_of(obj, |e| e == ElementType::Bit),
@@ -81,7 +81,8 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
         }
         "ARRAY" => matches!(obj, Vector(_) | String(_) | Array(_) | SpecArray(_)),
         "SIMPLE-ARRAY" => {
-            matches!(obj, Vector(_) | String(_))
+            matches!(obj, Vector(v) if v.borrow().fill_pointer.is_none() && !v.borrow().adjustable)
+                || matches!(obj, String(x) if x.borrow().fill_pointer.is_none() && !x.borrow().adjustable)
                 || matches!(obj, Array(a) if !a.borrow().adjustable)
                 || matches!(obj, SpecArray(a) if a.borrow().is_simple())
         }
