@@ -23,6 +23,7 @@ pub enum Category {
 
 impl Category {
     /// The index of this category in the profiler's Lisp category scheme (c, f, s, o).
+    #[inline]
     pub fn index(self) -> u8 {
         self as u8
     }
@@ -56,6 +57,7 @@ pub enum Kind {
 
 impl Kind {
     /// The profile category of objects of this kind.
+    #[inline]
     pub const fn category(self) -> Category {
         match self {
             Kind::Cons => Category::Cons,

@@ -401,6 +401,9 @@ pub fn alloc_cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> 
     Gc::new(mc, Cons { mark: ConsMark, car: ConsField::new(mc, car), cdr: ConsField::new(mc, cdr) })
 }
 
+/// A cons's category, decided by its kind at compile time (the hooked cons path is hot).
+const CONS_CATEGORY: crate::kind::Category = Kind::Cons.category();
+
 /// [`alloc_cons`] while hooks are installed: a [`ProfiledCons`] if they give
 /// it a site, else a plain cons.
 #[allow(clippy::disallowed_methods)]
@@ -408,7 +411,7 @@ pub fn alloc_cons<'gc>(mc: &Mutation<'gc>, car: Value<'gc>, cdr: Value<'gc>) -> 
 #[inline(never)]
 fn alloc_cons_hooked<'gc>(mc: &Mutation<'gc>, hooks: AllocHooks, car: Value<'gc>, cdr: Value<'gc>) -> Gc<'gc, Cons<'gc>> {
     let cons = Cons { mark: ConsMark, car: ConsField::new(mc, car), cdr: ConsField::new(mc, cdr) };
-    let site = (hooks.on_alloc)(&AllocEvent { category: Kind::Cons.category(), type_name: "cons", bytes: PROFILED_CONS_BYTES as u64 });
+    let site = (hooks.on_alloc)(&AllocEvent { category: CONS_CATEGORY, type_name: "cons", bytes: PROFILED_CONS_BYTES as u64 });
     if site == 0 {
         LIVE_BYTES.with(|b| b.set(b.get() + CONS_BYTES as u64));
         return Gc::new(mc, cons);
