@@ -15,9 +15,16 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Functions whose correct behaviour would end or pause the run, or whose
-/// condition's report is the caller's own text (which may be empty).
-const SKIP: &[&str] = &["ERROR", "CERROR", "WARN", "SIGNAL", "SLEEP", "EXIT", "QUIT", "READ", "READ-LINE", "READ-CHAR", "PEEK-CHAR", "READ-PRESERVING-WHITESPACE", "READ-CHAR-NO-HANG", "INVOKE-DEBUGGER", "BREAK", "ED", "INSPECT", "DRIBBLE"];
+/// Functions whose correct behaviour would end or pause the run, whose
+/// condition's report is the caller's own text (which may be empty), or which
+/// change the syntax the rest of the program is read with (LOAD reads each form
+/// with the readtable the previous one left, as in CL).
+const SKIP: &[&str] = &[
+    "ERROR", "CERROR", "WARN", "SIGNAL", "SLEEP", "EXIT", "QUIT", "READ", "READ-LINE", "READ-CHAR", "PEEK-CHAR",
+    "READ-PRESERVING-WHITESPACE", "READ-CHAR-NO-HANG", "INVOKE-DEBUGGER", "BREAK", "ED", "INSPECT", "DRIBBLE",
+    "MAKE-DISPATCH-MACRO-CHARACTER", "SET-MACRO-CHARACTER", "SET-DISPATCH-MACRO-CHARACTER", "SET-SYNTAX-FROM-CHAR",
+    "Y-OR-N-P", "YES-OR-NO-P",
+];
 
 /// Arguments of every type, small enough that no correct call runs long. No
 /// circular list: spine walks (length, every...) loop on one, as SBCL's do.

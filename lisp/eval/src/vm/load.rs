@@ -5,6 +5,7 @@
 
 use std::rc::Rc;
 
+use mprof_engine::exec::CountKind;
 use mprof_heap::{Value, alloc};
 
 use crate::compiler::{self, CompileError};
@@ -198,6 +199,7 @@ impl<'gc> Vm<'gc> {
                 && compiler::front::expands_at_toplevel(&env.world.syms, head)
             {
                 let expander = head.function.get();
+                self.count_expanded_toplevel(form);
                 self.set_load_wait(LoadWait::Expansion);
                 self.hide_prelude_expansion(expander);
                 let base = self.stack.len();
@@ -209,6 +211,21 @@ impl<'gc> Vm<'gc> {
             let mark = self.expansions.len() as u32;
             return self.compile_start(env, form, mark);
         }
+    }
+
+    /// Under `--count`, a source top-level form that is a macro call is counted
+    /// here, once, as it is processed: the compiler sees only its expansion, which
+    /// has no source span of its own.
+    fn count_expanded_toplevel(&mut self, form: Value<'gc>) {
+        if !self.counting {
+            return;
+        }
+        let Some(span) = form.heap_address().and_then(|a| self.count_spans.spans.get(&a).copied()) else { return };
+        let id = self.count_registry.point(self.count_spans.source, span, CountKind::Toplevel, "", 0) as usize;
+        if self.counts.len() <= id {
+            self.counts.resize(id + 1, 0);
+        }
+        self.counts[id] += 1;
     }
 
     fn set_load_wait(&mut self, to: LoadWait) {
