@@ -276,8 +276,25 @@ fn set_macro<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(a[0])
 }
 
+/// (macro-function symbol &optional environment): a local macro or function of
+/// the environment (see `Scope::to_environment`) shadows the global definition.
 fn macro_function<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    // NIL is a symbol (Value::Nil) that names no macro.
+    if a[0].is_nil() {
+        return Ok(Value::Nil);
+    }
     let s = symbol_arg(ctx, a[0])?;
+    for entry in alloc::list_iter(a.get(1).copied().unwrap_or(Value::Nil)) {
+        let (kind, name) = (alloc::car(entry), alloc::car(alloc::cdr(entry)));
+        if !name.eq(a[0]) {
+            continue;
+        }
+        match kind {
+            Value::Symbol(k) if &*k.name == "MACRO" => return Ok(alloc::cdr(alloc::cdr(entry))),
+            Value::Symbol(k) if &*k.name == "FUNCTION" => return Ok(Value::Nil),
+            _ => {}
+        }
+    }
     Ok(if s.has_flag(SYM_MACRO) { s.function.get() } else { Value::Nil })
 }
 

@@ -62,6 +62,22 @@ pub fn expands_at_toplevel<'gc>(syms: &Syms<'gc>, head: mprof_heap::value::Ptr<'
     !direct.iter().any(|s| std::ptr::eq(p, gc_arena::Gc::as_ptr(*s)))
 }
 
+/// The expansion DEFINE-SYMBOL-MACRO gave `symbol`: the value after the
+/// indicator `MPROF-SYSTEM::%SYMBOL-MACRO` on its property list.
+pub fn global_symbol_macro<'gc>(symbol: mprof_heap::value::Ptr<'gc, mprof_heap::value::Symbol<'gc>>) -> Option<Value<'gc>> {
+    let mut plist = symbol.plist.get();
+    while let Value::Cons(c) = plist {
+        let rest = c.cdr.get();
+        if matches!(c.car.get(), Value::Symbol(k) if &*k.name == "%SYMBOL-MACRO"
+            && k.package.get().is_some_and(|p| &*p.name() == "MPROF-SYSTEM"))
+        {
+            return Some(car(rest));
+        }
+        plist = cdr(rest);
+    }
+    None
+}
+
 /// How deep forms (and backquote templates) may nest before compilation stops
 /// with a storage-condition. The front end and code generator recurse once per
 /// level on stacks that `with_stack` grows as needed, so this bounds memory
@@ -350,7 +366,10 @@ impl<'a, 'gc> Front<'a, 'gc> {
                         self.reference(v);
                         Ok(Ir::Var(v))
                     }
-                    VarKind::Special => Ok(Ir::Special(form)),
+                    VarKind::Special => match global_symbol_macro(s) {
+                        Some(exp) => self.form(exp),
+                        None => Ok(Ir::Special(form)),
+                    },
                     VarKind::SymbolMacro(exp) => self.form(exp),
                 }
             }

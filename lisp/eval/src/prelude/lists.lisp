@@ -58,22 +58,54 @@
 (defvar *macroexpand-hook* 'funcall
   "Called by MACROEXPAND-1 with a macro function, the form and the environment.")
 
+;;; A lexical environment (the &ENVIRONMENT of a macro function) is a list of
+;;; (:macro name . expander), (:function name), (:symbol-macro name . expansion)
+;;; and (:variable name) entries, innermost first; NIL is the global one.
+
+(defun sys::%environment-entry (env name namespace)
+  "The innermost entry of ENV for NAME in NAMESPACE (:function or :variable)."
+  (dolist (e env nil)
+    (when (and (consp e) (eq (cadr e) name)
+               (if (eq namespace :function)
+                   (member (car e) '(:macro :function))
+                   (member (car e) '(:symbol-macro :variable))))
+      (return e))))
+
 (defun macroexpand-1 (form &optional env)
-  (let ((hook *macroexpand-hook*)
-        (expander (and (consp form) (symbolp (car form)) (macro-function (car form)))))
-    (if (or (null expander) (eq hook 'funcall) (eq hook #'funcall))
-        (sys:%macroexpand-1 form)
-        (values (funcall hook expander form env) t))))
+  (cond ((and (consp form) (symbolp (car form)))
+         (let* ((local (sys::%environment-entry env (car form) :function))
+                (expander (cond ((null local) (macro-function (car form)))
+                                ((eq (car local) :macro) (cddr local))
+                                (t nil))))
+           (if expander
+               (values (funcall *macroexpand-hook* expander form env) t)
+               (values form nil))))
+        ((and form (symbolp form))
+         (let ((local (sys::%environment-entry env form :variable)))
+           (cond ((and local (eq (car local) :symbol-macro)) (values (cddr local) t))
+                 (local (values form nil))
+                 (t (multiple-value-bind (expansion found) (sys::%global-symbol-macro form)
+                      (if found (values expansion t) (values form nil)))))))
+        (t (values form nil))))
 
 (defun macroexpand (form &optional env)
-  (declare (ignore env))
   (let ((expanded-any nil))
     (tagbody
      next
-       (multiple-value-bind (expansion expanded) (sys:%macroexpand-1 form)
+       (multiple-value-bind (expansion expanded) (macroexpand-1 form env)
          (when expanded
            (setq form expansion expanded-any t)
            (go next))))
     (values form expanded-any)))
+
+(defun sys::%global-symbol-macro (symbol)
+  "The expansion DEFINE-SYMBOL-MACRO gave SYMBOL, and whether it has one."
+  (do ((plist (sys:%symbol-plist symbol) (cddr plist)))
+      ((atom plist) (values nil nil))
+    (when (eq (car plist) 'sys::%symbol-macro)
+      (return (values (cadr plist) t)))))
+
+(defmacro define-symbol-macro (symbol expansion)
+  `(progn (sys::%putprop ',symbol 'sys::%symbol-macro ',expansion) ',symbol))
 
 

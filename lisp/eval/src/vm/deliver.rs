@@ -49,6 +49,8 @@ impl<'gc> Vm<'gc> {
                     let exp = self.stack.pop().unwrap_or(Value::Nil);
                     self.expansions.push(key, expander, exp);
                     if let Some((expander, call)) = needs.pair(following) {
+                        let environment =
+                            needs.scopes.get(following).map_or(Value::Nil, |s| s.to_environment(env.mc, &env.world.packages));
                         let n = self.frames.len() - 1;
                         if let Cont::Native(b) = &mut self.frames[n].cont
                             && let Native::Expansion { next, .. } = &mut **b
@@ -58,7 +60,7 @@ impl<'gc> Vm<'gc> {
                         self.hide_prelude_expansion(expander);
                         let b = self.stack.len();
                         self.stack.push(call);
-                        self.stack.push(Value::Nil);
+                        self.stack.push(environment);
                         self.call_value(env, expander, b, 2, b)?;
                         return Ok(());
                     }

@@ -21,11 +21,12 @@ impl<'gc> Vm<'gc> {
         let Some((expander, call)) = needs.pair(0) else {
             return self.compile_start(env, form, mark);
         };
+        let environment = needs.scopes.first().map_or(Value::Nil, |s| s.to_environment(env.mc, &env.world.packages));
         self.push_native(Native::Expansion { needs, next: 0, form, mark });
         self.hide_prelude_expansion(expander);
         let b = self.stack.len();
         self.stack.push(call);
-        self.stack.push(Value::Nil);
+        self.stack.push(environment);
         self.call_value(env, expander, b, 2, b)?;
         Ok(())
     }

@@ -59,6 +59,29 @@ impl<'gc> Needs<'gc> {
     }
 }
 
+impl<'gc> Scope<'gc> {
+    /// The scope as the environment object a macro function receives (its
+    /// `&environment`), which MACROEXPAND-1 and MACRO-FUNCTION consult: a list of
+    /// `(:macro name . expander)`, `(:function name)`, `(:symbol-macro name .
+    /// expansion)` and `(:variable name)` entries, innermost first. NIL, the
+    /// global environment, when nothing local shadows a name.
+    pub fn to_environment(&self, mc: &gc_arena::Mutation<'gc>, packages: &mprof_heap::Packages<'gc>) -> Value<'gc> {
+        let kw = |name: &str| packages.keyword(mc, name);
+        let mut env = Value::Nil;
+        for entry in &self.0 {
+            let item = match entry {
+                Entry::LocalMacro(name, expander) => mprof_heap::alloc::list_with_tail(mc, &[kw("MACRO"), *name], *expander),
+                Entry::LocalFunction(name) => mprof_heap::alloc::list(mc, &[kw("FUNCTION"), *name]),
+                Entry::SymbolMacro(name, exp) => mprof_heap::alloc::list_with_tail(mc, &[kw("SYMBOL-MACRO"), *name], *exp),
+                Entry::Lexical(name) | Entry::Special(name) => mprof_heap::alloc::list(mc, &[kw("VARIABLE"), *name]),
+                Entry::Block(_) | Entry::Tags(_) => continue,
+            };
+            env = mprof_heap::alloc::cons(mc, item, env);
+        }
+        env
+    }
+}
+
 impl<'gc> Front<'_, 'gc> {
     /// The scope of the form being compiled.
     pub(super) fn scope(&self) -> Scope<'gc> {

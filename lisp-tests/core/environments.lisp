@@ -1,0 +1,16 @@
+;;; A macro's &environment: MACROEXPAND-1 and MACRO-FUNCTION see local macros, local
+;;; functions and symbol macros; DEFINE-SYMBOL-MACRO.
+(defmacro expand-in-env (form &environment env) `',(macroexpand-1 form env))
+(print (macrolet ((m () :local)) (expand-in-env (m))))
+(defmacro g () :global)
+(print (flet ((g () :fn)) (expand-in-env (g))))
+(print (expand-in-env (g)))
+(print (symbol-macrolet ((sm (car x))) (expand-in-env sm)))
+(define-symbol-macro gsm (+ 1 2))
+(print gsm)
+(print (macroexpand-1 'gsm))
+(print (let ((gsm 5)) gsm))
+(defmacro mf-in-env (name &environment env) `',(not (null (macro-function name env))))
+(print (list (macrolet ((m () 1)) (mf-in-env m)) (flet ((g () 1)) (mf-in-env g)) (mf-in-env g)))
+(print (macro-function nil))
+(print (multiple-value-list (macroexpand '(g))))
