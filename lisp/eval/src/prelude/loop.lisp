@@ -566,11 +566,6 @@
            (setq sys::*loop-emitted-body* t)
            (push (sys::%loop-selectable nil) sys::*loop-body*)))))
 
-(defun sys::%loop-mentions-finish-p (tree)
-  (cond ((consp tree)
-         (or (sys::%loop-mentions-finish-p (car tree)) (sys::%loop-mentions-finish-p (cdr tree))))
-        (t (sys::%loop-kw-p tree "LOOP-FINISH"))))
-
 (defun sys::%loop-check-variables ()
   ;; A variable named twice by WITH, FOR/AS or INTO is an error (CLHS 6.1.1.7);
   ;; the loop's own temporaries are uninterned and left out.
@@ -602,7 +597,10 @@
         (sys::*loop-epilogue* nil)
         (sys::*loop-result* nil)
         (sys::*loop-emitted-body* nil)
-        (sys::*loop-end-tag* (gensym "END-LOOP"))
+        ;; One tag name for every loop, as SBCL's: GO finds the innermost loop's
+        ;; tag lexically, so LOOP-FINISH is a global macro and the expansion
+        ;; holds no MACROLET (which code walkers such as ITERATE refuse).
+        (sys::*loop-end-tag* 'sys::%end-loop)
         (sys::*loop-termination-test* nil))
     (when (sys::%loop-kw-p (car body) "NAMED")
       (setq sys::*loop-tokens* (cdr (cdr body)))
@@ -627,9 +625,7 @@
                         ,sys::*loop-end-tag*
                         ,@sys::*loop-epilogue*
                         (return-from ,sys::*loop-name* ,sys::*loop-result*)))
-           (inner (if (sys::%loop-mentions-finish-p body)
-                      `(macrolet ((loop-finish () '(go ,sys::*loop-end-tag*))) ,tagbody)
-                      tagbody)))
+           (inner tagbody))
       (dolist (g sys::*loop-groups*)
         (setq inner `(,(car g) ,(car (cdr g)) ,inner)))
       (when sys::*loop-acc-bindings*
@@ -637,4 +633,5 @@
       `(block ,sys::*loop-name* ,inner))))
 
 (defmacro loop-finish ()
-  (error "LOOP-FINISH is only meaningful inside an extended LOOP"))
+  "End the innermost extended LOOP, running its epilogue."
+  '(go sys::%end-loop))
