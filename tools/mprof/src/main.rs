@@ -1,6 +1,6 @@
-//! The `mprof` binary: glue between the command line and the engine, display, export,
-//! listing and launcher crates. It reads profile
-//! files, prints reports (memory tables, then whichever execution tables the file holds),
+//! The `mprof` binary: glue between the command line and the engine, symbolizer,
+//! display, export, listing and launcher crates. It reads profile
+//! files (symbolizing libmprof's raw ones), prints reports (memory tables, then whichever execution tables the file holds),
 //! merges runs, prints annotated listings of execution counts, writes the HTML report
 //! and exports memory or time to other tools' formats. Every failure is one
 //! line on stderr (`mprof: ...`) and a non-zero exit; no input makes it panic.
@@ -274,9 +274,11 @@ fn select(p: Profile, file: &Path, kind: KindArg, value: Option<ValueArg>) -> Re
     }
 }
 
+/// Reads a profile, symbolizing a raw one (libmprof's return addresses).
 fn load(path: &Path) -> Result<Profile, String> {
     let bytes = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    Profile::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    let profile = Profile::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(mprof_symbolize::symbolize(profile, &mprof_symbolize::Options::default()))
 }
 
 /// Reads and sums several profiles (one is returned as read).
