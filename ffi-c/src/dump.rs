@@ -23,7 +23,7 @@ use mprof_engine::{
     BinKey, BinRow, CategoryScheme, Counters, Figure, FuncId, FunctionInfo, HeapError, HeapErrorKind,
     Language, ModuleInfo, Node, NodeId, Profile, RawAddress,
 };
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 fn counters(c: [u64; 4]) -> Counters {
     Counters {
@@ -109,7 +109,7 @@ pub fn build_profile() -> Profile {
 
     let mut profile = Profile::empty(Language::C, CategoryScheme::c_sizes());
     let loaded = modules::loaded();
-    let mut addresses = Addresses { loaded: &loaded, by_address: HashMap::new(), module_ids: HashMap::new() };
+    let mut addresses = Addresses { loaded: &loaded, by_address: HashMap::default(), module_ids: HashMap::default() };
     let mut mapped = vec![0u32; n];
     for i in 1..n {
         if !keep[i] {
@@ -230,7 +230,7 @@ fn add_figure(
     rows: impl IntoIterator<Item = (u32, u64, u64)>,
     mapped: &[u32],
 ) {
-    let mut sums: HashMap<u32, (u64, u64)> = HashMap::new();
+    let mut sums: HashMap<u32, (u64, u64)> = HashMap::default();
     for (raw, count, bytes) in rows {
         if count == 0 && bytes == 0 {
             continue;

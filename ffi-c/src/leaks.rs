@@ -32,7 +32,7 @@
 
 use crate::live::{self, Header, NO_NODE, REGION_SHIFT, WORDS_PER_REGION};
 use core::sync::atomic::{AtomicU64, Ordering};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// What became of the blocks never freed: [blocks, bytes] for each class.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -61,6 +61,7 @@ const INCOMING: u32 = u32::MAX;
 
 /// One 64 MiB region holding live blocks (or covered by one).
 struct Cover {
+    region: usize,
     /// The live bitmap's words of the region (None: a region a block only crosses).
     bits: Option<&'static [AtomicU64]>,
     /// Per KiB (one bitmap word), the block covering its first byte: its granule in the
@@ -72,19 +73,28 @@ struct Cover {
 
 /// The live blocks as the scan sees them.
 struct Heap {
-    regions: HashMap<usize, Cover>,
+    covers: Vec<Cover>,
+    /// Open addressing over `covers` by region: index + 1, 0 for an empty slot.
+    slots: Vec<u32>,
     low: usize,
     high: usize,
 }
 
+#[inline]
+fn region_slot(region: usize, mask: usize) -> usize {
+    (region.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) & mask
+}
+
 impl Heap {
     fn build() -> Heap {
-        let mut regions: HashMap<usize, Cover> = HashMap::new();
+        let mut covers: Vec<Cover> = live::leaves()
+            .into_iter()
+            .map(|(region, words)| Cover { region, bits: Some(words), chunks: Vec::new(), incoming: 0 })
+            .collect();
+        let mut index: std::collections::HashMap<usize, usize> = covers.iter().enumerate().map(|(i, c)| (c.region, i)).collect();
         let (mut low, mut high) = (usize::MAX, 0usize);
-        let leaves = live::leaves();
-        for &(region, words) in &leaves {
-            regions.insert(region, Cover { bits: Some(words), chunks: Vec::new(), incoming: 0 });
-        }
+        // The region of the last KiB marked, and its cover (blocks come in address order).
+        let mut last: Option<(usize, usize)> = None;
         live::for_each_live(|user| {
             // SAFETY: live, so the header is the block's; clearing the marks is ours to do.
             let mut h = unsafe { Header::read(user) };
@@ -96,15 +106,24 @@ impl Heap {
             low = low.min(user);
             high = high.max(end);
             // Every KiB after the one the block starts in, up to the one it ends in.
-            let first = (user >> 10) + 1;
-            let last = (end - 1) >> 10;
-            for chunk in first..=last {
+            let start_region = user >> REGION_SHIFT;
+            for chunk in (user >> 10) + 1..=(end - 1) >> 10 {
                 let region = chunk >> (REGION_SHIFT - 10);
-                let cover = regions.entry(region).or_insert(Cover { bits: None, chunks: Vec::new(), incoming: 0 });
+                let i = match last {
+                    Some((r, i)) if r == region => i,
+                    _ => {
+                        let i = *index.entry(region).or_insert_with(|| {
+                            covers.push(Cover { region, bits: None, chunks: Vec::new(), incoming: 0 });
+                            covers.len() - 1
+                        });
+                        last = Some((region, i));
+                        i
+                    }
+                };
+                let cover = &mut covers[i];
                 if cover.chunks.is_empty() {
                     cover.chunks = vec![NONE; WORDS_PER_REGION];
                 }
-                let start_region = user >> REGION_SHIFT;
                 cover.chunks[chunk & (WORDS_PER_REGION - 1)] = if start_region == region {
                     ((user >> 4) & (live::GRANULES_PER_REGION - 1)) as u32 + 1
                 } else {
@@ -113,17 +132,43 @@ impl Heap {
                 };
             }
         });
-        Heap { regions, low, high }
+        let mask = (covers.len() * 2).next_power_of_two().max(8) - 1;
+        let mut slots = vec![0u32; mask + 1];
+        for (i, c) in covers.iter().enumerate() {
+            let mut at = region_slot(c.region, mask);
+            while slots[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            slots[at] = i as u32 + 1;
+        }
+        Heap { covers, slots, low, high }
+    }
+
+    /// Whether `v` may point into a block: inside the blocks' address range.
+    #[inline(always)]
+    fn in_range(&self, v: usize) -> bool {
+        v.wrapping_sub(self.low) < self.high.wrapping_sub(self.low)
     }
 
     /// The live block holding address `v`, if any: O(1).
     #[inline]
     fn block_of(&self, v: usize) -> Option<usize> {
-        if v < self.low || v >= self.high {
+        if !self.in_range(v) {
             return None;
         }
         let region = v >> REGION_SHIFT;
-        let cover = self.regions.get(&region)?;
+        let mask = self.slots.len() - 1;
+        let mut at = region_slot(region, mask);
+        let cover = loop {
+            let i = self.slots[at] as usize;
+            if i == 0 {
+                return None;
+            }
+            if self.covers[i - 1].region == region {
+                break &self.covers[i - 1];
+            }
+            at = (at + 1) & mask;
+        };
         let granule = (v >> 4) & (live::GRANULES_PER_REGION - 1);
         let word = granule / 64;
         let base = region << REGION_SHIFT;
@@ -171,10 +216,13 @@ fn set_mark(user: usize, mark: u8) {
 /// The range must be readable memory.
 unsafe fn each_pointer(start: usize, end: usize, heap: &Heap, mut f: impl FnMut(usize)) {
     let mut p = (start + 7) & !7;
+    // Most words are not pointers into the heap: the range check is all they cost.
     while p + 8 <= end {
         // SAFETY: inside the readable range.
-        let v = unsafe { core::ptr::read_volatile(p as *const usize) };
-        if let Some(b) = heap.block_of(v) {
+        let v = unsafe { *(p as *const usize) };
+        if heap.in_range(v)
+            && let Some(b) = heap.block_of(v)
+        {
             f(b);
         }
         p += 8;
@@ -261,41 +309,80 @@ pub unsafe fn classify(
         let n = unsafe { Header::read(b) }.size as usize;
         unsafe { each_pointer(b, b + n, &heap, |i| reach(i, &mut work)) };
     }
-    // Lost blocks pointed to by another lost block are indirectly lost.
+
+    // One pass over the blocks in address order: each is counted in its class, and a
+    // lost block's pointees become indirectly lost (moved from definitely lost when
+    // they were counted already, i.e. lie below it).
+    let mut sums = Sums { epoch, node_count, summary: Summary::default(), per_node: HashMap::default(), last: None };
     live::for_each_live(|b| {
-        if marks(b) & REACHABLE != 0 {
-            return;
-        }
         // SAFETY: as above.
-        let n = unsafe { Header::read(b) }.size as usize;
+        let h = unsafe { Header::read(b) };
+        match h.flags & MARKS {
+            m if m & REACHABLE != 0 => return sums.add(&h, Verdict::Reachable, 1),
+            INDIRECT => sums.add(&h, Verdict::Indirect, 1),
+            _ => sums.add(&h, Verdict::Definite, 1),
+        }
         unsafe {
-            each_pointer(b, b + n, &heap, |i| {
+            each_pointer(b, b + h.size as usize, &heap, |i| {
                 if i != b && marks(i) == 0 {
                     set_mark(i, INDIRECT);
+                    if i < b {
+                        // SAFETY: a live block's header.
+                        let pointee = Header::read(i);
+                        sums.add(&pointee, Verdict::Definite, -1);
+                        sums.add(&pointee, Verdict::Indirect, 1);
+                    }
                 }
             })
         };
     });
-    let mut summary = Summary::default();
-    let mut per_node: HashMap<(u32, Verdict), (u64, u64)> = HashMap::new();
-    live::for_each_live(|b| {
-        // SAFETY: as above.
-        let h = unsafe { Header::read(b) };
-        if h.node == NO_NODE || h.epoch != epoch || h.node >= node_count {
+    sums.flush();
+    (sums.summary, sums.per_node)
+}
+
+/// The classes' sums, overall and per raw node (blocks counted in the epoch only).
+struct Sums {
+    epoch: u16,
+    node_count: u32,
+    summary: Summary,
+    per_node: HashMap<(u32, Verdict), (u64, u64)>,
+    /// Consecutive blocks often share their node and class: summed here first.
+    last: Option<((u32, Verdict), (i64, i64))>,
+}
+
+impl Sums {
+    #[inline]
+    fn add(&mut self, h: &Header, verdict: Verdict, sign: i64) {
+        if h.node == NO_NODE || h.epoch != self.epoch || h.node >= self.node_count {
             return;
         }
-        let (slot, verdict) = match h.flags & MARKS {
-            m if m & REACHABLE != 0 => (&mut summary.reachable, Verdict::Reachable),
-            INDIRECT => (&mut summary.indirect, Verdict::Indirect),
-            _ => (&mut summary.definite, Verdict::Definite),
+        let slot = match verdict {
+            Verdict::Reachable => &mut self.summary.reachable,
+            Verdict::Indirect => &mut self.summary.indirect,
+            Verdict::Definite => &mut self.summary.definite,
         };
-        slot[0] += 1;
-        slot[1] += h.size;
-        let row = per_node.entry((h.node, verdict)).or_default();
-        row.0 += 1;
-        row.1 += h.size;
-    });
-    (summary, per_node)
+        slot[0] = slot[0].wrapping_add_signed(sign);
+        slot[1] = slot[1].wrapping_add_signed(sign * h.size as i64);
+        let key = (h.node, verdict);
+        match &mut self.last {
+            Some((k, v)) if *k == key => {
+                v.0 += sign;
+                v.1 += sign * h.size as i64;
+            }
+            _ => {
+                self.flush();
+                self.last = Some((key, (sign, sign * h.size as i64)));
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some((key, (count, bytes))) = self.last.take() {
+            let row = self.per_node.entry(key).or_default();
+            row.0 = row.0.wrapping_add_signed(count);
+            row.1 = row.1.wrapping_add_signed(bytes);
+        }
+    }
 }
 
 #[cfg(test)]

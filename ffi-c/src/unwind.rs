@@ -1,35 +1,41 @@
 //! The default stack capture: full stacks through code with or without frame
 //! pointers, validated frame by frame.
 //!
-//! framehop unwinds one frame at a time from each module's `.eh_frame` CFI
-//! (read in place from the loaded image, located by its `PT_GNU_EH_FRAME`
-//! segment), so each module gets the rule its code needs: a frame-pointer rule
-//! where the code keeps them, a stack-offset rule where it does not, and the
-//! frame-pointer walk for modules without CFI. Rules are cached per thread by
-//! return address, so a stack seen before costs a cache probe per frame.
-//! (framehop over a hand-written gimli walk: it already caches rules by
-//! address and needs no allocation while unwinding; libgcc's unwinder, kept as
-//! `MPROF_UNWIND=dwarf`, re-finds and re-interprets the CFI on every call.)
+//! Each frame is one step of a rule looked up by its return address in a per-thread,
+//! direct-mapped cache ([`RULES`] entries of 16 bytes: the address and a packed rule:
+//! the canonical frame address (CFA) as an offset from rsp or rbp, and where the
+//! caller's rbp was saved, relative to the CFA; the return address is the word below
+//! the CFA). A hit costs a hash, a compare, one or two stack reads and the bounds
+//! checks, and needs no module lookup: only return addresses inside an executable
+//! segment of a loaded module are ever cached. On a miss, framehop unwinds the frame
+//! from the module's `.eh_frame` CFI (read in place from the loaded image, located by
+//! its `PT_GNU_EH_FRAME` segment; the frame-pointer rule for modules without CFI);
+//! the rule is then derived by running framehop's step once more on symbolic
+//! registers, and cached only when, applied to the real registers, it gives exactly
+//! framehop's result (a CFA computed by a DWARF expression, say, is never cached and
+//! always goes through framehop). (framehop over a hand-written gimli walk: it caches
+//! the parsed rules itself and needs no allocation while unwinding; libgcc's unwinder,
+//! kept as `MPROF_UNWIND=dwarf`, re-finds and re-interprets the CFI on every call.)
 //!
 //! Every frame is validated before it is recorded: its return address must lie
 //! in an executable segment of a loaded module, and every stack word read must
-//! lie between the hook's frame and the top of the thread's stack; the walk
-//! stops at the first frame that fails, so no garbage address is ever recorded.
+//! lie between the hook's frame and the top of the thread's stack, each frame
+//! strictly above the one before; the walk stops at the first frame that fails, so
+//! no garbage address is ever recorded.
 //!
 //! The module table is immutable once published (an atomic pointer); a return
 //! address outside every module makes the walker check whether modules were
 //! loaded or unloaded since (glibc's `dlpi_adds`/`dlpi_subs` counters) and, if
-//! so, publish a new table. Old tables are leaked: they change only on dlopen
-//! and dlclose, and a walker may still be reading one.
+//! so, publish a new table (and every thread's caches start over). Old tables are
+//! leaked: they change only on dlopen and dlclose, and a walker may still be reading
+//! one.
 
 use crate::lock::SpinLock;
 use crate::stack::StackBounds;
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
-use framehop::{
-    ExplicitModuleSectionInfo, FrameAddress, Module, MustNotAllocateDuringUnwind, Unwinder,
-};
+use framehop::{ExplicitModuleSectionInfo, FrameAddress, Module, MustNotAllocateDuringUnwind, Unwinder};
 
 type Data = &'static [u8];
 type Unwind = UnwinderX86_64<Data, MustNotAllocateDuringUnwind>;
@@ -59,8 +65,53 @@ pub static MODULES_LOCK: SpinLock = SpinLock::new();
 /// Tables published so far (to tell a thread its cache is stale).
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
-/// What one thread keeps: framehop's rule cache and the table it was filled from.
+/// Entries of a thread's rule cache (a power of two).
+pub const RULES: usize = 4096;
+
+/// One cached rule: the return address it is for (0: empty) and the packed rule.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(16))]
+struct RuleEntry {
+    address: u64,
+    rule: u64,
+}
+
+/// A packed unwind rule: bits 0-1 the CFA's base (`BASE_SP`, `BASE_BP`) or `END`;
+/// bits 2-17 the CFA's offset from it in 8-byte words; bits 18-33 where the caller's
+/// rbp is saved, as a signed word offset from the CFA, or `BP_KEPT`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Rule(u64);
+
+const BASE_SP: u64 = 1;
+const BASE_BP: u64 = 2;
+const END: u64 = 3;
+const BP_KEPT: u16 = 0x8000;
+
+impl Rule {
+    fn new(base: u64, cfa_words: u16, bp_words: Option<i16>) -> Rule {
+        let bp = bp_words.map_or(BP_KEPT, |w| w as u16);
+        Rule(base | (cfa_words as u64) << 2 | (bp as u64) << 18)
+    }
+    #[inline]
+    fn base(self) -> u64 {
+        self.0 & 3
+    }
+    #[inline]
+    fn cfa_offset(self) -> u64 {
+        ((self.0 >> 2) & 0xffff) * 8
+    }
+    /// The saved rbp's offset from the CFA in bytes, if the rule restores rbp.
+    #[inline]
+    fn bp_offset(self) -> Option<i64> {
+        let w = ((self.0 >> 18) & 0xffff) as u16;
+        (w != BP_KEPT).then_some(w as i16 as i64 * 8)
+    }
+}
+
+/// What one thread keeps: its rule cache, framehop's cache (for misses), and the
+/// table generation both were filled from.
 pub struct ThreadUnwind {
+    rules: Box<[RuleEntry]>,
     cache: Box<Cache>,
     generation: u64,
 }
@@ -68,6 +119,7 @@ pub struct ThreadUnwind {
 impl ThreadUnwind {
     pub fn new() -> ThreadUnwind {
         ThreadUnwind {
+            rules: vec![RuleEntry::default(); RULES].into_boxed_slice(),
             cache: Box::new(Cache::new_in()),
             generation: u64::MAX,
         }
@@ -78,6 +130,11 @@ impl Default for ThreadUnwind {
     fn default() -> Self {
         Self::new()
     }
+}
+
+#[inline]
+fn slot(address: u64) -> usize {
+    (address.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RULES.trailing_zeros())) as usize
 }
 
 /// glibc's load and unload counters, from the first module dl_iterate_phdr reports.
@@ -236,6 +293,103 @@ fn refresh(stale: Option<&'static Modules>) -> &'static Modules {
     result
 }
 
+/// Registers at a frame boundary: the return address and the caller's rsp and rbp.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Regs {
+    ra: u64,
+    sp: u64,
+    bp: u64,
+}
+
+/// Symbolic stack contents for deriving a rule: the word "at" `a` reads as `a ^ TAG`.
+const TAG: u64 = 0x5a5a_0000_0000_0000;
+const PROBE_SP: u64 = 0x1000_0000_0000;
+const PROBE_BP: u64 = 0x3000_0000_0000;
+
+/// Runs a packed rule: the caller's registers, or None at the end of the stack or
+/// when a read would leave [low, high) or the frame would not move up the stack.
+#[inline(always)]
+fn step(rule: Rule, r: Regs, read: &mut impl FnMut(u64) -> Option<u64>) -> Option<Regs> {
+    let base = match rule.base() {
+        BASE_SP => r.sp,
+        BASE_BP if r.bp != 0 => r.bp,
+        _ => return None,
+    };
+    let cfa = base.checked_add(rule.cfa_offset())?;
+    if cfa <= r.sp {
+        return None;
+    }
+    let ra = read(cfa - 8)?;
+    let bp = match rule.bp_offset() {
+        None => r.bp,
+        Some(off) => read(cfa.checked_add_signed(off)?)?,
+    };
+    (ra != 0).then_some(Regs { ra, sp: cfa, bp })
+}
+
+/// The rule framehop applies at return address `ra`, derived from a step on symbolic
+/// registers; None when it is not one a packed rule can say.
+fn derive(table: &Modules, cache: &mut Cache, ra: u64) -> Option<Rule> {
+    let frame = FrameAddress::from_return_address(ra)?;
+    let mut regs = UnwindRegsX86_64::new(ra, PROBE_SP, PROBE_BP);
+    let mut read = |a: u64| -> Result<u64, ()> { Ok(a ^ TAG) };
+    let next = match table.unwinder.unwind_frame(frame, &mut regs, cache, &mut read) {
+        Ok(Some(next)) => next,
+        Ok(None) => return Some(Rule(END)),
+        Err(_) => return None,
+    };
+    let sp = regs.sp();
+    let (base, offset) = if sp > PROBE_SP && sp < PROBE_SP + 0x8_0000 {
+        (BASE_SP, sp - PROBE_SP)
+    } else if sp > PROBE_BP && sp < PROBE_BP + 0x8_0000 {
+        (BASE_BP, sp - PROBE_BP)
+    } else {
+        return None;
+    };
+    if offset % 8 != 0 || next != (sp - 8) ^ TAG {
+        return None;
+    }
+    let bp = match regs.bp() {
+        PROBE_BP => None,
+        v => {
+            let at = (v ^ TAG) as i64 - sp as i64;
+            if at % 8 != 0 || at / 8 < i16::MIN as i64 + 1 || at / 8 > i16::MAX as i64 {
+                return None;
+            }
+            Some((at / 8) as i16)
+        }
+    };
+    Some(Rule::new(base, (offset / 8) as u16, bp))
+}
+
+/// A cache miss: framehop unwinds the frame at `r`; its rule is cached when a packed
+/// rule gives the same result. None ends the walk.
+#[cold]
+fn unwind_miss(
+    table: &Modules,
+    state: &mut ThreadUnwind,
+    r: Regs,
+    read: &mut impl FnMut(u64) -> Option<u64>,
+) -> Option<Regs> {
+    let frame = FrameAddress::from_return_address(r.ra)?;
+    let mut regs = UnwindRegsX86_64::new(r.ra, r.sp, r.bp);
+    let mut read_stack = |a: u64| read(a).ok_or(());
+    let real = match table.unwinder.unwind_frame(frame, &mut regs, &mut state.cache, &mut read_stack) {
+        Ok(Some(next)) => Some(Regs { ra: next, sp: regs.sp(), bp: regs.bp() }),
+        _ => None,
+    };
+    if let Some(rule) = derive(table, &mut state.cache, r.ra) {
+        let agrees = match rule.base() {
+            END => real.is_none(),
+            _ => step(rule, r, read) == real,
+        };
+        if agrees {
+            state.rules[slot(r.ra)] = RuleEntry { address: r.ra, rule: rule.0 };
+        }
+    }
+    real
+}
+
 /// Capture the stack from the hook trampoline's frame `fp` into `out`
 /// (innermost first); returns the frame count. Runs under the reentrancy guard.
 ///
@@ -254,12 +408,13 @@ pub unsafe fn walk(
     let generation = GENERATION.load(Ordering::Acquire);
     if state.generation != generation {
         *state.cache = Cache::new_in();
+        state.rules.fill(RuleEntry::default());
         state.generation = generation;
     }
     // SAFETY: the trampoline's frame: saved rbp, then the return address.
     let (ra, bp) = unsafe { (*((fp + 8) as *const u64), *(fp as *const u64)) };
     out[0] = ra;
-    if !table.is_executable(ra) {
+    if state.rules[slot(ra)].address != ra && !table.is_executable(ra) {
         table = refresh(Some(table));
         if !table.is_executable(ra) {
             // Code outside every module (generated at run time): only its address.
@@ -268,43 +423,65 @@ pub unsafe fn walk(
     }
     let low = fp as u64;
     let high = bounds.high as u64;
-    let mut read_stack = |address: u64| -> Result<u64, ()> {
+    let mut read = |address: u64| -> Option<u64> {
         if address < low || address & 7 != 0 || address.saturating_add(8) > high {
-            return Err(());
+            return None;
         }
         // SAFETY: inside this thread's stack, above the hook's own frame.
-        Ok(unsafe { *(address as *const u64) })
+        Some(unsafe { *(address as *const u64) })
     };
-    let mut regs = UnwindRegsX86_64::new(ra, fp as u64 + 16, bp);
+    let mut r = Regs { ra, sp: fp as u64 + 16, bp };
+    let mut entry = state.rules[slot(ra)];
     let mut n = 1;
-    let mut address = ra;
     while n < out.len() {
-        let Some(frame) = FrameAddress::from_return_address(address) else {
-            break;
-        };
-        let sp = regs.sp();
-        let next =
-            match table
-                .unwinder
-                .unwind_frame(frame, &mut regs, &mut state.cache, &mut read_stack)
-            {
-                Ok(Some(next)) => next,
+        let next = if entry.address == r.ra {
+            // The hot step: the packed rule, inline, in wrapping arithmetic (a wrapped
+            // CFA fails the checks below, as a CFA outside the stack does).
+            let rule = entry.rule;
+            let base = match rule & 3 {
+                BASE_SP => r.sp,
+                BASE_BP if r.bp != 0 => r.bp,
                 _ => break,
             };
-        // Callers live higher on the stack; a frame that does not move up is bogus.
-        if regs.sp() <= sp || regs.sp() > high {
-            break;
-        }
-        if !table.is_executable(next) {
+            let cfa = base.wrapping_add(((rule >> 2) & 0xffff) << 3);
+            if cfa <= r.sp || cfa > high || cfa & 7 != 0 {
+                break;
+            }
+            // SAFETY: low <= r.sp < cfa - 8 + 8 <= high, 8-aligned: inside the stack.
+            let ra = unsafe { *((cfa - 8) as *const u64) };
+            let off = ((rule >> 18) & 0xffff) as u16;
+            let bp = if off == BP_KEPT {
+                r.bp
+            } else {
+                let at = cfa.wrapping_add((off as i16 as i64 * 8) as u64);
+                if at < low || at > high - 8 || at & 7 != 0 {
+                    break;
+                }
+                // SAFETY: checked to lie inside the stack.
+                unsafe { *(at as *const u64) }
+            };
+            if ra == 0 {
+                break;
+            }
+            Regs { ra, sp: cfa, bp }
+        } else {
+            match unwind_miss(table, state, r, &mut read) {
+                Some(next) if next.sp > r.sp && next.sp <= high => next,
+                _ => break,
+            }
+        };
+        // A cached return address is known to be in an executable segment.
+        entry = state.rules[slot(next.ra)];
+        if entry.address != next.ra && !table.is_executable(next.ra) {
             let fresh = refresh(Some(table));
-            if core::ptr::eq(fresh, table) || !fresh.is_executable(next) {
+            if core::ptr::eq(fresh, table) || !fresh.is_executable(next.ra) {
                 break;
             }
             table = fresh;
         }
-        out[n] = next;
+        out[n] = next.ra;
         n += 1;
-        address = next;
+        r = next;
     }
     n
 }
