@@ -102,7 +102,7 @@ impl ThreadState {
             ]
             .into_boxed_slice(),
             block,
-            unwind: crate::unwind::ThreadUnwind::new(),
+            unwind: crate::unwind::ThreadUnwind::new(depth),
             last_alloc: 0,
         }))
     }
@@ -128,56 +128,46 @@ impl ThreadState {
     #[inline]
     fn current_node(&mut self, fp: usize) -> u32 {
         let old = self.previous_len;
-        let [a, b] = &mut self.frames;
-        let (cur, prev) = if self.previous == 0 {
-            (b, &*a)
-        } else {
-            (a, &*b)
-        };
-        let prev = &prev[..old];
-        // SAFETY: fp is the trampoline frame of the hook being run.
-        let same_prefix = |cur: &[u64], n: usize| {
-            cur[..n]
-                .iter()
-                .zip(prev)
-                .take_while(|(x, y)| x == y)
-                .count()
-        };
-        // SAFETY: fp is the trampoline frame of the hook being run.
-        let (n, equal) = unsafe {
-            match UNWIND.load(Ordering::Relaxed) {
-                UNWIND_AUTO => {
-                    let n = crate::unwind::walk(fp, self.bounds, &mut self.unwind, cur);
-                    (n, same_prefix(cur, n))
+        // Frames are innermost first; the path is outermost first. Keep the
+        // unchanged outer part of the previous path, look up only the rest; the
+        // same stack as last time (the common case) is the same node.
+        let (n, same) = match UNWIND.load(Ordering::Relaxed) {
+            // SAFETY: fp is the trampoline frame of the hook being run.
+            UNWIND_AUTO => unsafe { crate::unwind::walk(fp, self.bounds, &mut self.unwind) },
+            mode => {
+                let [a, b] = &mut self.frames;
+                let (cur, prev) = if self.previous == 0 { (b, &*a) } else { (a, &*b) };
+                let prev = &prev[..old];
+                // SAFETY: as above.
+                let n = unsafe {
+                    if mode == UNWIND_DWARF {
+                        stack::walk_dwarf(fp, cur)
+                    } else {
+                        stack::walk_frame_pointers(fp, self.bounds, cur, &[]).0
+                    }
+                };
+                let mut same = 0;
+                while same < n && same < old && cur[n - 1 - same] == prev[old - 1 - same] {
+                    same += 1;
                 }
-                UNWIND_DWARF => {
-                    let n = stack::walk_dwarf(fp, cur);
-                    (n, same_prefix(cur, n))
-                }
-                _ => stack::walk_frame_pointers(fp, self.bounds, cur, prev),
+                self.previous ^= 1;
+                (n, same)
             }
         };
-        if n == old && equal == n {
-            // The same stack as last time (the common case): same node.
+        if same == n && n == old {
             return if n == 0 { ROOT } else { self.path_nodes[n - 1] };
         }
-        // Frames are innermost first; the path is outermost first. Keep the
-        // unchanged outer part of the previous path, look up only the rest.
-        let mut same = 0;
-        while same < n && same < old && cur[n - 1 - same] == prev[old - 1 - same] {
-            same += 1;
-        }
-        let mut node = if same == 0 {
-            ROOT
-        } else {
-            self.path_nodes[same - 1]
-        };
+        self.previous_len = n;
+        let mut node = if same == 0 { ROOT } else { self.path_nodes[same - 1] };
         for i in same..n {
-            node = Self::child(&mut self.edges, node, cur[n - 1 - i]);
+            let ra = if UNWIND.load(Ordering::Relaxed) == UNWIND_AUTO {
+                self.unwind.captured()[n - 1 - i].ra
+            } else {
+                self.frames[self.previous][n - 1 - i]
+            };
+            node = Self::child(&mut self.edges, node, ra);
             self.path_nodes[i] = node;
         }
-        self.previous ^= 1;
-        self.previous_len = n;
         node
     }
 }
@@ -198,7 +188,7 @@ extern "C" fn thread_exit(p: *mut c_void) {
 
 /// This thread's state, created on first use. None for a thread that has
 /// ended (its destructor ran) or when no memory is left.
-#[inline]
+#[inline(always)]
 fn thread_state(tls: &Tls) -> Option<&'static mut ThreadState> {
     let p = tls.state.get() as *mut ThreadState;
     if !p.is_null() && p != DEAD {

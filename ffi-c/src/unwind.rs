@@ -86,6 +86,8 @@ const BASE_SP: u64 = 1;
 const BASE_BP: u64 = 2;
 const END: u64 = 3;
 const BP_KEPT: u16 = 0x8000;
+/// The frame-pointer rule packed: CFA = rbp + 16, the caller's rbp at CFA - 16.
+const FRAME_POINTER_RULE: u64 = BASE_BP | 2 << 2 | ((-2i16 as u16) as u64) << 18;
 
 impl Rule {
     fn new(base: u64, cfa_words: u16, bp_words: Option<i16>) -> Rule {
@@ -108,32 +110,56 @@ impl Rule {
     }
 }
 
-/// What one thread keeps: its rule cache, framehop's cache (for misses), and the
-/// table generation both were filled from.
+/// One captured frame: its return address and the caller's rsp and rbp there, and
+/// the stack word read for that rbp (0: rbp was not restored; `UNKNOWN`: framehop
+/// computed the frame and the words it read are not known).
+#[derive(Clone, Copy, Default, Debug)]
+#[repr(C)]
+pub struct FrameRec {
+    pub ra: u64,
+    sp: u64,
+    bp: u64,
+    slot: u64,
+}
+
+const UNKNOWN: u64 = u64::MAX;
+
+/// What one thread keeps: its rule cache, framehop's cache (for misses), the table
+/// generation both were filled from, and its last two captures (the last one, and the
+/// buffer of the next).
 pub struct ThreadUnwind {
-    rules: Box<[RuleEntry]>,
+    rules: Box<[RuleEntry; RULES]>,
     cache: Box<Cache>,
     generation: u64,
+    frames: [Box<[FrameRec]>; 2],
+    /// Which buffer holds the last capture, and its length.
+    last: usize,
+    last_len: usize,
 }
 
 impl ThreadUnwind {
-    pub fn new() -> ThreadUnwind {
+    /// A thread's unwinder for captures of at most `depth` frames.
+    pub fn new(depth: usize) -> ThreadUnwind {
         ThreadUnwind {
-            rules: vec![RuleEntry::default(); RULES].into_boxed_slice(),
+            rules: Box::new([RuleEntry { address: 0, rule: 0 }; RULES]),
             cache: Box::new(Cache::new_in()),
             generation: u64::MAX,
+            frames: [vec![FrameRec::default(); depth].into_boxed_slice(), vec![FrameRec::default(); depth].into_boxed_slice()],
+            last: 0,
+            last_len: 0,
         }
     }
-}
 
-impl Default for ThreadUnwind {
-    fn default() -> Self {
-        Self::new()
+    /// The last capture, innermost first.
+    #[inline]
+    pub fn captured(&self) -> &[FrameRec] {
+        &self.frames[self.last][..self.last_len]
     }
 }
 
-#[inline]
+#[inline(always)]
 fn slot(address: u64) -> usize {
+    // Below RULES by construction, so indexing `rules` needs no bounds check.
     (address.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RULES.trailing_zeros())) as usize
 }
 
@@ -363,62 +389,97 @@ fn derive(table: &Modules, cache: &mut Cache, ra: u64) -> Option<Rule> {
 }
 
 /// A cache miss: framehop unwinds the frame at `r`; its rule is cached when a packed
-/// rule gives the same result. None ends the walk.
+/// rule gives the same result. None ends the walk; beside the caller's registers, the
+/// stack word their rbp was read from (as `FrameRec::slot`).
 #[cold]
 fn unwind_miss(
     table: &Modules,
-    state: &mut ThreadUnwind,
+    rules: &mut [RuleEntry; RULES],
+    cache: &mut Cache,
     r: Regs,
     read: &mut impl FnMut(u64) -> Option<u64>,
-) -> Option<Regs> {
+) -> Option<(Regs, u64)> {
     let frame = FrameAddress::from_return_address(r.ra)?;
     let mut regs = UnwindRegsX86_64::new(r.ra, r.sp, r.bp);
     let mut read_stack = |a: u64| read(a).ok_or(());
-    let real = match table.unwinder.unwind_frame(frame, &mut regs, &mut state.cache, &mut read_stack) {
+    let real = match table.unwinder.unwind_frame(frame, &mut regs, cache, &mut read_stack) {
         Ok(Some(next)) => Some(Regs { ra: next, sp: regs.sp(), bp: regs.bp() }),
         _ => None,
     };
-    if let Some(rule) = derive(table, &mut state.cache, r.ra) {
+    let mut slot_read = UNKNOWN;
+    if let Some(rule) = derive(table, cache, r.ra) {
         let agrees = match rule.base() {
             END => real.is_none(),
             _ => step(rule, r, read) == real,
         };
         if agrees {
-            state.rules[slot(r.ra)] = RuleEntry { address: r.ra, rule: rule.0 };
+            rules[slot(r.ra)] = RuleEntry { address: r.ra, rule: rule.0 };
+            if let Some(next) = real {
+                slot_read = rule.bp_offset().map_or(0, |off| next.sp.wrapping_add_signed(off));
+            }
         }
     }
-    real
+    real.map(|r| (r, slot_read))
 }
 
-/// Capture the stack from the hook trampoline's frame `fp` into `out`
-/// (innermost first); returns the frame count. Runs under the reentrancy guard.
+/// Whether the stack still holds what the frames `rest` of an earlier capture read
+/// to be unwound (their return addresses and restored rbps), so the walk from the
+/// frame before them would find them again.
+#[inline]
+fn still_there(rest: &[FrameRec]) -> bool {
+    rest.iter().all(|f| {
+        // SAFETY: words of this thread's stack read by an earlier walk, above the
+        // frame the current walk has reached (so above its hook's frame).
+        f.slot != UNKNOWN
+            && unsafe { *((f.sp - 8) as *const u64) } == f.ra
+            && (f.slot == 0 || unsafe { *(f.slot as *const u64) } == f.bp)
+    })
+}
+
+/// Capture the stack from the hook trampoline's frame `fp` (at most the depth the
+/// state was made for), innermost first, into the state's next buffer, which becomes
+/// its last capture. Returns (frames, how many outermost frames equal the previous
+/// capture's). Runs under the reentrancy guard.
+///
+/// Incremental: when a frame has the registers of a frame of the previous capture
+/// (same rsp, rbp and return address) and the stack still holds every word the
+/// previous walk read beyond it (`still_there`), the rest of the walk would repeat
+/// the previous one: it is copied instead (deep recursions allocate from the same
+/// frames again and again). A stack too deep for the depth is always walked.
 ///
 /// # Safety
 /// `fp` must be the frame the hook trampoline pushed.
-pub unsafe fn walk(
-    fp: usize,
-    bounds: StackBounds,
-    state: &mut ThreadUnwind,
-    out: &mut [u64],
-) -> usize {
-    if out.is_empty() {
-        return 0;
+pub unsafe fn walk(fp: usize, bounds: StackBounds, state: &mut ThreadUnwind) -> (usize, usize) {
+    let ThreadUnwind { rules, cache, generation, frames, last, last_len } = state;
+    let (prev, out) = match frames {
+        [a, b] if *last == 0 => (&a[..*last_len], &mut b[..]),
+        [a, b] => (&b[..*last_len], &mut a[..]),
+    };
+    let depth = out.len();
+    if depth == 0 {
+        return (0, 0);
     }
     let mut table = modules();
-    let generation = GENERATION.load(Ordering::Acquire);
-    if state.generation != generation {
-        *state.cache = Cache::new_in();
-        state.rules.fill(RuleEntry::default());
-        state.generation = generation;
+    let current = GENERATION.load(Ordering::Acquire);
+    if *generation != current {
+        **cache = Cache::new_in();
+        rules.fill(RuleEntry::default());
+        *generation = current;
     }
     // SAFETY: the trampoline's frame: saved rbp, then the return address.
     let (ra, bp) = unsafe { (*((fp + 8) as *const u64), *(fp as *const u64)) };
-    out[0] = ra;
-    if state.rules[slot(ra)].address != ra && !table.is_executable(ra) {
+    let mut r = Regs { ra, sp: fp as u64 + 16, bp };
+    out[0] = FrameRec { ra, sp: r.sp, bp, slot: 0 };
+    let mut n = 1;
+    let mut same = 0;
+    let mut entry = rules[slot(ra)];
+    if entry.address != ra && !table.is_executable(ra) {
         table = refresh(Some(table));
         if !table.is_executable(ra) {
             // Code outside every module (generated at run time): only its address.
-            return 1;
+            *last ^= 1;
+            *last_len = 1;
+            return (1, 0);
         }
     }
     let low = fp as u64;
@@ -430,48 +491,81 @@ pub unsafe fn walk(
         // SAFETY: inside this thread's stack, above the hook's own frame.
         Some(unsafe { *(address as *const u64) })
     };
-    let mut r = Regs { ra, sp: fp as u64 + 16, bp };
-    let mut entry = state.rules[slot(ra)];
-    let mut n = 1;
-    while n < out.len() {
-        let next = if entry.address == r.ra {
+    // The previous capture's frames are searched by rsp, which grows along a walk.
+    let incremental = prev.len() < depth;
+    let mut j = 0;
+    loop {
+        if incremental {
+            while j < prev.len() && prev[j].sp < r.sp {
+                j += 1;
+            }
+            if j < prev.len() {
+                let p = &prev[j];
+                let rest = prev.len() - j - 1;
+                if p.sp == r.sp && p.ra == r.ra && p.bp == r.bp && n + rest <= depth && still_there(&prev[j + 1..]) {
+                    out[n..n + rest].copy_from_slice(&prev[j + 1..]);
+                    n += rest;
+                    same = rest + 1;
+                    break;
+                }
+            }
+        }
+        if n >= depth {
+            break;
+        }
+        let (next, slot_read) = if entry.address == r.ra {
             // The hot step: the packed rule, inline, in wrapping arithmetic (a wrapped
             // CFA fails the checks below, as a CFA outside the stack does).
             let rule = entry.rule;
-            let base = match rule & 3 {
-                BASE_SP => r.sp,
-                BASE_BP if r.bp != 0 => r.bp,
-                _ => break,
-            };
-            let cfa = base.wrapping_add(((rule >> 2) & 0xffff) << 3);
-            if cfa <= r.sp || cfa > high || cfa & 7 != 0 {
-                break;
-            }
-            // SAFETY: low <= r.sp < cfa - 8 + 8 <= high, 8-aligned: inside the stack.
-            let ra = unsafe { *((cfa - 8) as *const u64) };
-            let off = ((rule >> 18) & 0xffff) as u16;
-            let bp = if off == BP_KEPT {
-                r.bp
-            } else {
-                let at = cfa.wrapping_add((off as i16 as i64 * 8) as u64);
-                if at < low || at > high - 8 || at & 7 != 0 {
+            if rule == FRAME_POINTER_RULE {
+                // The frame-pointer rule, most frames of code that keeps them:
+                // [rbp] is the caller's rbp, [rbp + 8] the return address.
+                let bp = r.bp;
+                if bp <= r.sp.wrapping_sub(16) || bp > high - 16 || bp & 7 != 0 {
                     break;
                 }
-                // SAFETY: checked to lie inside the stack.
-                unsafe { *(at as *const u64) }
-            };
-            if ra == 0 {
-                break;
+                // SAFETY: r.sp < bp + 16 <= high, 8-aligned: inside the stack.
+                let (caller_bp, ra) = unsafe { (*(bp as *const u64), *((bp + 8) as *const u64)) };
+                if ra == 0 {
+                    break;
+                }
+                (Regs { ra, sp: bp + 16, bp: caller_bp }, bp)
+            } else {
+                let base = match rule & 3 {
+                    BASE_SP => r.sp,
+                    BASE_BP if r.bp != 0 => r.bp,
+                    _ => break,
+                };
+                let cfa = base.wrapping_add(((rule >> 2) & 0xffff) << 3);
+                if cfa <= r.sp || cfa > high || cfa & 7 != 0 {
+                    break;
+                }
+                // SAFETY: low <= r.sp < cfa - 8 + 8 <= high, 8-aligned: inside the stack.
+                let ra = unsafe { *((cfa - 8) as *const u64) };
+                let off = ((rule >> 18) & 0xffff) as u16;
+                let (bp, at) = if off == BP_KEPT {
+                    (r.bp, 0)
+                } else {
+                    let at = cfa.wrapping_add((off as i16 as i64 * 8) as u64);
+                    if at < low || at > high - 8 || at & 7 != 0 {
+                        break;
+                    }
+                    // SAFETY: checked to lie inside the stack.
+                    (unsafe { *(at as *const u64) }, at)
+                };
+                if ra == 0 {
+                    break;
+                }
+                (Regs { ra, sp: cfa, bp }, at)
             }
-            Regs { ra, sp: cfa, bp }
         } else {
-            match unwind_miss(table, state, r, &mut read) {
-                Some(next) if next.sp > r.sp && next.sp <= high => next,
+            match unwind_miss(table, rules, cache, r, &mut read) {
+                Some((next, at)) if next.sp > r.sp && next.sp <= high => (next, at),
                 _ => break,
             }
         };
         // A cached return address is known to be in an executable segment.
-        entry = state.rules[slot(next.ra)];
+        entry = rules[slot(next.ra)];
         if entry.address != next.ra && !table.is_executable(next.ra) {
             let fresh = refresh(Some(table));
             if core::ptr::eq(fresh, table) || !fresh.is_executable(next.ra) {
@@ -479,11 +573,13 @@ pub unsafe fn walk(
             }
             table = fresh;
         }
-        out[n] = next.ra;
+        out[n] = FrameRec { ra: next.ra, sp: next.sp, bp: next.bp, slot: slot_read };
         n += 1;
         r = next;
     }
-    n
+    *last ^= 1;
+    *last_len = n;
+    (n, same)
 }
 
 #[cfg(test)]
@@ -505,9 +601,13 @@ mod tests {
         // A frame shaped like the hook trampoline's: [saved rbp, return address].
         let frame: [u64; 2] = [0, capture as *const () as u64 + 1];
         std::hint::black_box(&frame);
-        let mut state = ThreadUnwind::new();
+        let mut state = ThreadUnwind::new(out.len());
         let bounds = crate::stack::current_bounds();
-        unsafe { walk(frame.as_ptr() as usize, bounds, &mut state, out) }
+        let (n, _) = unsafe { walk(frame.as_ptr() as usize, bounds, &mut state) };
+        for (o, f) in out.iter_mut().zip(state.captured()) {
+            *o = f.ra;
+        }
+        n
     }
 
     #[test]
