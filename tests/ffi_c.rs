@@ -1020,6 +1020,29 @@ fn peak_temporary_allocations_and_rate_are_known_by_construction() {
     );
 }
 
+#[test]
+fn a_peak_of_a_millisecond_is_exact_with_its_paths() {
+    // spike.c holds 100 MiB for 1 ms, a tenth of the sampling period: the peak comes
+    // from the live bytes kept exactly, its contexts from the snapshot taken at the
+    // first free after it.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "spike", &[], CFLAGS);
+    for unwind in ["auto", "fp"] {
+        let o = run(dir.path(), &exe, &[], &[("MPROF_UNWIND", unwind)], true);
+        assert_ok(&o);
+        let p = read_profile(&dir.path().join("mprof.out"));
+        let peak = p.samples.iter().map(|s| s.live_bytes).max().unwrap();
+        assert_eq!(peak, 64 + 100 * (1 << 20), "{unwind}");
+        let report = render_report(&p, &ReportOptions::default());
+        assert!(report.contains(&format!("peak {peak} live bytes at")), "{report}");
+        assert!(p.metadata.iter().all(|(k, _)| k != "memory at peak"), "the snapshot is of the peak itself: {:?}", p.metadata);
+        let r = reduced(&p);
+        assert_eq!(figure(&r, "memory at peak", &["main", "spike"]), (100, 100 << 20), "{unwind}");
+        assert_eq!(figure(&r, "memory at peak", &["main"]), (1, 64));
+        assert_eq!(figure_total(&r, "memory at peak"), (101, peak));
+    }
+}
+
 /// (blocks, bytes) of a leak class: from our metadata ("N blocks, B bytes").
 fn leak_class(p: &Profile, key: &str) -> (u64, u64) {
     let v = metadata(p, key);

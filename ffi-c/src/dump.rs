@@ -166,26 +166,36 @@ pub fn build_profile() -> Profile {
     }
     let overall = totals.overall();
     profile.samples = crate::samples::for_profile(&totals.bins);
-    // The peak's contexts: those of the sample that set it, unless the sample
-    // taken now (the series' last) is as high. A peak sampled while snapshots
-    // were spaced out keeps an earlier snapshot: say which.
-    let highest = profile
-        .samples
-        .iter()
-        .map(|s| s.live_bytes)
-        .max()
-        .unwrap_or(0);
-    let (snap_live, snap_ns, snap_nodes) = crate::samples::peak();
-    let peak_nodes = if overall[1].saturating_sub(overall[3]) >= highest {
+    // The true peak (`peak`): the highest live bytes there ever were, unless now is
+    // as high; its contexts are those of the last snapshot, taken when the peak grew,
+    // or the final state when that is the peak.
+    let now = overall[1].saturating_sub(overall[3]);
+    let (peak, peak_ns, peak_allocated) = crate::peak::peak();
+    let peak_nodes = if now >= peak {
         crate::samples::live_by_node(&totals)
     } else {
-        if snap_live < highest {
+        let (snap_live, snap_ns, snap_nodes) = crate::peak::snapshot();
+        if let Some(at) = profile.samples.iter().position(|s| s.time_ns > peak_ns)
+            && profile.samples.iter().all(|s| s.live_bytes < peak)
+        {
+            // The peak itself as a point of the series (its categories in the
+            // proportions of the nearest sample before it).
+            let near = profile.samples[at.saturating_sub(1)];
+            let mut sample = mprof_engine::Sample { time_ns: peak_ns, live_bytes: peak, allocated_bytes: peak_allocated, ..near };
+            let split: u64 = near.live_by_category.iter().sum();
+            for (c, n) in sample.live_by_category.iter_mut().zip(near.live_by_category) {
+                *c = if split == 0 { 0 } else { (n as u128 * peak as u128 / split as u128) as u64 };
+            }
+            profile.samples.insert(at, sample);
+        }
+        if snap_live < peak {
             set_metadata(
                 &mut profile,
                 "memory at peak",
                 &format!(
-                    "contexts of the sample at {:.3} s ({snap_live} live bytes), the highest with a per-context snapshot",
-                    snap_ns as f64 / 1e9
+                    "contexts at {:.3} s ({snap_live} live bytes), the last snapshot before the peak of {peak} bytes at {:.3} s",
+                    snap_ns as f64 / 1e9,
+                    peak_ns as f64 / 1e9
                 ),
             );
         }

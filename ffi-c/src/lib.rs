@@ -39,6 +39,7 @@ pub mod leaks;
 pub mod live;
 pub mod lock;
 pub mod modules;
+pub mod peak;
 pub mod real;
 pub mod runtime;
 pub mod samples;

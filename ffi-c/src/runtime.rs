@@ -77,6 +77,8 @@ pub struct ThreadState {
     /// The block this thread allocated last, until it allocates another:
     /// freeing it then makes it a temporary allocation.
     last_alloc: usize,
+    /// Its unflushed changes of live bytes (the true peak: `peak`).
+    peak: crate::peak::Deltas,
 }
 
 impl ThreadState {
@@ -104,6 +106,7 @@ impl ThreadState {
             block,
             unwind: crate::unwind::ThreadUnwind::new(depth),
             last_alloc: 0,
+            peak: crate::peak::Deltas::new(),
         }))
     }
 
@@ -177,7 +180,8 @@ extern "C" fn thread_exit(p: *mut c_void) {
         let was = tls.guard.replace(true);
         if !p.is_null() && p != DEAD as *mut c_void {
             // SAFETY: p is the Box we leaked in `thread_state`.
-            let ts = unsafe { Box::from_raw(p as *mut ThreadState) };
+            let mut ts = unsafe { Box::from_raw(p as *mut ThreadState) };
+            crate::peak::flush(&mut ts.peak, false);
             cct::release_block(ts.block);
             drop(ts);
         }
@@ -271,6 +275,7 @@ fn start(tls: &Tls) -> u8 {
     }
     crate::endings::install(signal);
     crate::samples::restart();
+    crate::peak::restart();
     tls.guard.set(was);
     STATE.store(ACTIVE, Ordering::Release);
     ACTIVE
@@ -305,9 +310,11 @@ extern "C" fn before_fork() {
     ERRORS.raw().lock();
     BASELINE.raw().lock();
     crate::samples::lock_for_fork();
+    crate::peak::lock_for_fork();
 }
 
 extern "C" fn after_fork_parent() {
+    crate::peak::unlock_after_fork();
     crate::samples::unlock_after_fork();
     BASELINE.raw().unlock();
     ERRORS.raw().unlock();
@@ -333,6 +340,7 @@ extern "C" fn after_fork_child() {
         let was = tls.guard.replace(true);
         cct::release_all_but(thread_state(tls).map(|ts| ts.block));
         crate::samples::restart();
+        crate::peak::restart();
         tls.guard.set(was);
     });
     crate::endings::after_fork_child();
@@ -346,6 +354,7 @@ pub fn reset() {
         BASELINE.with(|b| *b = Some(snapshot));
         ERRORS.with(Vec::clear);
         crate::samples::restart();
+        crate::peak::restart();
     });
 }
 
@@ -389,8 +398,14 @@ fn count_alloc(ts: Option<&mut ThreadState>, node: u32, size: u64, user: usize) 
         Some(ts) => {
             ts.block.record_alloc(node, size);
             ts.last_alloc = user;
+            if ts.peak.alloc(size) {
+                crate::peak::flush(&mut ts.peak, false);
+            }
         }
-        None => cct::with_orphan_block(|b| b.record_alloc(node, size)),
+        None => {
+            cct::with_orphan_block(|b| b.record_alloc(node, size));
+            crate::peak::count_orphan(size, true);
+        }
     }
 }
 
@@ -400,7 +415,15 @@ fn count_free(tls: &Tls, guarded: bool, h: &Header, user: usize) {
         return;
     }
     if !guarded && let Some(ts) = thread_state(tls) {
+        if ts.peak.before_free() {
+            // Maybe just after a new peak: flushed (and the contexts snapshotted)
+            // before this free is counted.
+            crate::peak::flush(&mut ts.peak, true);
+        }
         ts.block.record_free(h.node, h.size);
+        if ts.peak.free(h.size) {
+            crate::peak::flush(&mut ts.peak, false);
+        }
         if ts.last_alloc == user {
             ts.block.record_temporary(h.node, h.size);
             ts.last_alloc = 0;
@@ -408,6 +431,7 @@ fn count_free(tls: &Tls, guarded: bool, h: &Header, user: usize) {
         return;
     }
     cct::with_orphan_block(|b| b.record_free(h.node, h.size));
+    crate::peak::count_orphan(h.size, false);
 }
 
 /// glibc block for `size` user bytes at alignment `1 << shift` (shift >= 4).
