@@ -1135,6 +1135,59 @@ fn leaks_are_classified_as_memcheck_classifies_them() {
         assert_eq!(records.get(&(class.to_string(), path)).copied(), Some(want), "{class}: {records:?}");
     }
     assert_eq!(records.len(), per_context.len(), "{records:?}");
+    // Every row's allocation site is the line memcheck's stack names for it: the
+    // rows of each class, split by site, are memcheck's loss records.
+    let sites = valgrind_sites(&summary);
+    for (class, path, _) in per_context {
+        let names: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+        let theirs: std::collections::BTreeMap<String, (u64, u64)> =
+            sites.iter().filter(|(k, _)| k.0 == class && k.1 == names).map(|(k, v)| (k.2.clone(), *v)).collect();
+        let ours: std::collections::BTreeMap<String, (u64, u64)> = figure_paths(&r, class)
+            .iter()
+            .filter(|p| p.steps.iter().map(|s| s.name.as_str()).eq(path.iter().copied()))
+            .map(|p| (p.site().expect("a site"), (p.kept_allocs, p.kept_bytes)))
+            .collect();
+        assert!(!ours.is_empty());
+        assert_eq!(ours, theirs, "{class} {names:?}");
+    }
+    let report = render_report(&p, &ReportOptions::default());
+    assert!(report.contains("> keep (leaks.c:"), "{report}");
+}
+
+/// memcheck's loss records by class, stack (functions outermost first) and allocation
+/// site (`file.c:123`, the first caller of the allocator): (blocks, bytes), a definitely
+/// lost record's own bytes being its "direct" ones.
+fn valgrind_sites(text: &str) -> std::collections::HashMap<(String, Vec<String>, String), (u64, u64)> {
+    let mut out = std::collections::HashMap::new();
+    let lines: Vec<&str> = text.lines().map(|l| l.split_once("== ").map_or(l, |(_, r)| r).trim()).collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some((head, class)) = line.split_once(" blocks are ") else { continue };
+        let Some(class) = class.split(" in loss record").next() else { continue };
+        let num = |w: &str| w.replace(',', "").parse::<u64>().ok();
+        let words: Vec<&str> = head.split_whitespace().collect();
+        let blocks = words.last().and_then(|w| num(w)).expect(line);
+        let bytes = match head.split_once(" direct,") {
+            Some((before, _)) => before.rsplit(['(', ' ']).next().and_then(num),
+            None => words.first().and_then(|w| num(w)),
+        }
+        .expect(line);
+        let frames: Vec<(String, String)> = lines[i + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("at ") || l.starts_with("by "))
+            .skip(1)
+            .filter_map(|l| {
+                let (_, f) = l.split_once(": ")?;
+                let (name, at) = f.split_once(" (")?;
+                Some((name.to_string(), at.trim_end_matches(')').to_string()))
+            })
+            .collect();
+        let Some(site) = frames.first().map(|f| f.1.clone()) else { continue };
+        let path: Vec<String> = frames.iter().rev().map(|f| f.0.clone()).collect();
+        let slot = out.entry((class.to_string(), path, site)).or_insert((0, 0));
+        slot.0 += blocks;
+        slot.1 += bytes;
+    }
+    out
 }
 
 /// memcheck's LEAK SUMMARY for `exe` (run in `dir` without the library), or None
