@@ -17,7 +17,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::model::{FuncId, HeapErrorKind};
+use crate::model::{FuncId, HeapErrorKind, NodeId};
 use crate::profile::{Counters, Profile};
 use crate::scheme::Language;
 
@@ -85,10 +85,9 @@ pub struct PathStep {
     pub name: String,
     /// Present when call sites are distinguished and the site is known (in a C
     /// profile always for the path's last step when debug information gives its
-    /// line: the line that called the allocator).
+    /// file: the line that called the allocator).
     pub call_site: Option<u64>,
-    /// C profiles: the function's source file, whose lines the call sites are (a C
-    /// step has a call site only with its file).
+    /// C profiles: the function's source file, whose lines the call sites are.
     pub file: Option<String>,
 }
 
@@ -585,12 +584,13 @@ type PathKey = (Vec<(u32, u64)>, bool);
 fn partial_key(p: &Profile, node: usize, options: &ReduceOptions) -> PathKey {
     let mut key = Vec::with_capacity(options.path_depth);
     let mut at = node;
-    // A C profile's call sites are source lines: its paths always end at the line
-    // that called the allocator.
+    // A C profile's call sites are source lines: its paths end at the line that
+    // called the allocator, where the function's file is known.
     let mut site = options.call_sites || p.language == Language::C;
     while at != 0 && key.len() < options.path_depth {
         let n = &p.nodes[at];
-        key.push((n.func.0, if site { n.call_site } else { 0 }));
+        let lines = options.call_sites || p.function_of(NodeId(at as u32)).is_some_and(|f| f.file.is_some());
+        key.push((n.func.0, if site && lines { n.call_site } else { 0 }));
         site = options.call_sites;
         at = n.parent.map_or(0, |x| x.0 as usize);
     }
@@ -602,13 +602,11 @@ fn steps_of(p: &Profile, key: &[(u32, u64)]) -> Vec<PathStep> {
     key.iter()
         .map(|&(f, site)| {
             let info = p.functions.get(f as usize);
-            // A C call site is a line of the function's file: without the file, none.
-            let file = if p.language == Language::C { info.and_then(|i| i.file.clone()) } else { None };
-            let known = site != 0 && (p.language != Language::C || file.is_some());
             PathStep {
                 name: info.map_or_else(|| "?".to_string(), |i| i.name.clone()),
-                call_site: known.then_some(site),
-                file,
+                call_site: (site != 0).then_some(site),
+                // A C call site is a line of the function's file.
+                file: if p.language == Language::C { info.and_then(|i| i.file.clone()) } else { None },
             }
         })
         .collect()
