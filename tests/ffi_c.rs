@@ -1227,6 +1227,28 @@ fn blocks_never_written_are_definitely_lost_as_memcheck_says() {
     assert_eq!(ours, theirs, "{summary}");
 }
 
+#[test]
+fn the_leak_gate_sets_the_exit_status_after_suppressions() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "uninit", &[], CFLAGS);
+    let gate = [("MPROF_LEAK_EXITCODE", "23")];
+    let o = run(dir.path(), &exe, &[], &gate, true);
+    assert_eq!(o.status.code(), Some(23), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("3000 bytes definitely lost"));
+    assert_eq!(leak_class(&read_profile(&dir.path().join("mprof.out")), "definitely lost"), (3, 3000), "the file is written first");
+    // Suppressed, the same leaks pass the gate (and the report counts them apart).
+    let o = run(dir.path(), &exe, &[], &[gate[0], ("MPROF_SUPPRESS", "lose_*"), ("MPROF_OUT", "s.out")], true);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(leak_class(&read_profile(&dir.path().join("s.out")), "suppressed"), (3, 3000));
+    // A program whose blocks are all freed passes.
+    let clean = compile(dir.path(), "spike", &[], CFLAGS);
+    let o = run(dir.path(), &clean, &[], &gate, true);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    // Without the variable the status is the program's own.
+    let o = run(dir.path(), &exe, &[], &[], true);
+    assert_eq!(o.status.code(), Some(0));
+}
+
 /// memcheck's loss records ("B bytes in N blocks are <class> in loss record", then the
 /// stack: `at` the allocator, `by` its callers), as (class, functions outermost first)
 /// -> (blocks, bytes); a definitely lost record's own bytes are its "direct" ones.

@@ -94,7 +94,8 @@ pub fn decide(code: i32, lost: impl Iterator<Item = (u32, u64)>, parent_of: &[u3
     if bytes > 0 {
         STATUS.store(code, Ordering::Release);
         eprintln!(
-            "mprof: {bytes} bytes definitely lost in {contexts} calling contexts: exit status {code} (MPROF_LEAK_EXITCODE); `mprof report` on the profile shows where"
+            "mprof: {bytes} bytes definitely lost ({contexts} calling context{}): exit status {code} (MPROF_LEAK_EXITCODE); `mprof report` on the profile shows where",
+            if contexts == 1 { "" } else { "s" }
         );
     }
 }

@@ -171,6 +171,10 @@ enum Command {
         /// Function-name patterns whose leaks are not reported (MPROF_SUPPRESS).
         #[arg(long, value_name = "PATTERNS")]
         suppress: Option<String>,
+        /// Exit with status N when definitely lost bytes remain after suppressions, as
+        /// valgrind's --error-exitcode (MPROF_LEAK_EXITCODE; 1 to 255).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..))]
+        leak_exitcode: Option<u8>,
         /// The program and its arguments.
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM")]
         command: Vec<std::ffi::OsString>,
@@ -517,12 +521,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Command::Run { library, output, follow_children, depth, unwind, dump_signal, suppress, command } = cli.command {
+    if let Command::Run { library, output, follow_children, depth, unwind, dump_signal, suppress, leak_exitcode, command } =
+        cli.command
+    {
         let settings = [
             ("MPROF_DEPTH", depth.map(|d| d.to_string())),
             ("MPROF_UNWIND", unwind),
             ("MPROF_DUMP_SIGNAL", dump_signal),
             ("MPROF_SUPPRESS", suppress),
+            ("MPROF_LEAK_EXITCODE", leak_exitcode.map(|n| n.to_string())),
         ]
         .into_iter()
         .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
