@@ -465,7 +465,7 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Export { file, format, output, kind, value } => {
             let (p, value) = select(load(&file)?, &file, kind, value)?;
-            let bytes = match format {
+            match format {
                 // Streamed: folded text grows with the sum of the stacks' depths.
                 FormatArg::Folded => {
                     p.validate().map_err(|e| format!("{}: {e}", file.display()))?;
@@ -480,11 +480,16 @@ fn run(cli: Cli) -> Result<(), String> {
                     })
                     .map_err(|e| format!("{}: {e}", file.display()));
                 }
-                FormatArg::Pprof if kind == KindArg::Time => formats::pprof_time_gz(&p),
-                FormatArg::Pprof => formats::pprof_gz(&p),
-            }
-            .map_err(|e| format!("{}: {e}", file.display()))?;
-            emit(output.as_deref(), &bytes)
+                // Streamed: a sample carries its whole stack, so the message is as long
+                // as the sum of the stacks' depths.
+                FormatArg::Pprof => {
+                    return stream(output.as_deref(), |w| match kind {
+                        KindArg::Time => formats::pprof_time_gz_to(&p, w),
+                        KindArg::Memory => formats::pprof_gz_to(&p, w),
+                    })
+                    .map_err(|e| format!("{}: {e}", file.display()));
+                }
+            };
         }
     }
 }
