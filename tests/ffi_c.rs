@@ -1228,6 +1228,36 @@ fn blocks_never_written_are_definitely_lost_as_memcheck_says() {
 }
 
 #[test]
+fn a_binary_that_changed_or_vanished_since_the_run_is_named_and_shown_by_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "widgets", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &["100"], &[], true);
+    assert_ok(&o);
+    let raw = std::fs::read(dir.path().join("mprof.out")).unwrap();
+    let symbolize = || {
+        let p = Profile::read(&raw).unwrap();
+        mprof_symbolize::symbolize(p, &mprof_symbolize::Options::default())
+    };
+    let named = symbolize();
+    assert!(named.functions.iter().any(|f| f.name == "make_red_widget"));
+    assert!(named.metadata.iter().all(|(k, _)| k != "symbols"));
+    // Rebuilt from another source: another build id, so never read for this profile.
+    let other = dir.path().join("other.c");
+    std::fs::write(&other, "int main(void) { return 0; }\n").unwrap();
+    assert!(Command::new("gcc").args(["-g", "-o"]).arg(&exe).arg(&other).status().unwrap().success());
+    for why in ["changed since the run (build id differs)", "vanished since the run"] {
+        let p = symbolize();
+        let symbols = p.metadata.iter().find(|(k, _)| k == "symbols").map(|(_, v)| v.as_str()).unwrap_or("");
+        assert!(symbols.contains(why) && symbols.contains(&exe.display().to_string()), "{symbols}");
+        assert!(p.functions.iter().all(|f| !f.name.starts_with("make_")), "{:?}", p.functions);
+        let r = reduced(&p);
+        let leak = r.kept_paths.iter().find(|k| k.kept_bytes == printed(&o, "red") * 204).expect("the red widgets' row");
+        assert!(leak.complete && leak.steps.iter().all(|s| s.name.starts_with("widgets+0x")), "{:?}", leak.steps);
+        std::fs::remove_file(&exe).ok();
+    }
+}
+
+#[test]
 fn the_leak_gate_sets_the_exit_status_after_suppressions() {
     let dir = tempfile::tempdir().unwrap();
     let exe = compile(dir.path(), "uninit", &[], CFLAGS);

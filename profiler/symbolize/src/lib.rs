@@ -64,7 +64,7 @@ pub fn symbolize(p: Profile, options: &Options) -> Profile {
         let mut at = mapped[node.parent.map_or(0, |x| x.0 as usize)];
         let address = raw.get(&node.func).copied();
         let own_counts = node.counters.iter().any(|c| !c.is_zero());
-        if at == 0 && !own_counts && address.is_some_and(|a| startup(&mut modules, a, global)) {
+        if at == 0 && !own_counts && address.is_some_and(|a| startup(&mut modules, a, global, &p, i, &raw)) {
             continue;
         }
         let frames = cache.entry(node.func).or_insert_with(|| match address {
@@ -144,12 +144,31 @@ pub fn symbolize(p: Profile, options: &Options) -> Profile {
     out
 }
 
-/// Whether a raw address is in one of the C runtime's start-up functions: by its
-/// symbol's address range, or, in a C runtime module without symbols there, by module.
-fn startup(modules: &mut [Module], a: RawAddress, global: &std::path::Path) -> bool {
+/// Whether raw node `node` (at the top of the tree, address `a`) is in one of the C
+/// runtime's start-up functions: by its symbol's address range; in a C runtime module
+/// without symbols there, by module; in a program whose file is gone, when the frames
+/// it calls are start-up frames (its `_start` calls `__libc_start_main`).
+fn startup(
+    modules: &mut [Module],
+    a: RawAddress,
+    global: &std::path::Path,
+    p: &Profile,
+    node: usize,
+    raw: &HashMap<FuncId, RawAddress>,
+) -> bool {
     let Some(module) = a.module.and_then(|m| modules.get_mut(m as usize)) else { return false };
     match module.startup(a.address, global) {
         Some(known) => known,
+        None if module.info.executable => {
+            let mut children = p.nodes.iter().skip(node + 1).filter(|n| n.parent.is_some_and(|x| x.0 as usize == node));
+            match (children.next(), children.next()) {
+                (Some(child), None) => raw.get(&child.func).is_some_and(|&c| {
+                    c.module != a.module
+                        && c.module.and_then(|m| modules.get_mut(m as usize)).is_some_and(|m| m.startup(c.address, global) == Some(true))
+                }),
+                _ => false,
+            }
+        }
         None => {
             let m = module.short.as_str();
             m.starts_with("libc.so") || m.starts_with("ld-linux") || m.starts_with("libpthread")
