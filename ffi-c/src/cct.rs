@@ -124,8 +124,10 @@ pub fn child(parent: u32, address: u64) -> u32 {
     })
 }
 
-/// allocs, bytes, frees, freed bytes for one category. All-zero valid.
+/// allocs, bytes, frees, freed bytes for one category. All-zero valid. Aligned to
+/// its size, so an allocation or a free touches one cache line of counters.
 #[derive(Default)]
+#[repr(C, align(32))]
 pub struct Cell4 {
     pub allocs: AtomicU64,
     pub bytes: AtomicU64,

@@ -62,23 +62,25 @@ struct Edge {
 
 /// What one thread keeps between allocations: its stack bounds, the previous
 /// capture and its node path (so only the changed part is looked up), a
-/// cache of tree edges, and its counter block.
+/// cache of tree edges, and its counter block. The fields every allocation and free
+/// update come first, in one cache line.
+#[repr(C, align(64))]
 pub struct ThreadState {
-    bounds: StackBounds,
-    /// Two capture buffers (innermost first): the previous one and the next.
-    frames: [Box<[u64]>; 2],
-    previous: usize,
-    previous_len: usize,
-    /// Node of each prefix of the previous capture, outermost first.
-    path_nodes: Box<[u32]>,
-    edges: Box<[Edge]>,
-    block: &'static CounterBlock,
-    unwind: crate::unwind::ThreadUnwind,
     /// The block this thread allocated last, until it allocates another:
     /// freeing it then makes it a temporary allocation.
     last_alloc: usize,
     /// Its unflushed changes of live bytes (the true peak: `peak`).
     peak: crate::peak::Deltas,
+    block: &'static CounterBlock,
+    bounds: StackBounds,
+    previous_len: usize,
+    /// Two capture buffers (innermost first): the previous one and the next.
+    frames: [Box<[u64]>; 2],
+    previous: usize,
+    /// Node of each prefix of the previous capture, outermost first.
+    path_nodes: Box<[u32]>,
+    edges: Box<[Edge]>,
+    unwind: crate::unwind::ThreadUnwind,
 }
 
 impl ThreadState {
