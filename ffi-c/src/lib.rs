@@ -16,7 +16,7 @@
 //! `modules` + `leaks` + `gate` (writing the raw file: return addresses and the
 //! module table, symbolized by its reader; `leaks` classifies never-freed blocks at
 //! exit, `gate` turns definitely lost bytes into an exit status) -> `samples` (memory
-//! over time) -> `state` (what the
+//! over time) -> `peak` (the true peak and its contexts) -> `state` (what the
 //! runtime, the writer and the endings share: the reentrancy guard, settings, epoch,
 //! baseline, errors, the dump lock) -> `unwind`/`stack` (capture), `cct` (tree and
 //! counters), `live` (headers and the live bitmap), `children`, `config`, `lock`,
