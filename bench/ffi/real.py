@@ -54,21 +54,20 @@ def cpu_run(cmd, env, cwd):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-STARTUP = ("_start", "__libc_start_main", "__libc_start_call_main")
-
-
 def mean_depth(folded):
-    """Mean frames per allocation, not counting the C runtime's start-up frames above
-    main (`_start`, `__libc_start_main`, `__libc_start_call_main`: heaptrack shows them,
-    mprof leaves them out of its paths). heaptrack_print ends each stack with `;`."""
+    """Mean frames per allocation below the C runtime's start-up frames: heaptrack shows
+    `_start`, `__libc_start_main_impl` and `__libc_start_call_main` above main (and
+    heaptrack_print sometimes labels them `call_init`, `../csu/libc-start.c (...)`...),
+    mprof leaves them out of its paths, so every entry up to the last one naming
+    `libc_start_call_main` is not counted. heaptrack_print ends each stack with `;`."""
     frames = count = 0
     for line in folded.splitlines():
         stack, _, n = line.rpartition(" ")
         if not stack or not n.isdigit():
             continue
         names = [f for f in stack.rstrip(";").split(";") if f]
-        names = [f for f in names if not f.split(" ")[0].startswith(STARTUP)]
-        frames += len(names) * int(n)
+        last = max((i for i, f in enumerate(names) if "libc_start_call_main" in f), default=-1)
+        frames += (len(names) - last - 1) * int(n)
         count += int(n)
     return frames / count if count else 0.0
 
