@@ -503,6 +503,10 @@ pub unsafe fn walk(fp: usize, bounds: StackBounds, state: &mut ThreadUnwind) -> 
                 let p = &prev[j];
                 let rest = prev.len() - j - 1;
                 if p.sp == r.sp && p.ra == r.ra && p.bp == r.bp && n + rest <= depth && still_there(&prev[j + 1..]) {
+                    if n == 1 && j == 0 {
+                        // The very stack of the previous capture: it stays the last one.
+                        return (prev.len(), prev.len());
+                    }
                     out[n..n + rest].copy_from_slice(&prev[j + 1..]);
                     n += rest;
                     same = rest + 1;
