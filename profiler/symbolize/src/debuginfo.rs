@@ -25,6 +25,10 @@ pub struct DebugFiles {
 
 /// The file mapped read-only, or None when it cannot be opened.
 pub fn map(path: &Path) -> Option<memmap2::Mmap> {
+    // Only regular files: a profile may name anything (opening a FIFO would block).
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
     let file = std::fs::File::open(path).ok()?;
     // SAFETY: a read-only private mapping; a file truncated meanwhile can fault,
     // which the tools accept as addr2line's own loader does.

@@ -60,11 +60,24 @@ pub fn symbolize(p: Profile, options: &Options) -> Profile {
     let mut builder = ProfileBuilder::new();
     let mut mapped = vec![0u32; p.nodes.len()];
     let mut cache: HashMap<FuncId, Vec<Frame>> = HashMap::new();
+    // For the top-level nodes: how many children each has, and its first (one pass).
+    let mut top_children: Vec<(u32, usize)> = vec![(0, 0); p.nodes.len()];
+    for (i, n) in p.nodes.iter().enumerate().skip(1) {
+        let parent = n.parent.map_or(0, |x| x.0 as usize);
+        if p.nodes[parent].parent == Some(mprof_engine::NodeId::ROOT) {
+            let slot = &mut top_children[parent];
+            if slot.0 == 0 {
+                slot.1 = i;
+            }
+            slot.0 += 1;
+        }
+    }
     for (i, node) in p.nodes.iter().enumerate().skip(1) {
         let mut at = mapped[node.parent.map_or(0, |x| x.0 as usize)];
         let address = raw.get(&node.func).copied();
         let own_counts = node.counters.iter().any(|c| !c.is_zero());
-        if at == 0 && !own_counts && address.is_some_and(|a| startup(&mut modules, a, global, &p, i, &raw)) {
+        let only_child = (top_children[i].0 == 1).then(|| &p.nodes[top_children[i].1]);
+        if at == 0 && !own_counts && address.is_some_and(|a| startup(&mut modules, a, global, only_child, &raw)) {
             continue;
         }
         let frames = cache.entry(node.func).or_insert_with(|| match address {
@@ -144,31 +157,24 @@ pub fn symbolize(p: Profile, options: &Options) -> Profile {
     out
 }
 
-/// Whether raw node `node` (at the top of the tree, address `a`) is in one of the C
-/// runtime's start-up functions: by its symbol's address range; in a C runtime module
-/// without symbols there, by module; in a program whose file is gone, when the frames
-/// it calls are start-up frames (its `_start` calls `__libc_start_main`).
+/// Whether a node at the top of the tree (address `a`, its only child `only_child`) is in
+/// one of the C runtime's start-up functions: by its symbol's address range; in a C
+/// runtime module without symbols there, by module; in a program whose file is gone,
+/// when the frame it calls is a start-up frame (its `_start` calls `__libc_start_main`).
 fn startup(
     modules: &mut [Module],
     a: RawAddress,
     global: &std::path::Path,
-    p: &Profile,
-    node: usize,
+    only_child: Option<&mprof_engine::Node>,
     raw: &HashMap<FuncId, RawAddress>,
 ) -> bool {
     let Some(module) = a.module.and_then(|m| modules.get_mut(m as usize)) else { return false };
     match module.startup(a.address, global) {
         Some(known) => known,
-        None if module.info.executable => {
-            let mut children = p.nodes.iter().skip(node + 1).filter(|n| n.parent.is_some_and(|x| x.0 as usize == node));
-            match (children.next(), children.next()) {
-                (Some(child), None) => raw.get(&child.func).is_some_and(|&c| {
-                    c.module != a.module
-                        && c.module.and_then(|m| modules.get_mut(m as usize)).is_some_and(|m| m.startup(c.address, global) == Some(true))
-                }),
-                _ => false,
-            }
-        }
+        None if module.info.executable => only_child.and_then(|child| raw.get(&child.func)).is_some_and(|&c| {
+            c.module != a.module
+                && c.module.and_then(|m| modules.get_mut(m as usize)).is_some_and(|m| m.startup(c.address, global) == Some(true))
+        }),
         None => {
             let m = module.short.as_str();
             m.starts_with("libc.so") || m.starts_with("ld-linux") || m.starts_with("libpthread")
