@@ -67,6 +67,8 @@ fn libmprof_links_only_the_engine() {
     // (flate2 is not among them: object reads compressed debug sections with it.)
     assert_none_of("mprof-ffi", &["mprof-display", "mprof-export", "mprof-cli", "mprof-launch"]);
     assert_none_of("mprof-ffi", &["inferno", "prost", "quick-xml", "serde_json"]);
+    // Symbolization and debug information are the reader's (mprof-symbolize), never the profiled process's.
+    assert_none_of("mprof-ffi", &["mprof-symbolize", "addr2line"]);
     assert!(dependency_tree("mprof-ffi").contains("mprof-engine"));
 }
 

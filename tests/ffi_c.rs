@@ -130,9 +130,12 @@ fn assert_ok(o: &Output) {
     );
 }
 
+/// A profile as `mprof` reads it: libmprof writes raw return addresses, symbolized here.
 fn read_profile(path: &Path) -> Profile {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    Profile::read(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    let raw = Profile::read(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(raw.is_raw() || raw.nodes.len() == 1, "libmprof writes raw profiles");
+    mprof_symbolize::symbolize(raw, &mprof_symbolize::Options::default())
 }
 
 fn reduced(p: &Profile) -> Reduction {
@@ -1017,6 +1020,29 @@ fn peak_temporary_allocations_and_rate_are_known_by_construction() {
     );
 }
 
+#[test]
+fn a_peak_of_a_millisecond_is_exact_with_its_paths() {
+    // spike.c holds 100 MiB for 1 ms, a tenth of the sampling period: the peak comes
+    // from the live bytes kept exactly, its contexts from the snapshot taken at the
+    // first free after it.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "spike", &[], CFLAGS);
+    for unwind in ["auto", "fp"] {
+        let o = run(dir.path(), &exe, &[], &[("MPROF_UNWIND", unwind)], true);
+        assert_ok(&o);
+        let p = read_profile(&dir.path().join("mprof.out"));
+        let peak = p.samples.iter().map(|s| s.live_bytes).max().unwrap();
+        assert_eq!(peak, 64 + 100 * (1 << 20), "{unwind}");
+        let report = render_report(&p, &ReportOptions::default());
+        assert!(report.contains(&format!("peak {peak} live bytes at")), "{report}");
+        assert!(p.metadata.iter().all(|(k, _)| k != "memory at peak"), "the snapshot is of the peak itself: {:?}", p.metadata);
+        let r = reduced(&p);
+        assert_eq!(figure(&r, "memory at peak", &["main", "spike"]), (100, 100 << 20), "{unwind}");
+        assert_eq!(figure(&r, "memory at peak", &["main"]), (1, 64));
+        assert_eq!(figure_total(&r, "memory at peak"), (101, peak));
+    }
+}
+
 /// (blocks, bytes) of a leak class: from our metadata ("N blocks, B bytes").
 fn leak_class(p: &Profile, key: &str) -> (u64, u64) {
     let v = metadata(p, key);
@@ -1095,16 +1121,7 @@ fn leaks_are_classified_as_memcheck_classifies_them() {
     assert_eq!(leak_class(&p, "still reachable"), (3, 196));
 
     // memcheck, on the same binary without the library, is the reference.
-    let vg = Command::new("valgrind")
-        .args(["--leak-check=full", "--show-leak-kinds=all"])
-        .arg(&exe)
-        .current_dir(dir.path())
-        .output();
-    let Ok(vg) = vg else {
-        eprintln!("valgrind not installed: the comparison is skipped");
-        return;
-    };
-    let summary = String::from_utf8_lossy(&vg.stderr).into_owned();
+    let Some(summary) = memcheck(dir.path(), &exe) else { return };
     let theirs = [
         valgrind_class(&summary, "definitely lost"),
         valgrind_class(&summary, "indirectly lost"),
@@ -1118,6 +1135,148 @@ fn leaks_are_classified_as_memcheck_classifies_them() {
         assert_eq!(records.get(&(class.to_string(), path)).copied(), Some(want), "{class}: {records:?}");
     }
     assert_eq!(records.len(), per_context.len(), "{records:?}");
+    // Every row's allocation site is the line memcheck's stack names for it: the
+    // rows of each class, split by site, are memcheck's loss records.
+    let sites = valgrind_sites(&summary);
+    for (class, path, _) in per_context {
+        let names: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+        let theirs: std::collections::BTreeMap<String, (u64, u64)> =
+            sites.iter().filter(|(k, _)| k.0 == class && k.1 == names).map(|(k, v)| (k.2.clone(), *v)).collect();
+        let ours: std::collections::BTreeMap<String, (u64, u64)> = figure_paths(&r, class)
+            .iter()
+            .filter(|p| p.steps.iter().map(|s| s.name.as_str()).eq(path.iter().copied()))
+            .map(|p| (p.site().expect("a site"), (p.kept_allocs, p.kept_bytes)))
+            .collect();
+        assert!(!ours.is_empty());
+        assert_eq!(ours, theirs, "{class} {names:?}");
+    }
+    let report = render_report(&p, &ReportOptions::default());
+    assert!(report.contains("> keep (leaks.c:"), "{report}");
+}
+
+/// memcheck's loss records by class, stack (functions outermost first) and allocation
+/// site (`file.c:123`, the first caller of the allocator): (blocks, bytes), a definitely
+/// lost record's own bytes being its "direct" ones.
+fn valgrind_sites(text: &str) -> std::collections::HashMap<(String, Vec<String>, String), (u64, u64)> {
+    let mut out = std::collections::HashMap::new();
+    let lines: Vec<&str> = text.lines().map(|l| l.split_once("== ").map_or(l, |(_, r)| r).trim()).collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some((head, class)) = line.split_once(" blocks are ") else { continue };
+        let Some(class) = class.split(" in loss record").next() else { continue };
+        let num = |w: &str| w.replace(',', "").parse::<u64>().ok();
+        let words: Vec<&str> = head.split_whitespace().collect();
+        let blocks = words.last().and_then(|w| num(w)).expect(line);
+        let bytes = match head.split_once(" direct,") {
+            Some((before, _)) => before.rsplit(['(', ' ']).next().and_then(num),
+            None => words.first().and_then(|w| num(w)),
+        }
+        .expect(line);
+        let frames: Vec<(String, String)> = lines[i + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("at ") || l.starts_with("by "))
+            .skip(1)
+            .filter_map(|l| {
+                let (_, f) = l.split_once(": ")?;
+                let (name, at) = f.split_once(" (")?;
+                Some((name.to_string(), at.trim_end_matches(')').to_string()))
+            })
+            .collect();
+        let Some(site) = frames.first().map(|f| f.1.clone()) else { continue };
+        let path: Vec<String> = frames.iter().rev().map(|f| f.0.clone()).collect();
+        let slot = out.entry((class.to_string(), path, site)).or_insert((0, 0));
+        slot.0 += blocks;
+        slot.1 += bytes;
+    }
+    out
+}
+
+/// memcheck's LEAK SUMMARY for `exe` (run in `dir` without the library), or None
+/// when valgrind is not installed (outside CI: with `CI` set that fails the test).
+fn memcheck(dir: &Path, exe: &Path) -> Option<String> {
+    match Command::new("valgrind").args(["--leak-check=full", "--show-leak-kinds=all"]).arg(exe).current_dir(dir).output() {
+        Ok(vg) => Some(String::from_utf8_lossy(&vg.stderr).into_owned()),
+        Err(_) => {
+            assert!(std::env::var_os("CI").is_none(), "valgrind is not installed (CI installs it)");
+            eprintln!("valgrind not installed: the comparison is skipped");
+            None
+        }
+    }
+}
+
+#[test]
+fn blocks_never_written_are_definitely_lost_as_memcheck_says() {
+    // Three malloc(1000) blocks the program never writes: glibc's free-chunk links,
+    // left in reused memory, must not read as pointers from one to another.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "uninit", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &[], &[], true);
+    assert_ok(&o);
+    let p = read_profile(&dir.path().join("mprof.out"));
+    let ours = [
+        leak_class(&p, "definitely lost"),
+        leak_class(&p, "indirectly lost"),
+        leak_class(&p, "still reachable"),
+    ];
+    assert_eq!(ours, [(3, 3000), (0, 0), (0, 0)], "{:?}", p.metadata);
+    let Some(summary) = memcheck(dir.path(), &exe) else { return };
+    let theirs = [
+        valgrind_class(&summary, "definitely lost"),
+        valgrind_class(&summary, "indirectly lost"),
+        valgrind_class(&summary, "still reachable"),
+    ];
+    assert_eq!(ours, theirs, "{summary}");
+}
+
+#[test]
+fn a_binary_that_changed_or_vanished_since_the_run_is_named_and_shown_by_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "widgets", &[], CFLAGS);
+    let o = run(dir.path(), &exe, &["100"], &[], true);
+    assert_ok(&o);
+    let raw = std::fs::read(dir.path().join("mprof.out")).unwrap();
+    let symbolize = || {
+        let p = Profile::read(&raw).unwrap();
+        mprof_symbolize::symbolize(p, &mprof_symbolize::Options::default())
+    };
+    let named = symbolize();
+    assert!(named.functions.iter().any(|f| f.name == "make_red_widget"));
+    assert!(named.metadata.iter().all(|(k, _)| k != "symbols"));
+    // Rebuilt from another source: another build id, so never read for this profile.
+    let other = dir.path().join("other.c");
+    std::fs::write(&other, "int main(void) { return 0; }\n").unwrap();
+    assert!(Command::new("gcc").args(["-g", "-o"]).arg(&exe).arg(&other).status().unwrap().success());
+    for why in ["changed since the run (build id differs)", "vanished since the run"] {
+        let p = symbolize();
+        let symbols = p.metadata.iter().find(|(k, _)| k == "symbols").map(|(_, v)| v.as_str()).unwrap_or("");
+        assert!(symbols.contains(why) && symbols.contains(&exe.display().to_string()), "{symbols}");
+        assert!(p.functions.iter().all(|f| !f.name.starts_with("make_")), "{:?}", p.functions);
+        let r = reduced(&p);
+        let leak = r.kept_paths.iter().find(|k| k.kept_bytes == printed(&o, "red") * 204).expect("the red widgets' row");
+        assert!(leak.complete && leak.steps.iter().all(|s| s.name.starts_with("widgets+0x")), "{:?}", leak.steps);
+        std::fs::remove_file(&exe).ok();
+    }
+}
+
+#[test]
+fn the_leak_gate_sets_the_exit_status_after_suppressions() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "uninit", &[], CFLAGS);
+    let gate = [("MPROF_LEAK_EXITCODE", "23")];
+    let o = run(dir.path(), &exe, &[], &gate, true);
+    assert_eq!(o.status.code(), Some(23), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("3000 bytes definitely lost"));
+    assert_eq!(leak_class(&read_profile(&dir.path().join("mprof.out")), "definitely lost"), (3, 3000), "the file is written first");
+    // Suppressed, the same leaks pass the gate (and the report counts them apart).
+    let o = run(dir.path(), &exe, &[], &[gate[0], ("MPROF_SUPPRESS", "lose_*"), ("MPROF_OUT", "s.out")], true);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(leak_class(&read_profile(&dir.path().join("s.out")), "suppressed"), (3, 3000));
+    // A program whose blocks are all freed passes.
+    let clean = compile(dir.path(), "spike", &[], CFLAGS);
+    let o = run(dir.path(), &clean, &[], &gate, true);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    // Without the variable the status is the program's own.
+    let o = run(dir.path(), &exe, &[], &[], true);
+    assert_eq!(o.status.code(), Some(0));
 }
 
 /// memcheck's loss records ("B bytes in N blocks are <class> in loss record", then the

@@ -55,12 +55,19 @@ def cpu_run(cmd, env, cwd):
 
 
 def mean_depth(folded):
+    """Mean frames per allocation below the C runtime's start-up frames: heaptrack shows
+    `_start`, `__libc_start_main_impl` and `__libc_start_call_main` above main (and
+    heaptrack_print sometimes labels them `call_init`, `../csu/libc-start.c (...)`...),
+    mprof leaves them out of its paths, so every entry up to the last one naming
+    `libc_start_call_main` is not counted. heaptrack_print ends each stack with `;`."""
     frames = count = 0
     for line in folded.splitlines():
         stack, _, n = line.rpartition(" ")
         if not stack or not n.isdigit():
             continue
-        frames += (stack.count(";") + 1) * int(n)
+        names = [f for f in stack.rstrip(";").split(";") if f]
+        last = max((i for i, f in enumerate(names) if "libc_start_call_main" in f), default=-1)
+        frames += (len(names) - last - 1) * int(n)
         count += int(n)
     return frames / count if count else 0.0
 

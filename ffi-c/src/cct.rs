@@ -124,8 +124,10 @@ pub fn child(parent: u32, address: u64) -> u32 {
     })
 }
 
-/// allocs, bytes, frees, freed bytes for one category. All-zero valid.
+/// allocs, bytes, frees, freed bytes for one category. All-zero valid. Aligned to
+/// its size, so an allocation or a free touches one cache line of counters.
 #[derive(Default)]
+#[repr(C, align(32))]
 pub struct Cell4 {
     pub allocs: AtomicU64,
     pub bytes: AtomicU64,
@@ -389,6 +391,41 @@ pub fn snapshot() -> Totals {
         b = block.next.load(Ordering::Acquire);
     }
     t
+}
+
+/// (raw node, live blocks, live bytes) of every node with live blocks, net of
+/// `baseline` (the counts at a reset): the sum over every thread's counters, with
+/// 16 bytes of scratch a node.
+pub fn live_by_node(baseline: Option<&Totals>) -> Vec<(u32, u64, u64)> {
+    let count = node_count() as usize;
+    let mut live = vec![(0i64, 0i64); count];
+    let mut b = BLOCKS.load(Ordering::Acquire);
+    while !b.is_null() {
+        // SAFETY: blocks are never unmapped.
+        let block = unsafe { &*b };
+        for (i, out) in live.iter_mut().enumerate() {
+            let Some(n) = block.nodes.get(i as u32) else { continue };
+            for c in n {
+                let [allocs, bytes, frees, freed] = c.get();
+                out.0 += allocs.wrapping_sub(frees) as i64;
+                out.1 += bytes.wrapping_sub(freed) as i64;
+            }
+        }
+        b = block.next.load(Ordering::Acquire);
+    }
+    if let Some(base) = baseline {
+        for (out, n) in live.iter_mut().zip(&base.nodes) {
+            for c in n {
+                out.0 -= c[0].wrapping_sub(c[2]) as i64;
+                out.1 -= c[1].wrapping_sub(c[3]) as i64;
+            }
+        }
+    }
+    live.into_iter()
+        .enumerate()
+        .filter(|&(_, (blocks, bytes))| blocks > 0 || bytes > 0)
+        .map(|(i, (blocks, bytes))| (i as u32, blocks.max(0) as u64, bytes.max(0) as u64))
+        .collect()
 }
 
 /// Only the bins' and temporary sums (what a memory-over-time sample needs:

@@ -44,6 +44,9 @@ pub struct Config {
     pub suppress: Option<String>,
     /// `MPROF_LEAK_CHECK`: classify never-freed blocks at exit (a scan of all live memory).
     pub leak_check: bool,
+    /// `MPROF_LEAK_EXITCODE`: the exit status of a process that leaves definitely lost
+    /// bytes after suppressions (the leak gate, `gate`); None when not asked.
+    pub leak_exitcode: Option<i32>,
 }
 
 pub const DEFAULT_OUT: &str = "mprof.out";
@@ -125,6 +128,19 @@ impl Config {
                 true
             }
         };
+        let leak_exitcode = match get("MPROF_LEAK_EXITCODE").as_deref().map(str::trim) {
+            None | Some("") | Some("0") => None,
+            Some(v) => match v.parse::<i32>() {
+                Ok(n) if (1..=255).contains(&n) => Some(n),
+                _ => {
+                    warnings.push(format!("MPROF_LEAK_EXITCODE={v:?} is not an exit status from 1 to 255; no leak gate"));
+                    None
+                }
+            },
+        };
+        if leak_exitcode.is_some() && !leak_check {
+            warnings.push("MPROF_LEAK_EXITCODE needs the leak check (MPROF_LEAK_CHECK=no turns it off); no leak gate".into());
+        }
         (
             Config {
                 out,
@@ -135,6 +151,7 @@ impl Config {
                 children,
                 suppress: get("MPROF_SUPPRESS").filter(|s| !s.trim().is_empty()),
                 leak_check,
+                leak_exitcode: if leak_check { leak_exitcode } else { None },
             },
             warnings,
         )
@@ -218,6 +235,10 @@ mod tests {
             ("MPROF_LEAK_CHECK", "no"),
         ]);
         assert!(w.is_empty(), "{w:?}");
+        let (g, w) = parse(&[("MPROF_LEAK_EXITCODE", "23")]);
+        assert_eq!((g.leak_exitcode, w.len()), (Some(23), 0));
+        let (g, w) = parse(&[("MPROF_LEAK_EXITCODE", "300")]);
+        assert_eq!((g.leak_exitcode, w.len()), (None, 1));
         assert!(!c.leak_check);
         assert_eq!(c.children, Children::Ignore);
         assert_eq!(c.path_for(42, false), "/tmp/run.42.mprof");

@@ -1,12 +1,13 @@
-//! Turning the recorded tree into an `mprof_engine::Profile` and writing it.
+//! Turning the recorded tree into a raw `mprof_engine::Profile` and writing it.
 //!
 //! Runs under the reentrancy guard and [`DUMP_LOCK`]: at exit, on the dump
-//! signal, on `mprof_dump`, and before aborting on a heap error. Raw nodes
-//! (one per distinct return-address path) become profile nodes: each address
-//! expands to its function and any functions inlined at it, paths that
-//! symbolize alike are unified, and a function calling itself directly folds
-//! into one node whose `recursion` counts the folded levels. Only nodes with
-//! counts (or errors) below them are written, so the file stays small.
+//! signal, on `mprof_dump`, and before aborting on a heap error. The profile is
+//! raw: one node per recorded node (a distinct return-address path) that has
+//! counts (or errors) below it, one function per distinct return address (named
+//! `module+0xoffset`), and the table of the modules those addresses lie in (path,
+//! build id, load bias, debug link: `modules`). Symbolization, debug information,
+//! the C runtime's start-up frames, type names and suppressions are the reader's
+//! business (`mprof-symbolize`), so writing costs no debug-information reading.
 //! The file is written by the engine's `save_file_noting`, to a temporary name
 //! renamed when complete, so a reader never sees half a profile; the name is
 //! noted in `state` so that a process dying meanwhile removes it.
@@ -16,13 +17,13 @@
 
 use crate::cct::{self, BINS, ROOT};
 use crate::leaks::Verdict;
+use crate::modules::{self, Loaded};
 use crate::state::{self, DUMP_LOCK, ErrorKind};
-use crate::symbolize::Symbolizer;
 use mprof_engine::{
-    BinKey, BinRow, CategoryScheme, Counters, Figure, FunctionInfo, HeapError, HeapErrorKind,
-    Language, NodeId, Profile, ProfileBuilder,
+    BinKey, BinRow, CategoryScheme, Counters, Figure, FuncId, FunctionInfo, HeapError, HeapErrorKind,
+    Language, ModuleInfo, Node, NodeId, Profile, RawAddress,
 };
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 fn counters(c: [u64; 4]) -> Counters {
     Counters {
@@ -33,8 +34,49 @@ fn counters(c: [u64; 4]) -> Counters {
     }
 }
 
+/// The functions of a raw profile: one per distinct return address.
+struct Addresses<'a> {
+    loaded: &'a [Loaded],
+    by_address: HashMap<u64, FuncId>,
+    /// Loaded module index -> profile module index.
+    module_ids: HashMap<usize, u32>,
+}
+
+impl Addresses<'_> {
+    fn function(&mut self, profile: &mut Profile, address: u64) -> FuncId {
+        if let Some(&f) = self.by_address.get(&address) {
+            return f;
+        }
+        let func = FuncId(profile.functions.len() as u32);
+        let (module, relative, name, short) = match modules::find(self.loaded, address.wrapping_sub(1)) {
+            Some(m) => {
+                let l = &self.loaded[m];
+                let next = profile.modules.len() as u32;
+                let id = *self.module_ids.entry(m).or_insert_with(|| {
+                    profile.modules.push(ModuleInfo {
+                        path: l.path.clone(),
+                        build_id: l.build_id.clone(),
+                        bias: l.bias,
+                        debug_link: modules::debug_link(&l.path),
+                        executable: l.executable,
+                    });
+                    next
+                });
+                let short = l.path.rsplit('/').next().unwrap_or(&l.path).to_string();
+                let relative = address.wrapping_sub(l.bias);
+                (Some(id), relative, format!("{short}+{:#x}", relative.wrapping_sub(1)), Some(short))
+            }
+            None => (None, address, format!("{address:#x}"), None),
+        };
+        profile.functions.push(FunctionInfo { name, file: None, line: None, module: short });
+        profile.addresses.push(RawAddress { func, module, address: relative });
+        self.by_address.insert(address, func);
+        func
+    }
+}
+
 /// The profile of everything recorded since start, the last reset, or the fork.
-pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
+pub fn build_profile() -> Profile {
     let totals = cct::snapshot();
     let totals = match state::BASELINE.with(|b| b.as_ref().map(totals_clone)) {
         Some(base) => totals.minus(&base),
@@ -66,54 +108,36 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
     }
 
     let mut profile = Profile::empty(Language::C, CategoryScheme::c_sizes());
-    let mut builder = ProfileBuilder::new();
+    let loaded = modules::loaded();
+    let mut addresses = Addresses { loaded: &loaded, by_address: HashMap::default(), module_ids: HashMap::default() };
     let mut mapped = vec![0u32; n];
     for i in 1..n {
         if !keep[i] {
             continue;
         }
-        let mut node = mapped[parent_of[i] as usize];
-        let frames = symbolizer.frames(address_of[i]);
-        let own_counts = totals.nodes[i].iter().any(|c| c.iter().any(|&x| x != 0));
-        if node == 0 && !own_counts && frames.iter().all(is_startup_frame) {
-            // The C runtime's process and thread start-up frames (__libc_start_call_main,
-            // start_thread, clone3) above main or a thread function: paths start below them.
-            continue;
-        }
-        for frame in frames {
-            let info = FunctionInfo {
-                name: frame.name,
-                file: frame.file,
-                line: frame.start_line,
-                module: frame.module,
-            };
-            let func = builder.function(&mut profile, info);
-            let site = frame.line.map_or(0, u64::from);
-            node = builder.child(&mut profile, NodeId(node), func, site).0;
-        }
+        let func = addresses.function(&mut profile, address_of[i]);
+        let node = profile.nodes.len() as u32;
+        profile.nodes.push(Node {
+            parent: Some(NodeId(mapped[parent_of[i] as usize])),
+            func,
+            call_site: 0,
+            recursion: 0,
+            counters: totals.nodes[i].iter().map(|&c| counters(c)).collect(),
+        });
         mapped[i] = node;
-        for (dst, src) in profile.nodes[node as usize]
-            .counters
-            .iter_mut()
-            .zip(totals.nodes[i])
-        {
-            dst.add(&counters(src));
-        }
     }
-    let types = crate::symbolize::type_names_by_size();
     // The bins above 1024 bytes are one row of the paper's table (`BinKey::of_bin`).
     let mut larger = [0u64; 4];
     for (bin, c) in totals.bins.iter().enumerate().take(BINS) {
         let key = BinKey::of_bin(bin);
-        let BinKey::Size(size) = key else {
+        let BinKey::Size(_) = key else {
             for (x, v) in larger.iter_mut().zip(c) {
                 *x += v;
             }
             continue;
         };
         if c.iter().any(|&x| x != 0) {
-            let labels = types.get(&size).cloned().unwrap_or_default();
-            profile.bins.push(BinRow { key, counters: counters(*c), labels });
+            profile.bins.push(BinRow { key, counters: counters(*c), labels: Vec::new() });
         }
     }
     if larger.iter().any(|&x| x != 0) {
@@ -142,26 +166,36 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
     }
     let overall = totals.overall();
     profile.samples = crate::samples::for_profile(&totals.bins);
-    // The peak's contexts: those of the sample that set it, unless the sample
-    // taken now (the series' last) is as high. A peak sampled while snapshots
-    // were spaced out keeps an earlier snapshot: say which.
-    let highest = profile
-        .samples
-        .iter()
-        .map(|s| s.live_bytes)
-        .max()
-        .unwrap_or(0);
-    let (snap_live, snap_ns, snap_nodes) = crate::samples::peak();
-    let peak_nodes = if overall[1].saturating_sub(overall[3]) >= highest {
+    // The true peak (`peak`): the highest live bytes there ever were, unless now is
+    // as high; its contexts are those of the last snapshot, taken when the peak grew,
+    // or the final state when that is the peak.
+    let now = overall[1].saturating_sub(overall[3]);
+    let (peak, peak_ns, peak_allocated) = crate::peak::peak();
+    let peak_nodes = if now >= peak {
         crate::samples::live_by_node(&totals)
     } else {
-        if snap_live < highest {
+        let (snap_live, snap_ns, snap_nodes) = crate::peak::snapshot();
+        if let Some(at) = profile.samples.iter().position(|s| s.time_ns > peak_ns)
+            && profile.samples.iter().all(|s| s.live_bytes < peak)
+        {
+            // The peak itself as a point of the series (its categories in the
+            // proportions of the nearest sample before it).
+            let near = profile.samples[at.saturating_sub(1)];
+            let mut sample = mprof_engine::Sample { time_ns: peak_ns, live_bytes: peak, allocated_bytes: peak_allocated, ..near };
+            let split: u64 = near.live_by_category.iter().sum();
+            for (c, n) in sample.live_by_category.iter_mut().zip(near.live_by_category) {
+                *c = if split == 0 { 0 } else { (n as u128 * peak as u128 / split as u128) as u64 };
+            }
+            profile.samples.insert(at, sample);
+        }
+        if snap_live < peak {
             set_metadata(
                 &mut profile,
                 "memory at peak",
                 &format!(
-                    "contexts of the sample at {:.3} s ({snap_live} live bytes), the highest with a per-context snapshot",
-                    snap_ns as f64 / 1e9
+                    "contexts at {:.3} s ({snap_live} live bytes), the last snapshot before the peak of {peak} bytes at {:.3} s",
+                    snap_ns as f64 / 1e9,
+                    peak_ns as f64 / 1e9
                 ),
             );
         }
@@ -177,20 +211,19 @@ pub fn build_profile(symbolizer: &mut Symbolizer) -> Profile {
     if let Some((from, registers)) = state::exit_point()
         && state::config().is_some_and(|c| c.leak_check)
     {
-        let (summary, verdicts) =
-            classify_leaks(symbolizer, from, &registers, &parent_of, &address_of);
+        let (summary, per_node) = classify_leaks(from, &registers);
         add_leak_summary(&mut profile, &summary);
-        // Suppressed blocks get no table: suppressing is asking not to see them.
         for (name, class) in [
             ("definitely lost", Verdict::Definite),
             ("indirectly lost", Verdict::Indirect),
             ("still reachable", Verdict::Reachable),
         ] {
-            let rows = verdicts
-                .iter()
-                .filter(|v| v.1 == class)
-                .map(|&(node, _, size)| (node, 1, size));
+            let rows = per_node.iter().filter(|(k, _)| k.1 == class).map(|(k, v)| (k.0, v.0, v.1));
             add_figure(&mut profile, name, rows, &mapped);
+        }
+        if let Some(code) = state::config().and_then(|c| c.leak_exitcode) {
+            let lost = per_node.iter().filter(|(k, _)| k.1 == Verdict::Definite).map(|(k, v)| (k.0, v.1));
+            crate::gate::decide(code, lost, &parent_of, &address_of);
         }
     }
     add_metadata(&mut profile);
@@ -207,7 +240,7 @@ fn add_figure(
     rows: impl IntoIterator<Item = (u32, u64, u64)>,
     mapped: &[u32],
 ) {
-    let mut sums: HashMap<u32, (u64, u64)> = HashMap::new();
+    let mut sums: HashMap<u32, (u64, u64)> = HashMap::default();
     for (raw, count, bytes) in rows {
         if count == 0 && bytes == 0 {
             continue;
@@ -233,49 +266,12 @@ fn add_figure(
 
 /// The leak check at exit: which never-freed blocks are lost (see `leaks`).
 fn classify_leaks(
-    symbolizer: &mut Symbolizer,
     from: usize,
     registers: &[usize],
-    parent_of: &[u32],
-    address_of: &[u64],
-) -> (crate::leaks::Summary, Vec<(u32, Verdict, u64)>) {
-    let patterns = crate::leaks::patterns(state::config().and_then(|c| c.suppress.as_deref()));
+) -> (crate::leaks::Summary, HashMap<(u32, Verdict), (u64, u64)>) {
     let high = crate::stack::current_bounds().high;
-    let mut memo: HashMap<u32, bool> = HashMap::new();
-    let mut suppressed = |node: u32| -> bool {
-        // The path from the node up to the root, stopping at a node already decided.
-        let mut path = Vec::new();
-        let mut n = node;
-        let mut verdict = false;
-        while n != ROOT && (n as usize) < parent_of.len() {
-            if let Some(&v) = memo.get(&n) {
-                verdict = v;
-                break;
-            }
-            path.push(n);
-            n = parent_of[n as usize];
-        }
-        for &p in path.iter().rev() {
-            verdict = verdict
-                || symbolizer.frames(address_of[p as usize]).iter().any(|f| {
-                    patterns
-                        .iter()
-                        .any(|pat| crate::leaks::matches(pat, &f.name))
-                });
-            memo.insert(p, verdict);
-        }
-        verdict
-    };
     // SAFETY: at exit, under the guard; [from, high) is this thread's stack above our frames.
-    unsafe {
-        crate::leaks::classify(
-            state::epoch(),
-            cct::node_count(),
-            (from, high),
-            registers,
-            &mut suppressed,
-        )
-    }
+    unsafe { crate::leaks::classify(state::epoch(), cct::node_count(), (from, high), registers) }
 }
 
 fn add_leak_summary(profile: &mut Profile, s: &crate::leaks::Summary) {
@@ -283,7 +279,6 @@ fn add_leak_summary(profile: &mut Profile, s: &crate::leaks::Summary) {
         ("definitely lost", s.definite),
         ("indirectly lost", s.indirect),
         ("still reachable", s.reachable),
-        ("suppressed", s.suppressed),
     ] {
         set_metadata(profile, key, &format!("{} blocks, {} bytes", v[0], v[1]));
     }
@@ -325,16 +320,6 @@ fn add_rates(profile: &mut Profile, overall: [u64; 4], temporary: [u64; 2]) {
     );
 }
 
-/// Frames of the C runtime's process and thread start-up, above `main` or a thread function.
-fn is_startup_frame(frame: &crate::symbolize::Frame) -> bool {
-    matches!(
-        frame.name.as_str(),
-        "_start" | "__libc_start_main" | "start_thread" | "clone" | "clone3" | "__clone"
-    ) || frame.module.as_deref().is_some_and(|m| {
-        m.starts_with("libc.so") || m.starts_with("ld-linux") || m.starts_with("libpthread")
-    })
-}
-
 fn totals_clone(t: &cct::Totals) -> cct::Totals {
     cct::Totals {
         nodes: t.nodes.clone(),
@@ -373,6 +358,9 @@ fn add_metadata(profile: &mut Profile) {
         };
         set_metadata(profile, "unwind", unwind);
         set_metadata(profile, "depth", &c.depth.to_string());
+        if let Some(patterns) = &c.suppress {
+            set_metadata(profile, "suppress", patterns);
+        }
     }
 }
 
@@ -381,8 +369,7 @@ pub fn write_to(path: &str) -> Result<(), String> {
     state::with_guard(|| {
         DUMP_LOCK.lock();
         let r = (|| {
-            let mut symbolizer = Symbolizer::new();
-            let profile = build_profile(&mut symbolizer);
+            let profile = build_profile();
             let mut bytes = Vec::new();
             profile
                 .write(&mut bytes)

@@ -312,9 +312,11 @@ pub fn final_dump_here() {
 /// `_exit` and `_Exit`: write the final file, then end the process as glibc does.
 pub fn exit_now(status: i32) -> ! {
     // A vfork child shares our memory: it must not even note its exit point.
+    let mut status = status;
     if own_process() {
         note_exit_point();
         crate::state::with_guard(final_dump_here);
+        status = crate::gate::status().unwrap_or(status);
     }
     // SAFETY: exit_group ends every thread; it does not return.
     unsafe {

@@ -13,8 +13,10 @@
 //! `runtime` (thread state, alloc/free/realloc bodies, errors, start-up, fork, exit)
 //! -> `endings` (the file written however the process ends: signals, `_exit`,
 //! crashes, through a helper thread that also samples memory over time) -> `dump` +
-//! `symbolize` + `debuginfo` + `leaks` (writing the file; `leaks` classifies
-//! never-freed blocks at exit) -> `samples` (memory over time) -> `state` (what the
+//! `modules` + `leaks` + `gate` (writing the raw file: return addresses and the
+//! module table, symbolized by its reader; `leaks` classifies never-freed blocks at
+//! exit, `gate` turns definitely lost bytes into an exit status) -> `samples` (memory
+//! over time) -> `peak` (the true peak and its contexts) -> `state` (what the
 //! runtime, the writer and the endings share: the reentrancy guard, settings, epoch,
 //! baseline, errors, the dump lock) -> `unwind`/`stack` (capture), `cct` (tree and
 //! counters), `live` (headers and the live bitmap), `children`, `config`, `lock`,
@@ -28,21 +30,22 @@ pub mod api;
 pub mod cct;
 pub mod children;
 pub mod config;
-pub mod debuginfo;
 pub mod dump;
 pub mod endings;
+pub mod gate;
 #[cfg(all(not(test), target_arch = "x86_64", target_os = "linux"))]
 pub mod hooks;
 pub mod leaks;
 pub mod live;
 pub mod lock;
+pub mod modules;
+pub mod peak;
 pub mod real;
 pub mod runtime;
 pub mod samples;
 pub mod segvec;
 pub mod stack;
 pub mod state;
-pub mod symbolize;
 pub mod unwind;
 
 #[cfg(not(test))]

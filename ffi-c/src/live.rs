@@ -16,7 +16,8 @@
 //! double free from a pointer that was never allocated.
 
 use crate::real::map_zeroed;
-use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use crate::segvec::SegVec;
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// The header stored in the 16 bytes before every user pointer.
 #[repr(C)]
@@ -60,13 +61,17 @@ impl Header {
 }
 
 // ---- the live bitmap: 48-bit address space, 64 MiB regions, one bit per 16 bytes.
-const REGION_SHIFT: u32 = 26;
+pub const REGION_SHIFT: u32 = 26;
 const ADDRESS_BITS: u32 = 48;
 const REGIONS: usize = 1 << (ADDRESS_BITS - REGION_SHIFT);
-const GRANULES_PER_REGION: usize = 1 << (REGION_SHIFT - 4);
-const WORDS_PER_REGION: usize = GRANULES_PER_REGION / 64;
+pub const GRANULES_PER_REGION: usize = 1 << (REGION_SHIFT - 4);
+pub const WORDS_PER_REGION: usize = GRANULES_PER_REGION / 64;
 
 static TOP: AtomicPtr<AtomicPtr<AtomicU64>> = AtomicPtr::new(core::ptr::null_mut());
+/// The regions that have a leaf (each index + 1; 0 while being published), in the
+/// order they were made, so a walk of the live blocks never reads the whole top level.
+static LEAVES: SegVec<AtomicU32> = unsafe { SegVec::new() };
+static LEAF_COUNT: AtomicU32 = AtomicU32::new(0);
 
 /// Reserve the bitmap's top level. Must succeed before any header is written.
 pub fn init() -> bool {
@@ -98,7 +103,7 @@ fn word_of(addr: usize, create: bool) -> Option<(&'static AtomicU64, u64)> {
         if !create {
             return None;
         }
-        leaf = new_leaf(slot)?;
+        leaf = new_leaf(slot, addr >> REGION_SHIFT)?;
     }
     let granule = (addr >> 4) & (GRANULES_PER_REGION - 1);
     // SAFETY: granule / 64 < WORDS_PER_REGION.
@@ -107,7 +112,7 @@ fn word_of(addr: usize, create: bool) -> Option<(&'static AtomicU64, u64)> {
 }
 
 #[cold]
-fn new_leaf(slot: &AtomicPtr<AtomicU64>) -> Option<*mut AtomicU64> {
+fn new_leaf(slot: &AtomicPtr<AtomicU64>, region: usize) -> Option<*mut AtomicU64> {
     let bytes = WORDS_PER_REGION * 8;
     let fresh = map_zeroed(bytes) as *mut AtomicU64;
     if fresh.is_null() {
@@ -119,7 +124,13 @@ fn new_leaf(slot: &AtomicPtr<AtomicU64>) -> Option<*mut AtomicU64> {
         Ordering::AcqRel,
         Ordering::Acquire,
     ) {
-        Ok(_) => Some(fresh),
+        Ok(_) => {
+            let i = LEAF_COUNT.fetch_add(1, Ordering::AcqRel);
+            if let Some(entry) = LEAVES.ensure(i) {
+                entry.store(region as u32 + 1, Ordering::Release);
+            }
+            Some(fresh)
+        }
         Err(existing) => {
             crate::real::unmap(fresh as *mut u8, bytes);
             Some(existing)
@@ -127,27 +138,37 @@ fn new_leaf(slot: &AtomicPtr<AtomicU64>) -> Option<*mut AtomicU64> {
     }
 }
 
-/// Every live user pointer, in address order (for the leak check at exit:
-/// reads the whole top level once, then only the regions in use).
-pub fn for_each_live(mut f: impl FnMut(usize)) {
+/// The regions holding live bits, in address order, with their leaves: (region
+/// index, the leaf's `WORDS_PER_REGION` words). Reads only the regions in use.
+pub fn leaves() -> Vec<(usize, &'static [AtomicU64])> {
     let top = TOP.load(Ordering::Acquire);
     if top.is_null() {
-        return;
+        return Vec::new();
     }
-    for region in 0..REGIONS {
-        // SAFETY: region < REGIONS, inside the top level.
+    let mut out = Vec::new();
+    for i in 0..LEAF_COUNT.load(Ordering::Acquire) {
+        let Some(region) = LEAVES.get(i).map(|e| e.load(Ordering::Acquire)) else { continue };
+        let Some(region) = (region as usize).checked_sub(1) else { continue };
+        // SAFETY: region < REGIONS (it came from an address below 2^48).
         let leaf = unsafe { &*top.add(region) }.load(Ordering::Acquire);
-        if leaf.is_null() {
-            continue;
+        if !leaf.is_null() {
+            // SAFETY: a published leaf of WORDS_PER_REGION words, never unmapped.
+            out.push((region, unsafe { core::slice::from_raw_parts(leaf as *const AtomicU64, WORDS_PER_REGION) }));
         }
-        for w in 0..WORDS_PER_REGION {
-            // SAFETY: w < WORDS_PER_REGION, inside the leaf.
-            let mut bits = unsafe { &*leaf.add(w) }.load(Ordering::Acquire);
+    }
+    out.sort_unstable_by_key(|l| l.0);
+    out
+}
+
+/// Every live user pointer, in address order.
+pub fn for_each_live(mut f: impl FnMut(usize)) {
+    for (region, words) in leaves() {
+        for (w, word) in words.iter().enumerate() {
+            let mut bits = word.load(Ordering::Acquire);
             while bits != 0 {
                 let b = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                let granule = w * 64 + b;
-                f((region << REGION_SHIFT) | (granule << 4));
+                f((region << REGION_SHIFT) | ((w * 64 + b) << 4));
             }
         }
     }

@@ -71,22 +71,25 @@ unsafe impl GlobalAlloc for RealAlloc {
             }
         }
     }
-    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
-        unsafe { __libc_free(ptr as *mut c_void) }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // Cleared, so the program's blocks that reuse this memory never hold the
+        // library's stale pointers for the leak scan to follow.
+        unsafe {
+            core::ptr::write_bytes(ptr, 0, layout.size());
+            __libc_free(ptr as *mut c_void)
+        }
     }
+    /// A new block, the contents copied, the old block cleared and freed (never
+    /// glibc's realloc, which would leave the old contents behind when it moves).
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         unsafe {
-            if layout.align() <= 16 {
-                __libc_realloc(ptr as *mut c_void, new_size) as *mut u8
-            } else {
-                let new = Layout::from_size_align_unchecked(new_size, layout.align());
-                let p = self.alloc(new);
-                if !p.is_null() {
-                    core::ptr::copy_nonoverlapping(ptr, p, layout.size().min(new_size));
-                    self.dealloc(ptr, layout);
-                }
-                p
+            let new = Layout::from_size_align_unchecked(new_size, layout.align());
+            let p = self.alloc(new);
+            if !p.is_null() {
+                core::ptr::copy_nonoverlapping(ptr, p, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
             }
+            p
         }
     }
 }

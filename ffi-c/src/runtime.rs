@@ -62,21 +62,25 @@ struct Edge {
 
 /// What one thread keeps between allocations: its stack bounds, the previous
 /// capture and its node path (so only the changed part is looked up), a
-/// cache of tree edges, and its counter block.
+/// cache of tree edges, and its counter block. The fields every allocation and free
+/// update come first, in one cache line.
+#[repr(C, align(64))]
 pub struct ThreadState {
-    bounds: StackBounds,
-    /// Two capture buffers (innermost first): the previous one and the next.
-    frames: [Box<[u64]>; 2],
-    previous: usize,
-    previous_len: usize,
-    /// Node of each prefix of the previous capture, outermost first.
-    path_nodes: Box<[u32]>,
-    edges: Box<[Edge]>,
-    block: &'static CounterBlock,
-    unwind: crate::unwind::ThreadUnwind,
     /// The block this thread allocated last, until it allocates another:
     /// freeing it then makes it a temporary allocation.
     last_alloc: usize,
+    /// Its unflushed changes of live bytes (the true peak: `peak`).
+    peak: crate::peak::Deltas,
+    block: &'static CounterBlock,
+    bounds: StackBounds,
+    previous_len: usize,
+    /// Two capture buffers (innermost first): the previous one and the next.
+    frames: [Box<[u64]>; 2],
+    previous: usize,
+    /// Node of each prefix of the previous capture, outermost first.
+    path_nodes: Box<[u32]>,
+    edges: Box<[Edge]>,
+    unwind: crate::unwind::ThreadUnwind,
 }
 
 impl ThreadState {
@@ -102,8 +106,9 @@ impl ThreadState {
             ]
             .into_boxed_slice(),
             block,
-            unwind: crate::unwind::ThreadUnwind::new(),
+            unwind: crate::unwind::ThreadUnwind::new(depth),
             last_alloc: 0,
+            peak: crate::peak::Deltas::new(),
         }))
     }
 
@@ -128,56 +133,46 @@ impl ThreadState {
     #[inline]
     fn current_node(&mut self, fp: usize) -> u32 {
         let old = self.previous_len;
-        let [a, b] = &mut self.frames;
-        let (cur, prev) = if self.previous == 0 {
-            (b, &*a)
-        } else {
-            (a, &*b)
-        };
-        let prev = &prev[..old];
-        // SAFETY: fp is the trampoline frame of the hook being run.
-        let same_prefix = |cur: &[u64], n: usize| {
-            cur[..n]
-                .iter()
-                .zip(prev)
-                .take_while(|(x, y)| x == y)
-                .count()
-        };
-        // SAFETY: fp is the trampoline frame of the hook being run.
-        let (n, equal) = unsafe {
-            match UNWIND.load(Ordering::Relaxed) {
-                UNWIND_AUTO => {
-                    let n = crate::unwind::walk(fp, self.bounds, &mut self.unwind, cur);
-                    (n, same_prefix(cur, n))
+        // Frames are innermost first; the path is outermost first. Keep the
+        // unchanged outer part of the previous path, look up only the rest; the
+        // same stack as last time (the common case) is the same node.
+        let (n, same) = match UNWIND.load(Ordering::Relaxed) {
+            // SAFETY: fp is the trampoline frame of the hook being run.
+            UNWIND_AUTO => unsafe { crate::unwind::walk(fp, self.bounds, &mut self.unwind) },
+            mode => {
+                let [a, b] = &mut self.frames;
+                let (cur, prev) = if self.previous == 0 { (b, &*a) } else { (a, &*b) };
+                let prev = &prev[..old];
+                // SAFETY: as above.
+                let n = unsafe {
+                    if mode == UNWIND_DWARF {
+                        stack::walk_dwarf(fp, cur)
+                    } else {
+                        stack::walk_frame_pointers(fp, self.bounds, cur, &[]).0
+                    }
+                };
+                let mut same = 0;
+                while same < n && same < old && cur[n - 1 - same] == prev[old - 1 - same] {
+                    same += 1;
                 }
-                UNWIND_DWARF => {
-                    let n = stack::walk_dwarf(fp, cur);
-                    (n, same_prefix(cur, n))
-                }
-                _ => stack::walk_frame_pointers(fp, self.bounds, cur, prev),
+                self.previous ^= 1;
+                (n, same)
             }
         };
-        if n == old && equal == n {
-            // The same stack as last time (the common case): same node.
+        if same == n && n == old {
             return if n == 0 { ROOT } else { self.path_nodes[n - 1] };
         }
-        // Frames are innermost first; the path is outermost first. Keep the
-        // unchanged outer part of the previous path, look up only the rest.
-        let mut same = 0;
-        while same < n && same < old && cur[n - 1 - same] == prev[old - 1 - same] {
-            same += 1;
-        }
-        let mut node = if same == 0 {
-            ROOT
-        } else {
-            self.path_nodes[same - 1]
-        };
+        self.previous_len = n;
+        let mut node = if same == 0 { ROOT } else { self.path_nodes[same - 1] };
         for i in same..n {
-            node = Self::child(&mut self.edges, node, cur[n - 1 - i]);
+            let ra = if UNWIND.load(Ordering::Relaxed) == UNWIND_AUTO {
+                self.unwind.captured()[n - 1 - i].ra
+            } else {
+                self.frames[self.previous][n - 1 - i]
+            };
+            node = Self::child(&mut self.edges, node, ra);
             self.path_nodes[i] = node;
         }
-        self.previous ^= 1;
-        self.previous_len = n;
         node
     }
 }
@@ -187,7 +182,8 @@ extern "C" fn thread_exit(p: *mut c_void) {
         let was = tls.guard.replace(true);
         if !p.is_null() && p != DEAD as *mut c_void {
             // SAFETY: p is the Box we leaked in `thread_state`.
-            let ts = unsafe { Box::from_raw(p as *mut ThreadState) };
+            let mut ts = unsafe { Box::from_raw(p as *mut ThreadState) };
+            crate::peak::flush(&mut ts.peak, false);
             cct::release_block(ts.block);
             drop(ts);
         }
@@ -198,7 +194,7 @@ extern "C" fn thread_exit(p: *mut c_void) {
 
 /// This thread's state, created on first use. None for a thread that has
 /// ended (its destructor ran) or when no memory is left.
-#[inline]
+#[inline(always)]
 fn thread_state(tls: &Tls) -> Option<&'static mut ThreadState> {
     let p = tls.state.get() as *mut ThreadState;
     if !p.is_null() && p != DEAD {
@@ -281,6 +277,7 @@ fn start(tls: &Tls) -> u8 {
     }
     crate::endings::install(signal);
     crate::samples::restart();
+    crate::peak::restart();
     tls.guard.set(was);
     STATE.store(ACTIVE, Ordering::Release);
     ACTIVE
@@ -296,6 +293,15 @@ extern "C" fn at_exit() {
         crate::endings::final_dump_here();
         tls.guard.set(was);
     });
+    if let Some(status) = crate::gate::status() {
+        // The leak gate: end with its status, as LeakSanitizer does from its own
+        // exit handler; stdio is flushed first, as exit would have.
+        // SAFETY: fflush(NULL) flushes every stream; exit_group does not return.
+        unsafe {
+            libc::fflush(core::ptr::null_mut());
+            libc::syscall(libc::SYS_exit_group, status);
+        }
+    }
 }
 
 extern "C" fn before_fork() {
@@ -306,9 +312,11 @@ extern "C" fn before_fork() {
     ERRORS.raw().lock();
     BASELINE.raw().lock();
     crate::samples::lock_for_fork();
+    crate::peak::lock_for_fork();
 }
 
 extern "C" fn after_fork_parent() {
+    crate::peak::unlock_after_fork();
     crate::samples::unlock_after_fork();
     BASELINE.raw().unlock();
     ERRORS.raw().unlock();
@@ -334,6 +342,7 @@ extern "C" fn after_fork_child() {
         let was = tls.guard.replace(true);
         cct::release_all_but(thread_state(tls).map(|ts| ts.block));
         crate::samples::restart();
+        crate::peak::restart();
         tls.guard.set(was);
     });
     crate::endings::after_fork_child();
@@ -347,6 +356,7 @@ pub fn reset() {
         BASELINE.with(|b| *b = Some(snapshot));
         ERRORS.with(Vec::clear);
         crate::samples::restart();
+        crate::peak::restart();
     });
 }
 
@@ -390,8 +400,14 @@ fn count_alloc(ts: Option<&mut ThreadState>, node: u32, size: u64, user: usize) 
         Some(ts) => {
             ts.block.record_alloc(node, size);
             ts.last_alloc = user;
+            if ts.peak.alloc(size) {
+                crate::peak::flush(&mut ts.peak, false);
+            }
         }
-        None => cct::with_orphan_block(|b| b.record_alloc(node, size)),
+        None => {
+            cct::with_orphan_block(|b| b.record_alloc(node, size));
+            crate::peak::count_orphan(size, true);
+        }
     }
 }
 
@@ -401,7 +417,15 @@ fn count_free(tls: &Tls, guarded: bool, h: &Header, user: usize) {
         return;
     }
     if !guarded && let Some(ts) = thread_state(tls) {
+        if ts.peak.before_free() {
+            // Maybe just after a new peak: flushed (and the contexts snapshotted)
+            // before this free is counted.
+            crate::peak::flush(&mut ts.peak, true);
+        }
         ts.block.record_free(h.node, h.size);
+        if ts.peak.free(h.size) {
+            crate::peak::flush(&mut ts.peak, false);
+        }
         if ts.last_alloc == user {
             ts.block.record_temporary(h.node, h.size);
             ts.last_alloc = 0;
@@ -409,6 +433,7 @@ fn count_free(tls: &Tls, guarded: bool, h: &Header, user: usize) {
         return;
     }
     cct::with_orphan_block(|b| b.record_free(h.node, h.size));
+    crate::peak::count_orphan(h.size, false);
 }
 
 /// glibc block for `size` user bytes at alignment `1 << shift` (shift >= 4).
@@ -439,9 +464,16 @@ unsafe fn real_block(size: usize, shift: u8, zero: bool) -> Option<(usize, usize
     }
 }
 
-/// Hand out `user`: write its header and live bit, or give the block back.
+/// Hand out `user`: write its header and live bit, or give the block back. The
+/// block's first 16 bytes are cleared: where glibc keeps the `fd_nextsize` and
+/// `bk_nextsize` links of a free large chunk, which would otherwise read as pointers
+/// to the leak scan in a block the program never wrote (memcheck knows them undefined).
 #[inline]
 fn publish(real_start: usize, user: usize, size: usize, node: u32, shift: u8) -> bool {
+    if size >= 16 {
+        // SAFETY: the block holds at least 16 bytes from `user`.
+        unsafe { (user as *mut [u64; 2]).write([0, 0]) };
+    }
     // SAFETY: user - 16 .. user lies inside the block just allocated.
     unsafe {
         Header {

@@ -6,21 +6,12 @@
 //! thread, whatever the size of the tree), so sampling costs the program
 //! nothing on its allocation path. The series is bounded: when it holds
 //! [`MAX_SAMPLES`], every other sample is dropped and the period doubles, so a
-//! long run keeps an even coverage of its whole life. The peak is the highest
-//! sample: exact to within the allocations of one period.
-//!
-//! When a sample is a new peak, the live blocks and bytes of every tree node
-//! are summed too (the "memory at peak" figure): the cost of a full snapshot,
-//! paid only while the peak grows, at most once per period, and never on the
-//! program's allocation path. The figure is the one of the sample that set the
-//! peak, so it is as exact as the peak itself. On a large tree a snapshot can
-//! take milliseconds, so after each one the next waits [`SNAPSHOT_SPACING`]
-//! times its duration: snapshots never take more than about a twentieth of the
-//! helper thread's time. A peak sampled meanwhile keeps the figure of an
-//! earlier, lower peak; the dump then says which (`dump`).
+//! long run keeps an even coverage of its whole life. The peak is not a sample's:
+//! `peak` keeps the exact one (and its contexts), and the dump adds it to the
+//! series as a point of its own.
 //!
 //! Counts follow the runtime's epochs: `reset` and `fork` restart the clock
-//! and the series (and the peak), and samples subtract the reset's baseline.
+//! and the series, and samples subtract the reset's baseline.
 
 use crate::cct;
 use crate::lock::Locked;
@@ -29,8 +20,6 @@ use std::time::Instant;
 
 pub const PERIOD_MS: u64 = 10;
 pub const MAX_SAMPLES: usize = 4096;
-/// After a per-node snapshot, the next waits this many times its duration.
-const SNAPSHOT_SPACING: u64 = 20;
 
 struct Series {
     started: Option<Instant>,
@@ -38,13 +27,6 @@ struct Series {
     /// Current period, a multiple of PERIOD_MS.
     period_ms: u64,
     last_ms: u64,
-    /// The live bytes and time of the highest sample with a per-node snapshot, and
-    /// the live (raw node, blocks, bytes) of every node with live blocks then.
-    peak_live: u64,
-    peak_ns: u64,
-    peak_nodes: Vec<(u32, u64, u64)>,
-    /// When the next snapshot may be taken (ns since the start; see SNAPSHOT_SPACING).
-    next_snapshot_ns: u64,
 }
 
 impl Series {
@@ -55,10 +37,6 @@ impl Series {
             samples: Vec::new(),
             period_ms: PERIOD_MS,
             last_ms: 0,
-            peak_live: 0,
-            peak_ns: 0,
-            peak_nodes: Vec::new(),
-            next_snapshot_ns: 0,
         }
     }
 }
@@ -81,10 +59,6 @@ pub fn restart() {
         s.samples.clear();
         s.period_ms = PERIOD_MS;
         s.last_ms = 0;
-        s.peak_live = 0;
-        s.peak_ns = 0;
-        s.peak_nodes = Vec::new();
-        s.next_snapshot_ns = 0;
     });
 }
 
@@ -133,33 +107,7 @@ pub fn tick() {
     let bins = net_bins();
     let ns = started.elapsed().as_nanos() as u64;
     let sample = sample_of(ns, &bins);
-    let new_peak = SERIES.with(|s| {
-        push(s, sample);
-        sample.live_bytes > s.peak_live && ns >= s.next_snapshot_ns
-    });
-    if new_peak {
-        // Outside the series lock: the snapshot walks every thread's counters.
-        let nodes = live_by_node(&net_totals());
-        let done = started.elapsed().as_nanos() as u64;
-        SERIES.with(|s| {
-            s.next_snapshot_ns =
-                done.saturating_add(done.saturating_sub(ns).saturating_mul(SNAPSHOT_SPACING));
-            if sample.live_bytes > s.peak_live {
-                s.peak_live = sample.live_bytes;
-                s.peak_ns = sample.time_ns;
-                s.peak_nodes = nodes;
-            }
-        });
-    }
-}
-
-/// All counters, net of the reset's baseline.
-fn net_totals() -> cct::Totals {
-    let now = cct::snapshot();
-    crate::state::BASELINE.with(|b| match b.as_ref() {
-        Some(base) => now.minus(base),
-        None => now,
-    })
+    SERIES.with(|s| push(s, sample));
 }
 
 /// (raw node, live blocks, live bytes) of every node with live blocks in `t`.
@@ -176,12 +124,6 @@ pub fn live_by_node(t: &cct::Totals) -> Vec<(u32, u64, u64)> {
             (blocks != 0 || bytes != 0).then_some((i as u32, blocks, bytes))
         })
         .collect()
-}
-
-/// The highest sample with a per-node snapshot: its live bytes, its time, and its
-/// live blocks and bytes per raw node.
-pub fn peak() -> (u64, u64, Vec<(u32, u64, u64)>) {
-    SERIES.with(|s| (s.peak_live, s.peak_ns, s.peak_nodes.clone()))
 }
 
 fn push(s: &mut Series, sample: Sample) {

@@ -29,15 +29,61 @@ use std::sync::OnceLock;
 // ---- per-thread: the reentrancy guard and the recording state
 
 /// What a thread keeps: its reentrancy guard, and its recording state (a
-/// `runtime::ThreadState`, opaque here).
+/// `runtime::ThreadState`, opaque here). All-zero is the initial value.
+#[repr(C, align(16))]
 pub struct Tls {
     pub guard: Cell<bool>,
     pub state: Cell<*mut c_void>,
 }
 
-thread_local! {
-    pub static TLS: Tls = const { Tls { guard: Cell::new(false), state: Cell::new(core::ptr::null_mut()) } };
+// The thread's `Tls`, in the initial-exec TLS model: one `.tbss` block whose offset
+// from the thread pointer the dynamic linker fixes at load (libmprof is loaded with
+// the program, preloaded or linked in), so reaching it is two instructions, where
+// Rust's `thread_local!` in a shared library calls `__tls_get_addr`. A hidden
+// symbol: shared by the crate's code units, never exported.
+core::arch::global_asm!(
+    ".section .tbss,\"awT\",@nobits",
+    ".p2align 4",
+    ".globl mprof_thread_slot",
+    ".hidden mprof_thread_slot",
+    ".type mprof_thread_slot, @object",
+    ".size mprof_thread_slot, 16",
+    "mprof_thread_slot:",
+    ".zero 16",
+    ".text",
+);
+
+/// This thread's `Tls`. Static TLS lives as long as its thread, so it is reachable
+/// from every hook, even during the thread's last destructors.
+#[inline(always)]
+pub fn tls() -> &'static Tls {
+    let p: usize;
+    // SAFETY: reads the GOT entry holding the block's offset from the thread pointer,
+    // and the thread pointer itself (fs:0 holds its own address on x86_64 glibc).
+    unsafe {
+        core::arch::asm!(
+            "mov {p}, qword ptr [rip + mprof_thread_slot@GOTTPOFF]",
+            "add {p}, qword ptr fs:[0]",
+            p = out(reg) p,
+            options(pure, readonly, nostack, preserves_flags),
+        )
+    };
+    // SAFETY: a zero-initialized, 16-byte aligned block of this thread: a valid Tls.
+    unsafe { &*(p as *const Tls) }
 }
+
+/// The handle the code uses for its thread's `Tls` (`TLS.try_with(|tls| ...)`, which
+/// never fails: static TLS is never destroyed while its thread runs).
+pub struct ThreadSlot;
+
+impl ThreadSlot {
+    #[inline(always)]
+    pub fn try_with<R>(&self, f: impl FnOnce(&Tls) -> R) -> Result<R, core::convert::Infallible> {
+        Ok(f(tls()))
+    }
+}
+
+pub static TLS: ThreadSlot = ThreadSlot;
 
 /// Whether this thread is running library code (for signal handlers: a
 /// thread outside it holds none of the library's or the allocator's locks).

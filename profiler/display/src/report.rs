@@ -302,13 +302,22 @@ fn width_of<I: IntoIterator<Item = u64>>(min: usize, values: I) -> usize {
     values.into_iter().map(|v| v.to_string().len()).fold(min, usize::max)
 }
 
+/// `|| > main > make_widget (widgets.c:12)`: a C step's call site shows as the file
+/// and line of the call (the last step's, where the allocator was called, on every
+/// row; every step's with `--call-sites`), any other recorder's as `name@0x..`.
 fn path_text(path: &PartialPath) -> String {
     let mut s = String::from(if path.complete { "||" } else { "..." });
     for step in &path.steps {
         s.push_str(" > ");
         s.push_str(&step.name);
-        if let Some(site) = step.call_site {
-            let _ = write!(s, "@{site:#x}");
+        match (step.location(), step.call_site) {
+            (Some(at), _) => {
+                let _ = write!(s, " ({at})");
+            }
+            (None, Some(site)) => {
+                let _ = write!(s, "@{site:#x}");
+            }
+            _ => {}
         }
     }
     s

@@ -46,7 +46,19 @@
 //!                 each node at most once per figure
 //! tag 15 SAMPLE_CATEGORIES  n:varint (live:varint * 4)*n   live bytes per category of
 //!                 each sample of SAMPLES (same n, same order); absent when not split
+//! tag 16 MODULES  n:varint (path:str flags:varint build_id:bytes bias:varint
+//!                 [debug_link:str])*n      (version 2) a raw profile's modules
+//!                 flags bit 0: the main program, bit 1: debug_link present;
+//!                 bytes := length:varint byte*length
+//! tag 17 ADDRESSES n:varint (func:varint module:varint address:varint)*n  (version 2)
+//!                 the return address each function of a raw profile stands for;
+//!                 func is a function index (each at most once), module 0 for none
+//!                 else module index + 1, address relative to the module's load bias
 //! ```
+//!
+//! Version 2 added MODULES and ADDRESSES: libmprof writes return addresses and the
+//! modules they lie in, and `mprof` symbolizes them when it reads the file. A version-1
+//! reader refuses such a file naming both versions; this reader reads both.
 //!
 //! HEADER, SCHEME, FUNCTIONS and NODES are required, and a section may only refer to
 //! sections before it (SCHEME and FUNCTIONS before NODES, TYPES before BINS, NODES before
@@ -61,12 +73,12 @@
 use std::fmt;
 
 use crate::exec::{ClockInfo, CountKind, CountPoint, Exec, IoRow, SourceFile, TimeNode, TimeProfile};
-use crate::model::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
+use crate::model::{FuncId, FunctionInfo, HeapErrorKind, ModuleInfo, NodeId, RawAddress, Sample, TypeId};
 use crate::profile::{BinKey, BinRow, Counters, Figure, HeapError, Node, Profile};
 use crate::scheme::{Category, CategoryScheme, Language, LARGEST_SIZE_BIN};
 
 pub const MAGIC: &[u8; 8] = b"\x89MPROF\r\n";
-pub const FORMAT_VERSION: u64 = 1;
+pub const FORMAT_VERSION: u64 = 2;
 
 /// Counter slots (nodes times categories) a NODES section may claim beyond one per byte
 /// left in the file: room for a small tree of a many-category scheme.
@@ -88,7 +100,9 @@ const TAG_COUNTS: u64 = 12;
 const TAG_IO: u64 = 13;
 const TAG_FIGURES: u64 = 14;
 const TAG_SAMPLE_CATEGORIES: u64 = 15;
-const LAST_KNOWN_TAG: u64 = TAG_SAMPLE_CATEGORIES;
+const TAG_MODULES: u64 = 16;
+const TAG_ADDRESSES: u64 = 17;
+const LAST_KNOWN_TAG: u64 = TAG_ADDRESSES;
 
 fn section_name(tag: u64) -> &'static str {
     match tag {
@@ -107,6 +121,8 @@ fn section_name(tag: u64) -> &'static str {
         TAG_IO => "IO",
         TAG_FIGURES => "FIGURES",
         TAG_SAMPLE_CATEGORIES => "SAMPLE_CATEGORIES",
+        TAG_MODULES => "MODULES",
+        TAG_ADDRESSES => "ADDRESSES",
         _ => "unknown",
     }
 }
@@ -360,6 +376,31 @@ pub fn encode(p: &Profile) -> Vec<u8> {
             }
         }
         put_section(&mut out, TAG_FIGURES, &s);
+    }
+    if !p.modules.is_empty() {
+        s.clear();
+        put_varint(&mut s, p.modules.len() as u64);
+        for m in &p.modules {
+            put_str(&mut s, &m.path);
+            put_varint(&mut s, m.executable as u64 | (m.debug_link.is_some() as u64) << 1);
+            put_varint(&mut s, m.build_id.len() as u64);
+            s.extend_from_slice(&m.build_id);
+            put_varint(&mut s, m.bias);
+            if let Some(link) = &m.debug_link {
+                put_str(&mut s, link);
+            }
+        }
+        put_section(&mut out, TAG_MODULES, &s);
+    }
+    if !p.addresses.is_empty() {
+        s.clear();
+        put_varint(&mut s, p.addresses.len() as u64);
+        for a in &p.addresses {
+            put_varint(&mut s, a.func.0 as u64);
+            put_varint(&mut s, a.module.map_or(0, |m| m as u64 + 1));
+            put_varint(&mut s, a.address);
+        }
+        put_section(&mut out, TAG_ADDRESSES, &s);
     }
     put_varint(&mut out, TAG_END);
     put_varint(&mut out, 0);
@@ -641,6 +682,8 @@ struct Decoded {
     samples: Vec<Sample>,
     figures: Vec<Figure>,
     exec: Exec,
+    modules: Vec<ModuleInfo>,
+    addresses: Vec<RawAddress>,
 }
 
 impl Decoded {
@@ -979,6 +1022,7 @@ impl Decoded {
                     self.figures.push(Figure { name, rows });
                 }
             }
+            TAG_MODULES | TAG_ADDRESSES => self.raw_section(tag, s, tag_at)?,
             _ => {}
         }
         Ok(())
@@ -1002,6 +1046,48 @@ impl Decoded {
             figures: self.figures,
             metadata: self.metadata,
             exec: self.exec,
+            modules: self.modules,
+            addresses: self.addresses,
         })
+    }
+
+    /// MODULES and ADDRESSES (version 2): a raw profile's modules and return addresses.
+    fn raw_section(&mut self, tag: u64, s: &mut Reader<'_>, tag_at: usize) -> Result<(), FormatError> {
+        if tag == TAG_MODULES {
+            let n = s.count("the number of modules")?;
+            for k in 0..n {
+                let path = s.string(|| format!("the path of module {k}"))?;
+                let flags = s.bounded(&format!("the flags of module {k}"), 3)?;
+                let len = s.count(&format!("the build id length of module {k}"))?;
+                let build_id = s.bytes(len, "a build id")?.to_vec();
+                let bias = s.varint(|| format!("the load bias of module {k}"))?;
+                let debug_link =
+                    if flags & 2 != 0 { Some(s.string(|| format!("the debug link of module {k}"))?) } else { None };
+                self.modules.push(ModuleInfo { path, build_id, bias, debug_link, executable: flags & 1 != 0 });
+            }
+            return Ok(());
+        }
+        let Some(functions) = &self.functions else {
+            return Err(s.invalid(tag_at, "the FUNCTIONS section before ADDRESSES", "ADDRESSES".into()));
+        };
+        let (nfunc, nmod) = (functions.len() as u64, self.modules.len() as u64);
+        let n = s.count("the number of addresses")?;
+        let mut seen = std::collections::HashSet::with_capacity(n);
+        for k in 0..n {
+            let at = s.offset();
+            let func = s.varint(|| format!("the function of address {k}"))?;
+            if func >= nfunc || !seen.insert(func) {
+                return Err(s.invalid(at, &format!("a function number below {nfunc}, not yet given an address"), func.to_string()));
+            }
+            let at = s.offset();
+            let module = s.varint(|| format!("the module of address {k}"))?;
+            if module > nmod {
+                return Err(s.invalid(at, &format!("a module number up to {nmod} (0: none)"), module.to_string()));
+            }
+            let address = s.varint(|| format!("address {k}"))?;
+            let module = module.checked_sub(1).map(|m| m as u32);
+            self.addresses.push(RawAddress { func: FuncId(func as u32), module, address });
+        }
+        Ok(())
     }
 }

@@ -47,11 +47,12 @@ pub mod profile;
 pub mod reduce;
 pub mod save;
 pub mod scheme;
+pub mod suppress;
 pub mod timing;
 
 pub use build::ProfileBuilder;
 pub use format::{FormatError, FORMAT_VERSION};
-pub use model::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
+pub use model::{FuncId, FunctionInfo, HeapErrorKind, ModuleInfo, NodeId, RawAddress, Sample, TypeId};
 pub use monitor::{Bin, Monitor, MonitorOptions, Totals};
 pub use profile::{BinKey, BinRow, Counters, Figure, HeapError, MergeError, Node, Profile};
 pub use save::{check_writable, save_file, save_file_noting, save_streaming};

@@ -75,3 +75,32 @@ pub struct Sample {
 
 /// How many categories a sample splits its live bytes into: both schemes have four.
 pub const SAMPLE_CATEGORIES: usize = 4;
+
+/// A module (the executable or a shared library) of a profiled native process, as a raw
+/// profile records it: enough for a symbolizer to find the same file and its debug
+/// information later, and to tell when the file changed since the run.
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub struct ModuleInfo {
+    /// The path the process loaded it from.
+    pub path: String,
+    /// The GNU build id (`NT_GNU_BUILD_ID`), empty when the module has none.
+    pub build_id: Vec<u8>,
+    /// The load bias: run-time address minus the module's ELF virtual address.
+    pub bias: u64,
+    /// The `.gnu_debuglink` name of its separate debug file, if it names one.
+    pub debug_link: Option<String>,
+    /// True for the main program (its DWARF names the bin table's types).
+    pub executable: bool,
+}
+
+/// Where the return address of a raw profile's function lies (raw profiles have one
+/// function per distinct return address, named `module+0xoffset` until symbolized).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct RawAddress {
+    pub func: FuncId,
+    /// The module holding it (index into `Profile::modules`), None outside every module.
+    pub module: Option<u32>,
+    /// Its ELF virtual address inside the module (run-time address minus the bias), or
+    /// the run-time address itself outside every module.
+    pub address: u64,
+}

@@ -441,6 +441,8 @@ impl Monitor {
             figures: Vec::new(),
             metadata: self.metadata.clone(),
             exec: Exec::default(),
+            modules: Vec::new(),
+            addresses: Vec::new(),
         }
     }
 }

@@ -20,7 +20,7 @@ use std::fmt;
 use rustc_hash::FxHashMap;
 
 use crate::exec::Exec;
-use crate::model::{FuncId, FunctionInfo, HeapErrorKind, NodeId, Sample, TypeId};
+use crate::model::{FuncId, FunctionInfo, HeapErrorKind, ModuleInfo, NodeId, RawAddress, Sample, TypeId};
 use crate::scheme::{CategoryScheme, Language, LARGEST_SIZE_BIN, size_bin};
 
 /// Allocation and free counts of one node (or bin) in one category.
@@ -144,6 +144,12 @@ pub struct Profile {
     pub metadata: Vec<(String, String)>,
     /// Execution profiles recorded beside the memory profile (time, counts, I/O).
     pub exec: Exec,
+    /// A raw profile's modules (MODULES section); empty once symbolized.
+    pub modules: Vec<ModuleInfo>,
+    /// A raw profile's return addresses, one per function that stands for one
+    /// (ADDRESSES section). Non-empty means the profile awaits symbolization
+    /// (`mprof-symbolize`): its functions are then `module+0xoffset` names.
+    pub addresses: Vec<RawAddress>,
 }
 
 /// Why two profiles cannot be summed.
@@ -199,7 +205,14 @@ impl Profile {
             figures: Vec::new(),
             metadata: Vec::new(),
             exec: Exec::default(),
+            modules: Vec::new(),
+            addresses: Vec::new(),
         }
+    }
+
+    /// True when the profile holds raw return addresses still to be symbolized.
+    pub fn is_raw(&self) -> bool {
+        !self.addresses.is_empty()
     }
 
     /// True when the profile holds memory data (allocations, bins, errors or samples),
@@ -272,6 +285,15 @@ impl Profile {
                 }
             }
         }
+        let mut raw = std::collections::HashSet::new();
+        for a in &self.addresses {
+            if a.func.0 as usize >= self.functions.len() || !raw.insert(a.func) {
+                return Err(format!("an address names function {} of {} (or twice)", a.func.0, self.functions.len()));
+            }
+            if a.module.is_some_and(|m| m as usize >= self.modules.len()) {
+                return Err(format!("an address names module {:?} of {}", a.module, self.modules.len()));
+            }
+        }
         self.exec.validate(self.functions.len())
     }
 
@@ -296,6 +318,9 @@ impl Profile {
         }
         self.validate().map_err(MergeError::Invalid)?;
         other.validate().map_err(MergeError::Invalid)?;
+        if self.is_raw() || other.is_raw() {
+            return Err(MergeError::Invalid("a raw profile (return addresses) must be symbolized first".into()));
+        }
         let mut builder = Builder::from(std::mem::replace(self, Profile::empty(other.language, other.scheme.clone())));
         builder.absorb(other, |f| f.clone());
         *self = builder.finish();

@@ -17,8 +17,9 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::model::{FuncId, HeapErrorKind};
+use crate::model::{FuncId, HeapErrorKind, NodeId};
 use crate::profile::{Counters, Profile};
+use crate::scheme::Language;
 
 /// What shapes the reduction (a subset of `ReportOptions`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,12 +83,28 @@ impl Edge {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PathStep {
     pub name: String,
-    /// Present when call sites are distinguished and the site is known.
+    /// Present when call sites are distinguished and the site is known (in a C
+    /// profile always for the path's last step when debug information gives its
+    /// file: the line that called the allocator).
     pub call_site: Option<u64>,
+    /// C profiles: the function's source file, whose lines the call sites are.
+    pub file: Option<String>,
+}
+
+impl PathStep {
+    /// `file.c:123` (the file's name without its directories, the line in decimal):
+    /// where a C function made the call of this step, when debug information says.
+    pub fn location(&self) -> Option<String> {
+        let file = self.file.as_deref()?;
+        let line = self.call_site?;
+        Some(format!("{}:{line}", file.rsplit('/').next().unwrap_or(file)))
+    }
 }
 
 /// A partial path (the last `path_depth` callers) with what was counted under it: the
-/// memory kept (leak table), or a figure's count and bytes (`Reduction::figures`).
+/// memory kept (leak table), or a figure's count and bytes (`Reduction::figures`). In a
+/// C profile paths end at an allocation site: one row per line that called the
+/// allocator (`PartialPath::site`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartialPath {
     /// Outermost first.
@@ -96,6 +113,13 @@ pub struct PartialPath {
     pub complete: bool,
     pub kept_allocs: u64,
     pub kept_bytes: u64,
+}
+
+impl PartialPath {
+    /// The allocation site (`file.c:123`) of a C profile's path, when known.
+    pub fn site(&self) -> Option<String> {
+        self.steps.last()?.location()
+    }
 }
 
 /// A heap error with its path.
@@ -560,9 +584,14 @@ type PathKey = (Vec<(u32, u64)>, bool);
 fn partial_key(p: &Profile, node: usize, options: &ReduceOptions) -> PathKey {
     let mut key = Vec::with_capacity(options.path_depth);
     let mut at = node;
+    // A C profile's call sites are source lines: its paths end at the line that
+    // called the allocator, where the function's file is known.
+    let mut site = options.call_sites || p.language == Language::C;
     while at != 0 && key.len() < options.path_depth {
         let n = &p.nodes[at];
-        key.push((n.func.0, if options.call_sites { n.call_site } else { 0 }));
+        let lines = options.call_sites || p.function_of(NodeId(at as u32)).is_some_and(|f| f.file.is_some());
+        key.push((n.func.0, if site && lines { n.call_site } else { 0 }));
+        site = options.call_sites;
         at = n.parent.map_or(0, |x| x.0 as usize);
     }
     key.reverse();
@@ -571,9 +600,14 @@ fn partial_key(p: &Profile, node: usize, options: &ReduceOptions) -> PathKey {
 
 fn steps_of(p: &Profile, key: &[(u32, u64)]) -> Vec<PathStep> {
     key.iter()
-        .map(|&(f, site)| PathStep {
-            name: p.functions.get(f as usize).map_or_else(|| "?".to_string(), |i| i.name.clone()),
-            call_site: (site != 0).then_some(site),
+        .map(|&(f, site)| {
+            let info = p.functions.get(f as usize);
+            PathStep {
+                name: info.map_or_else(|| "?".to_string(), |i| i.name.clone()),
+                call_site: (site != 0).then_some(site),
+                // A C call site is a line of the function's file.
+                file: if p.language == Language::C { info.and_then(|i| i.file.clone()) } else { None },
+            }
         })
         .collect()
 }

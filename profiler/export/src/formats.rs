@@ -402,14 +402,92 @@ fn clamp(v: u64) -> i64 {
 /// One pprof sample before its stack is attached: values in `sample_type` order, labels.
 type SampleValues = (Vec<i64>, Vec<pprof::Label>);
 
-/// The pprof message of a memory profile (not yet encoded), for tests and for callers
-/// that post-process it.
-pub fn pprof_message(p: &Profile) -> Result<pprof::Profile, String> {
-    p.validate()?;
-    let mut strings = Strings::new();
+/// A pprof export in the making: everything but the samples (`head`, whose `sample` is
+/// empty), each node's location, and the values of each node's samples.
+struct Pprof<'a, F: Fn(&Node) -> Vec<SampleValues>> {
+    p: &'a Profile,
+    head: pprof::Profile,
+    location_of_node: Vec<u64>,
+    values: F,
+}
+
+impl<F: Fn(&Node) -> Vec<SampleValues>> Pprof<'_, F> {
+    /// Calls `f` with every sample: its stack (leaf first; the root is a frame only
+    /// when nothing else is), values and labels. One stack is held at a time, so a
+    /// deep unfolded tree costs its depth in memory, not the sum of its stacks.
+    fn each_sample(&self, mut f: impl FnMut(&[u64], SampleValues) -> std::io::Result<()>) -> std::io::Result<()> {
+        let mut stack = Vec::new();
+        for (i, node) in self.p.nodes.iter().enumerate() {
+            let sets = (self.values)(node);
+            if sets.is_empty() {
+                continue;
+            }
+            stack.clear();
+            let mut at = i;
+            while at != 0 {
+                stack.push(self.location_of_node[at]);
+                at = self.p.nodes[at].parent.map_or(0, |x| x.0 as usize);
+            }
+            if stack.is_empty() {
+                stack.push(self.location_of_node[0]);
+            }
+            for set in sets {
+                f(&stack, set)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The whole message (tests compare it with what the streamed export decodes to).
+    fn message(self) -> pprof::Profile {
+        let mut samples = Vec::new();
+        let _ = self.each_sample(|stack, (value, label)| {
+            samples.push(pprof::Sample { location_id: stack.to_vec(), value, label });
+            Ok(())
+        });
+        pprof::Profile { sample: samples, ..self.head }
+    }
+
+    /// The encoded message, gzip'd, streamed to `out`: the head's first field, then
+    /// each sample as it is made, then the rest of the head (protobuf messages merge
+    /// when concatenated: repeated fields append).
+    fn write_gz(self, out: &mut (impl Write + ?Sized)) -> Result<(), String> {
+        let mut gz = GzEncoder::new(out, Compression::default());
+        let first = pprof::Profile { sample_type: self.head.sample_type.clone(), ..pprof::Profile::default() };
+        let rest = pprof::Profile { sample_type: Vec::new(), ..self.head.clone() };
+        let mut buf = Vec::new();
+        let mut ids = Vec::new();
+        let result = (|| {
+            gz.write_all(&prost::Message::encode_to_vec(&first))?;
+            self.each_sample(|stack, (value, label)| {
+                // Field 1 (packed location ids) by hand, fields 2 and 3 by prost.
+                ids.clear();
+                for &id in stack {
+                    prost::encoding::encode_varint(id, &mut ids);
+                }
+                buf.clear();
+                prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut buf);
+                prost::encoding::encode_varint(ids.len() as u64, &mut buf);
+                buf.extend_from_slice(&ids);
+                prost::Message::encode(&pprof::Sample { location_id: Vec::new(), value, label }, &mut buf)
+                    .map_err(std::io::Error::other)?;
+                let mut head = Vec::with_capacity(16);
+                prost::encoding::encode_key(2, prost::encoding::WireType::LengthDelimited, &mut head);
+                prost::encoding::encode_varint(buf.len() as u64, &mut head);
+                gz.write_all(&head)?;
+                gz.write_all(&buf)
+            })?;
+            gz.write_all(&prost::Message::encode_to_vec(&rest))?;
+            gz.try_finish()
+        })();
+        result.map_err(|e| format!("pprof: {e}"))
+    }
+}
+
+fn memory_values(p: &Profile, strings: &mut Strings) -> impl Fn(&Node) -> Vec<SampleValues> + use<> {
     let category_key = strings.get("category");
     let category_names: Vec<i64> = p.scheme.categories.iter().map(|c| strings.get(&c.name)).collect();
-    let values = |node: &Node| -> Vec<SampleValues> {
+    move |node: &Node| -> Vec<SampleValues> {
         node.counters
             .iter()
             .enumerate()
@@ -421,39 +499,56 @@ pub fn pprof_message(p: &Profile) -> Result<pprof::Profile, String> {
                 )
             })
             .collect()
-    };
+    }
+}
+
+fn memory_pprof(p: &Profile) -> Result<Pprof<'_, impl Fn(&Node) -> Vec<SampleValues> + use<>>, String> {
+    p.validate()?;
+    let mut strings = Strings::new();
+    let values = memory_values(p, &mut strings);
     let types = ["alloc_objects:count", "alloc_space:bytes", "inuse_objects:count", "inuse_space:bytes"];
     Ok(build_pprof(p, strings, &types, ("space", "bytes"), "alloc_space", values))
+}
+
+fn time_values(node: &Node) -> Vec<SampleValues> {
+    let calls = FoldedValue::Calls.of(&node.counters);
+    let ns = FoldedValue::TimeNs.of(&node.counters);
+    let instructions = FoldedValue::Instructions.of(&node.counters);
+    if calls == 0 && ns == 0 && instructions == 0 {
+        return Vec::new();
+    }
+    vec![(vec![clamp(calls), clamp(ns), clamp(instructions)], Vec::new())]
+}
+
+fn time_pprof(view: &Profile) -> Result<Pprof<'_, fn(&Node) -> Vec<SampleValues>>, String> {
+    view.validate()?;
+    let types = ["calls:count", "cpu:nanoseconds", "instructions:count"];
+    Ok(build_pprof(view, Strings::new(), &types, ("cpu", "nanoseconds"), "cpu", time_values as fn(&Node) -> Vec<SampleValues>))
+}
+
+/// The pprof message of a memory profile (not yet encoded), for tests and for callers
+/// that post-process it.
+pub fn pprof_message(p: &Profile) -> Result<pprof::Profile, String> {
+    Ok(memory_pprof(p)?.message())
 }
 
 /// The pprof message of a time view (`mprof_display::exec_report::time_view`): one sample per calling
 /// context with its calls, self nanoseconds and instructions, as CPU profiles carry them.
 pub fn pprof_time_message(view: &Profile) -> Result<pprof::Profile, String> {
-    view.validate()?;
-    let strings = Strings::new();
-    let values = |node: &Node| -> Vec<SampleValues> {
-        let calls = FoldedValue::Calls.of(&node.counters);
-        let ns = FoldedValue::TimeNs.of(&node.counters);
-        let instructions = FoldedValue::Instructions.of(&node.counters);
-        if calls == 0 && ns == 0 && instructions == 0 {
-            return Vec::new();
-        }
-        vec![(vec![clamp(calls), clamp(ns), clamp(instructions)], Vec::new())]
-    };
-    let types = ["calls:count", "cpu:nanoseconds", "instructions:count"];
-    Ok(build_pprof(view, strings, &types, ("cpu", "nanoseconds"), "cpu", values))
+    Ok(time_pprof(view)?.message())
 }
 
 /// The parts common to both pprof exports: functions, one location per (function, call
-/// site), one sample per value set of each node with its stack, metadata as comments.
-fn build_pprof(
-    p: &Profile,
+/// site), metadata as comments; the samples, one per value set of each node with its
+/// stack, are made when written.
+fn build_pprof<'a, F: Fn(&Node) -> Vec<SampleValues>>(
+    p: &'a Profile,
     mut strings: Strings,
     types: &[&str],
     period: (&str, &str),
     default_type: &str,
-    values: impl Fn(&Node) -> Vec<SampleValues>,
-) -> pprof::Profile {
+    values: F,
+) -> Pprof<'a, F> {
     let sample_type = types
         .iter()
         .map(|s| {
@@ -507,32 +602,12 @@ fn build_pprof(
         });
         location_of_node.push(id);
     }
-    let mut samples = Vec::new();
-    for (i, node) in p.nodes.iter().enumerate() {
-        let sets = values(node);
-        if sets.is_empty() {
-            continue;
-        }
-        // Leaf first, as pprof wants; the root is a frame only when nothing else is.
-        let mut stack = Vec::new();
-        let mut at = i;
-        while at != 0 {
-            stack.push(location_of_node[at]);
-            at = p.nodes[at].parent.map_or(0, |x| x.0 as usize);
-        }
-        if stack.is_empty() {
-            stack.push(location_of_node[0]);
-        }
-        for (value, label) in sets {
-            samples.push(pprof::Sample { location_id: stack.clone(), value, label });
-        }
-    }
     let comment = p.metadata.iter().map(|(k, v)| strings.get(&format!("{k}: {v}"))).collect();
     let period_type = Some(pprof::ValueType { r#type: strings.get(period.0), unit: strings.get(period.1) });
     let default_sample_type = strings.get(default_type);
-    pprof::Profile {
+    let head = pprof::Profile {
         sample_type,
-        sample: samples,
+        sample: Vec::new(),
         location: locations,
         function: functions,
         string_table: strings.table,
@@ -541,22 +616,31 @@ fn build_pprof(
         period: 1,
         comment,
         default_sample_type,
-    }
+    };
+    Pprof { p, head, location_of_node, values }
 }
 
 /// pprof's profile.proto, gzip'd.
 pub fn pprof_gz(p: &Profile) -> Result<Vec<u8>, String> {
-    gzip_message(&pprof_message(p)?)
+    let mut out = Vec::new();
+    memory_pprof(p)?.write_gz(&mut out)?;
+    Ok(out)
+}
+
+/// pprof's profile.proto, gzip'd, streamed to `out` (memory bounded by the profile,
+/// not by the sum of its stacks' depths).
+pub fn pprof_gz_to(p: &Profile, out: &mut (impl Write + ?Sized)) -> Result<(), String> {
+    memory_pprof(p)?.write_gz(out)
 }
 
 /// The time view's pprof message (`pprof_time_message`), gzip'd.
 pub fn pprof_time_gz(view: &Profile) -> Result<Vec<u8>, String> {
-    gzip_message(&pprof_time_message(view)?)
+    let mut out = Vec::new();
+    time_pprof(view)?.write_gz(&mut out)?;
+    Ok(out)
 }
 
-fn gzip_message(message: &pprof::Profile) -> Result<Vec<u8>, String> {
-    let raw = prost::Message::encode_to_vec(message);
-    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-    gz.write_all(&raw).map_err(|e| format!("gzip: {e}"))?;
-    gz.finish().map_err(|e| format!("gzip: {e}"))
+/// The time view's pprof export, streamed to `out`.
+pub fn pprof_time_gz_to(view: &Profile, out: &mut (impl Write + ?Sized)) -> Result<(), String> {
+    time_pprof(view)?.write_gz(out)
 }

@@ -21,12 +21,17 @@ fn per_category(p: &Profile, cs: &[Counters]) -> Value {
 }
 
 fn path(pp: &PartialPath) -> Value {
-    json!({
+    let mut v = json!({
         "functions": pp.steps.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
         "complete": pp.complete,
         "kept_allocs": pp.kept_allocs,
         "kept_bytes": pp.kept_bytes,
-    })
+    });
+    // A C path's allocation site, `file.c:123`, where debug information gives it.
+    if let Some(site) = pp.site() {
+        v["site"] = json!(site);
+    }
+    v
 }
 
 /// The report's tables as one JSON document.

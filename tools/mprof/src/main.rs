@@ -1,6 +1,6 @@
-//! The `mprof` binary: glue between the command line and the engine, display, export,
-//! listing and launcher crates. It reads profile
-//! files, prints reports (memory tables, then whichever execution tables the file holds),
+//! The `mprof` binary: glue between the command line and the engine, symbolizer,
+//! display, export, listing and launcher crates. It reads profile
+//! files (symbolizing libmprof's raw ones), prints reports (memory tables, then whichever execution tables the file holds),
 //! merges runs, prints annotated listings of execution counts, writes the HTML report
 //! and exports memory or time to other tools' formats. Every failure is one
 //! line on stderr (`mprof: ...`) and a non-zero exit; no input makes it panic.
@@ -171,6 +171,10 @@ enum Command {
         /// Function-name patterns whose leaks are not reported (MPROF_SUPPRESS).
         #[arg(long, value_name = "PATTERNS")]
         suppress: Option<String>,
+        /// Exit with status N when definitely lost bytes remain after suppressions, as
+        /// valgrind's --error-exitcode (MPROF_LEAK_EXITCODE; 1 to 255).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..))]
+        leak_exitcode: Option<u8>,
         /// The program and its arguments.
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM")]
         command: Vec<std::ffi::OsString>,
@@ -274,9 +278,11 @@ fn select(p: Profile, file: &Path, kind: KindArg, value: Option<ValueArg>) -> Re
     }
 }
 
+/// Reads a profile, symbolizing a raw one (libmprof's return addresses).
 fn load(path: &Path) -> Result<Profile, String> {
     let bytes = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    Profile::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    let profile = Profile::read(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(mprof_symbolize::symbolize(profile, &mprof_symbolize::Options::default()))
 }
 
 /// Reads and sums several profiles (one is returned as read).
@@ -459,7 +465,7 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Export { file, format, output, kind, value } => {
             let (p, value) = select(load(&file)?, &file, kind, value)?;
-            let bytes = match format {
+            match format {
                 // Streamed: folded text grows with the sum of the stacks' depths.
                 FormatArg::Folded => {
                     p.validate().map_err(|e| format!("{}: {e}", file.display()))?;
@@ -474,11 +480,16 @@ fn run(cli: Cli) -> Result<(), String> {
                     })
                     .map_err(|e| format!("{}: {e}", file.display()));
                 }
-                FormatArg::Pprof if kind == KindArg::Time => formats::pprof_time_gz(&p),
-                FormatArg::Pprof => formats::pprof_gz(&p),
-            }
-            .map_err(|e| format!("{}: {e}", file.display()))?;
-            emit(output.as_deref(), &bytes)
+                // Streamed: a sample carries its whole stack, so the message is as long
+                // as the sum of the stacks' depths.
+                FormatArg::Pprof => {
+                    return stream(output.as_deref(), |w| match kind {
+                        KindArg::Time => formats::pprof_time_gz_to(&p, w),
+                        KindArg::Memory => formats::pprof_gz_to(&p, w),
+                    })
+                    .map_err(|e| format!("{}: {e}", file.display()));
+                }
+            };
         }
     }
 }
@@ -515,12 +526,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Command::Run { library, output, follow_children, depth, unwind, dump_signal, suppress, command } = cli.command {
+    if let Command::Run { library, output, follow_children, depth, unwind, dump_signal, suppress, leak_exitcode, command } =
+        cli.command
+    {
         let settings = [
             ("MPROF_DEPTH", depth.map(|d| d.to_string())),
             ("MPROF_UNWIND", unwind),
             ("MPROF_DUMP_SIGNAL", dump_signal),
             ("MPROF_SUPPRESS", suppress),
+            ("MPROF_LEAK_EXITCODE", leak_exitcode.map(|n| n.to_string())),
         ]
         .into_iter()
         .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))

@@ -6,6 +6,8 @@
 
 use std::process::Command;
 
+use mprof_engine::{Bin, CategoryScheme, FunctionInfo, Language, Monitor, MonitorOptions, NodeId};
+
 mod common;
 
 use common::{DEEP_PROFILE_DEPTH as DEPTH, deep_profile};
@@ -59,4 +61,58 @@ fn every_report_and_export_of_a_100000_deep_tree_stays_within_a_memory_bound() {
     // (5 GB here: 100,000 paths of 50,000 frames on average).
     let rss = children_max_rss();
     assert!(rss < 200 << 20, "a child used {} MB", rss >> 20);
+}
+
+/// The largest resident set of one child process, in bytes (its own rusage, whatever
+/// other tests of this binary run meanwhile).
+fn max_rss_of(cmd: &mut Command) -> (std::process::ExitStatus, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    let child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let mut status = 0;
+    // SAFETY: wait4 writes the status and the rusage it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    (std::process::ExitStatus::from_raw(status), usage.ru_maxrss as u64 * 1024)
+}
+
+#[test]
+fn the_pprof_export_of_a_20000_deep_unfolded_profile_is_streamed() {
+    // Every one of the 20,000 nested contexts allocates: each is a pprof sample with
+    // its whole stack, 200 million location ids in all (1.7 GB as one message).
+    const DEPTH: usize = 20_000;
+    let mut m = Monitor::new(
+        Language::C,
+        CategoryScheme::c_sizes(),
+        MonitorOptions { call_sites: false, max_depth: DEPTH as u32 + 10, fold_self_recursion: false },
+    );
+    let walk = m.function(FunctionInfo::named("walk"));
+    let mut node = NodeId::ROOT;
+    for _ in 0..DEPTH {
+        node = m.child(node, walk, 0);
+        m.record_alloc(node, 0, 16, Bin::Size(16));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("unfolded.mprof");
+    let mut bytes = Vec::new();
+    m.to_profile().write(&mut bytes).unwrap();
+    std::fs::write(&file, &bytes).unwrap();
+    let out = dir.path().join("p.pb.gz");
+    let (status, rss) = max_rss_of(
+        Command::new(env!("CARGO_BIN_EXE_mprof")).arg("export").arg(&file).args(["--format", "pprof", "-o"]).arg(&out),
+    );
+    assert!(status.success());
+    assert!(rss < 200 << 20, "the export used {} MB", rss >> 20);
+    // The samples are all there: the decompressed message holds every stack.
+    let mut raw = 0u64;
+    let mut gz = flate2::read::GzDecoder::new(std::fs::File::open(&out).unwrap());
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match std::io::Read::read(&mut gz, &mut buf).unwrap() {
+            0 => break,
+            n => raw += n as u64,
+        }
+    }
+    let ids = (DEPTH * (DEPTH + 1) / 2) as u64;
+    assert!(raw > ids, "{raw} bytes for {ids} location ids");
 }

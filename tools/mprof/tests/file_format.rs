@@ -117,7 +117,7 @@ fn corrupt_files_get_errors_naming_offset_and_expectation() {
     cases.push(("empty file", error_of(&[])));
     cases.push(("text file", error_of(b"hello, world\n")));
     let mut newer = good[..8].to_vec();
-    newer.push(2);
+    newer.push(mprof_engine::FORMAT_VERSION as u8 + 1);
     newer.extend_from_slice(&good[9..]);
     cases.push(("newer version", error_of(&newer)));
     cases.push(("cut after the magic", error_of(&good[..8])));

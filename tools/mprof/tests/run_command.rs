@@ -50,3 +50,33 @@ fn a_missing_program_or_library_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.starts_with("mprof: ") && err.contains("/no/such/libmprof.so"), "{err}");
 }
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn leak_exitcode_fails_a_leaking_program_and_passes_a_clean_one() {
+    // `sh -c` leaks nothing definitely (its blocks are reachable from its globals);
+    // a C program that drops three blocks does.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("drop.c");
+    std::fs::write(&src, "#include <stdlib.h>\nint main(void) { for (int i = 0; i < 3; i++) { void *volatile p = malloc(100); p = 0; } return 0; }\n").unwrap();
+    let exe = dir.path().join("drop");
+    assert!(Command::new("gcc").args(["-O0", "-o"]).arg(&exe).arg(&src).status().unwrap().success());
+    let gate = |program: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mprof"))
+            .args(["run", "--library"])
+            .arg(library())
+            .args(["--leak-exitcode", "23", "-o", "g.%p.out", "--"])
+            .args(program)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let out = gate(&[exe.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(23), "{stderr}");
+    assert!(stderr.contains("300 bytes definitely lost"), "{stderr}");
+    let out = gate(&["sh", "-c", "exit 0"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = gate(&["sh", "-c", "exit 4"]);
+    assert_eq!(out.status.code(), Some(4), "the program's own failure still comes through");
+}

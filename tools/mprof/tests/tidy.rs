@@ -21,7 +21,14 @@ fn every_source_file_opens_with_a_module_comment() {
     // and the tools/ folder (this command, the launcher).
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut files = Vec::new();
-    for crate_dir in ["profiler/engine", "profiler/display", "profiler/export", "tools/mprof", "tools/launch"] {
+    for crate_dir in [
+        "profiler/engine",
+        "profiler/display",
+        "profiler/export",
+        "profiler/symbolize",
+        "tools/mprof",
+        "tools/launch",
+    ] {
         for dir in ["src", "tests", "benches", "examples"] {
             let d = root.join(crate_dir).join(dir);
             if d.is_dir() {

@@ -500,12 +500,13 @@
     for (const f of document.querySelectorAll('tbody.flash')) f.classList.remove('flash');
     target.classList.add('flash');
   });
-  function pathCell(complete, steps) {
+  function pathCell(complete, steps, site) {
     const span = el('span', { text: complete ? '||' : '...' });
     for (const s of steps) { span.append(' > '); span.append(fnLink(s)); }
+    if (site) span.append(' (' + site + ')');
     return span;
   }
-  const pathText = (complete, steps) => (complete ? '||' : '...') + steps.map((s) => ' > ' + (typeof s === 'string' ? s : ent.label[s])).join('');
+  const pathText = (complete, steps, site) => (complete ? '||' : '...') + steps.map((s) => ' > ' + (typeof s === 'string' ? s : ent.label[s])).join('') + (site ? ' (' + site + ')' : '');
 
   function pathTable(host, id, rows, countLabel) {
     let total = 0;
@@ -518,7 +519,7 @@
         { label: countLabel, num: true, key: (r) => r[0], cell: (r) => int(r[0]) },
         { label: 'bytes', num: true, key: (r) => r[1], cell: (r) => int(r[1]) },
         { label: '%', num: true, key: (r) => r[1], cell: (r) => pct(r[1], total) },
-        { label: 'path (last ' + D.pathDepth + ' callers)', key: (r) => pathText(r[2][0], r[2][1]), cell: (r) => pathCell(r[2][0], r[2][1]), cls: 'path' },
+        { label: 'path (last ' + D.pathDepth + ' callers)', key: (r) => pathText(r[2][0], r[2][1], r[2][2]), cell: (r) => pathCell(r[2][0], r[2][1], r[2][2]), cls: 'path' },
       ],
     });
   }
@@ -643,7 +644,7 @@
           { label: 'kind', key: (r) => r[0], cell: (r) => r[0] },
           { label: 'count', num: true, key: (r) => r[1], cell: (r) => int(r[1]) },
           { label: 'address', key: (r) => r[2], cell: (r) => r[2] },
-          { label: 'path', key: (r) => pathText(r[3][0], r[3][1]), cell: (r) => pathCell(r[3][0], r[3][1]), cls: 'path' },
+          { label: 'path', key: (r) => pathText(r[3][0], r[3][1], r[3][2]), cell: (r) => pathCell(r[3][0], r[3][1], r[3][2]), cls: 'path' },
         ],
       });
     }

@@ -85,7 +85,8 @@ fn entities(out: &mut String, r: &Reduction) {
     out.push('}');
 }
 
-/// `[complete, [step...]]`: each step an entity index, or its text.
+/// `[complete, [step...]]`, or `[complete, [step...], "file.c:123"]` when the path
+/// ends at a known allocation site (C): each step an entity index, or its text.
 fn path(out: &mut String, pp: &PartialPath, by_name: &FxHashMap<&str, usize>) {
     out.push_str(if pp.complete { "[1,[" } else { "[0,[" });
     for (i, step) in pp.steps.iter().enumerate() {
@@ -97,7 +98,12 @@ fn path(out: &mut String, pp: &PartialPath, by_name: &FxHashMap<&str, usize>) {
             None => json::string(out, &step.name),
         }
     }
-    out.push_str("]]");
+    out.push(']');
+    if let Some(site) = pp.site() {
+        out.push(',');
+        json::string(out, &site);
+    }
+    out.push(']');
 }
 
 /// Rows `[count, bytes, path]`, largest first as the reduction gives them.

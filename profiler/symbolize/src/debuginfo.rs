@@ -6,8 +6,10 @@
 //! with the module's directory). A debug file made with dwz names a shared
 //! supplementary file in `.gnu_debugaltlink`.
 //!
-//! Only read when a profile is written; every failure just means "no
-//! separate debug file", and the module's own symbols are used.
+//! The build id and debug link come from the profile's module table, recorded
+//! by the profiled process, so a module that changed or vanished since the run
+//! still finds the debug file of the build that ran. Files are mapped, never
+//! read whole; every failure just means "no separate debug file".
 
 use object::{Object, ObjectSection};
 use std::path::{Path, PathBuf};
@@ -21,36 +23,54 @@ pub struct DebugFiles {
     pub sup: Option<PathBuf>,
 }
 
-/// The debug files for the module at `path`, or None when it has no DWARF anywhere.
-pub fn find(path: &Path) -> Option<DebugFiles> {
-    find_under(path, Path::new("/usr/lib/debug"))
+/// The file mapped read-only, or None when it cannot be opened.
+pub fn map(path: &Path) -> Option<memmap2::Mmap> {
+    // Only regular files: a profile may name anything (opening a FIFO would block).
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let file = std::fs::File::open(path).ok()?;
+    // SAFETY: a read-only private mapping; a file truncated meanwhile can fault,
+    // which the tools accept as addr2line's own loader does.
+    unsafe { memmap2::Mmap::map(&file) }.ok()
 }
 
-/// As [`find`], with the global debug directory given (tests use their own).
-pub fn find_under(path: &Path, global: &Path) -> Option<DebugFiles> {
-    let data = std::fs::read(path).ok()?;
+fn hex(id: &[u8]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The debug files of the module at `path` (by its own build id and debug link), or
+/// None when it has no DWARF anywhere.
+#[cfg(test)]
+pub fn find(path: &Path, global: &Path) -> Option<DebugFiles> {
+    let data = map(path)?;
     let file = object::File::parse(&*data).ok()?;
-    if has_dwarf(&file) {
-        return Some(DebugFiles {
-            dwarf: path.to_path_buf(),
-            sup: sup_of(path, &file, global),
-        });
+    let id = file.build_id().ok().flatten().unwrap_or_default().to_vec();
+    let link = file.gnu_debuglink().ok().flatten().and_then(|(n, _)| std::str::from_utf8(n).ok()).map(String::from);
+    find_for(path, Some(&file), &id, link.as_deref(), global)
+}
+
+/// The debug files of a module recorded as `path` with build id `build_id` and debug
+/// link `debug_link`; `file` is the module itself when it is still there and the same
+/// build (then its own DWARF, if any, comes first).
+pub fn find_for(
+    path: &Path,
+    file: Option<&object::File<'_>>,
+    build_id: &[u8],
+    debug_link: Option<&str>,
+    global: &Path,
+) -> Option<DebugFiles> {
+    if let Some(f) = file
+        && has_dwarf(f)
+    {
+        return Some(DebugFiles { dwarf: path.to_path_buf(), sup: sup_of(path, f, global) });
     }
     let mut candidates = Vec::new();
-    if let Ok(Some(id)) = file.build_id()
-        && id.len() >= 2
-    {
-        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
-        candidates.push(
-            global
-                .join(".build-id")
-                .join(&hex[..2])
-                .join(format!("{}.debug", &hex[2..])),
-        );
+    if build_id.len() >= 2 {
+        let hex = hex(build_id);
+        candidates.push(global.join(".build-id").join(&hex[..2]).join(format!("{}.debug", &hex[2..])));
     }
-    if let Ok(Some((name, _crc))) = file.gnu_debuglink()
-        && let Ok(name) = std::str::from_utf8(name)
-    {
+    if let Some(name) = debug_link {
         let dir = path.parent().unwrap_or(Path::new("/"));
         candidates.push(dir.join(name));
         candidates.push(dir.join(".debug").join(name));
@@ -61,14 +81,15 @@ pub fn find_under(path: &Path, global: &Path) -> Option<DebugFiles> {
         if c == path {
             return None;
         }
-        let data = std::fs::read(&c).ok()?;
+        let data = map(&c)?;
         let debug = object::File::parse(&*data).ok()?;
         if !has_dwarf(&debug) {
             return None;
         }
         // A build-id mismatch means a debug file for another build of the module.
-        if let (Ok(Some(a)), Ok(Some(b))) = (file.build_id(), debug.build_id())
-            && a != b
+        if let Ok(Some(b)) = debug.build_id()
+            && !build_id.is_empty()
+            && build_id != b
         {
             return None;
         }
@@ -87,22 +108,15 @@ fn has_dwarf(file: &object::File<'_>) -> bool {
 fn sup_of(path: &Path, file: &object::File<'_>, global: &Path) -> Option<PathBuf> {
     let (name, id) = file.gnu_debugaltlink().ok()??;
     let name = Path::new(std::str::from_utf8(name).ok()?);
-    let direct = if name.is_absolute() {
-        name.to_path_buf()
-    } else {
-        path.parent().unwrap_or(Path::new("/")).join(name)
-    };
+    let direct = if name.is_absolute() { name.to_path_buf() } else { path.parent().unwrap_or(Path::new("/")).join(name) };
     if direct.exists() {
         return Some(direct);
     }
     if id.len() < 2 {
         return None;
     }
-    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
-    let by_id = global
-        .join(".build-id")
-        .join(&hex[..2])
-        .join(format!("{}.debug", &hex[2..]));
+    let hex = hex(id);
+    let by_id = global.join(".build-id").join(&hex[..2]).join(format!("{}.debug", &hex[2..]));
     by_id.exists().then_some(by_id)
 }
 
@@ -169,16 +183,25 @@ mod tests {
                 eprintln!("gcc or objcopy missing: skipped");
                 return;
             };
-            let found = find_under(&so, &dir.path().join("global")).expect("debug file");
+            let found = find(&so, &dir.path().join("global")).expect("debug file");
             assert_eq!(found.dwarf, debug, "by build id: {by_build_id}");
             assert_eq!(found.sup, None);
+            // The module gone (or rebuilt): its recorded build id still finds the file.
+            let id = {
+                let data = std::fs::read(&so).unwrap();
+                object::File::parse(&*data).unwrap().build_id().unwrap().unwrap().to_vec()
+            };
+            std::fs::remove_file(&so).unwrap();
+            let link = (!by_build_id).then_some("libm_test.so.debug");
+            let found = find_for(&so, None, &id, link, &dir.path().join("global")).expect("by the recorded build id");
+            assert_eq!(found.dwarf, debug);
         }
     }
 
     #[test]
     fn a_module_with_its_own_dwarf_is_its_own_debug_file() {
         let exe = std::env::current_exe().unwrap();
-        let found = find(&exe).expect("the test binary has DWARF");
+        let found = find(&exe, Path::new("/usr/lib/debug")).expect("the test binary has DWARF");
         assert_eq!(found.dwarf, exe);
     }
 
@@ -187,6 +210,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("not-elf");
         std::fs::write(&f, b"hello").unwrap();
-        assert_eq!(find(&f), None);
+        assert_eq!(find(&f, Path::new("/usr/lib/debug")), None);
     }
 }
