@@ -47,7 +47,9 @@ fn lib() -> &'static Lib {
         // <target>/<profile>/deps/ffi_c-<hash>
         let deps = exe.parent().expect("target/<profile>/deps").to_path_buf();
         let profile_dir = deps.parent().expect("target/<profile>").to_path_buf();
-        let dir = [profile_dir, deps]
+        // deps/ holds the copy this test run built; the profile folder may hold one
+        // left by an earlier `cargo build -p mprof-ffi`.
+        let dir = [deps, profile_dir]
             .into_iter()
             .find(|d| d.join("libmprof.so").is_file() && d.join("libmprof.a").is_file())
             .expect("cargo builds libmprof.so and libmprof.a for this test (package mprof-ffi)");

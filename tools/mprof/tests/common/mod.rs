@@ -159,7 +159,9 @@ pub fn libmprof() -> std::path::PathBuf {
     let exe = std::env::current_exe().unwrap();
     let deps = exe.parent().unwrap().to_path_buf();
     let profile_dir = deps.parent().unwrap().to_path_buf();
-    [profile_dir, deps]
+    // The copy in deps/ is the one this test run built; one in the profile folder
+    // may be left from an earlier `cargo build -p mprof-ffi`.
+    [deps, profile_dir]
         .into_iter()
         .map(|d| d.join("libmprof.so"))
         .find(|p| p.is_file())
