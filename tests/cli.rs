@@ -385,3 +385,21 @@ fn a_bad_heap_limit_is_a_usage_error() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("expected a size in bytes"), "{}", r.stderr);
 }
+
+#[test]
+fn an_error_names_the_innermost_file_and_line_even_before_the_form_runs() {
+    // A form of a loaded file that cannot be compiled has no frame of its own: the
+    // location is the load's current form, not the outer file's LOAD form.
+    let r = run_with_files(
+        &[("outer.lisp", "(print 1)\n(load \"inner.lisp\")\n"), ("inner.lisp", "(print 2)\n\n(defun f () (1 2))\n")],
+        &["outer.lisp"],
+    );
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(r.stderr.contains("inner.lisp:3"), "{}", r.stderr);
+    // A runtime error inside the inner file names the inner form too.
+    let r = run_with_files(
+        &[("outer.lisp", "(load \"inner.lisp\")\n"), ("inner.lisp", "(defun g () (car 5))\n\n(g)\n")],
+        &["outer.lisp"],
+    );
+    assert!(r.stderr.contains("inner.lisp:3"), "{}", r.stderr);
+}

@@ -7,7 +7,7 @@ use gc_arena::Gc;
 use mprof_heap::{Value, alloc};
 
 use crate::runtime::raise::{ErrorKind, HostRequest, Raise};
-use crate::vm::{Cont, DynEntry, Env, ExitTarget, Frame, Pending, Step, VResult, Vm};
+use crate::vm::{Cont, DynEntry, Env, ExitTarget, Frame, Native, Pending, Step, VResult, Vm};
 use crate::vm::hooks::from_prelude;
 
 impl<'gc> Vm<'gc> {
@@ -89,11 +89,30 @@ impl<'gc> Vm<'gc> {
             })
             .take(50)
             .collect();
-        self.error_location = self.frames.iter().rev().find_map(|f| {
-            let info = &Gc::as_ref(f.proto?).val.info;
-            let file = info.file.as_deref()?;
-            (info.toplevel && !from_prelude(info) && file != "-e" && info.line > 0).then(|| format!("{file}:{}", info.line))
-        });
+        // The innermost top-level form running; or, when the innermost load has not
+        // started running its current form (it failed to read, expand or compile),
+        // that form's file and line.
+        self.error_location = None;
+        for f in self.frames.iter().rev() {
+            if let Cont::Native(n) = &f.cont
+                && matches!(**n, Native::LoadSource { .. })
+            {
+                self.error_location = match self.compile_file.as_deref() {
+                    Some(file) if !file.starts_with("prelude/") && file != "-e" && self.compile_line > 0 => {
+                        Some(format!("{file}:{}", self.compile_line))
+                    }
+                    _ => None,
+                };
+                break;
+            }
+            let Some(proto) = f.proto else { continue };
+            let info = &Gc::as_ref(proto).val.info;
+            let Some(file) = info.file.as_deref() else { continue };
+            if info.toplevel && !from_prelude(info) && file != "-e" && info.line > 0 {
+                self.error_location = Some(format!("{file}:{}", info.line));
+                break;
+            }
+        }
         self.result = condition;
         self.aborting = true;
         let _ = self.unwind_to(env, ExitTarget::Abort, Vec::new());
