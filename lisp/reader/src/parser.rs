@@ -60,6 +60,10 @@ pub struct ReadOptions {
     pub read_base: u32,
     /// How unescaped letters of symbol names are converted (CL's `readtable-case`).
     pub case: ReadCase,
+    /// CL's `*read-suppress*`: each datum is read as a `#-`-skipped form is (brackets,
+    /// strings and comments balance; tokens and unknown dispatch macros are not
+    /// interpreted) and reads as NIL.
+    pub suppress: bool,
 }
 
 impl Default for ReadOptions {
@@ -71,6 +75,7 @@ impl Default for ReadOptions {
             max_depth: DEFAULT_MAX_DEPTH,
             read_base: 10,
             case: ReadCase::Upcase,
+            suppress: false,
         }
     }
 }
@@ -279,9 +284,14 @@ impl<'a> Reader<'a> {
     pub fn read(&mut self) -> Result<Option<Datum>, ReadError> {
         let mut stack: Vec<Frame> = Vec::new();
         self.backquote_depth = 0;
-        self.suppress = 0;
+        self.suppress = u32::from(self.options.suppress);
         self.depth = 0;
         let result = self.read_with(&mut stack);
+        // Under *read-suppress* a whole datum reads as NIL.
+        let result = match result {
+            Ok(Some(d)) if self.options.suppress => Ok(Some(Datum::new(nil(), d.span))),
+            other => other,
+        };
         // After an error the stacks hold partial data (which drops without recursion).
         stack.clear();
         self.values.clear();

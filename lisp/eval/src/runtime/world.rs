@@ -107,7 +107,18 @@ impl<'gc> World<'gc> {
 
     /// Options for reading text the way the current `*read-base*` and `*readtable*` say.
     pub fn read_options(&self) -> mprof_reader::ReadOptions {
-        mprof_reader::ReadOptions { read_base: self.read_base(), case: self.read_case(), ..Default::default() }
+        mprof_reader::ReadOptions {
+            read_base: self.read_base(),
+            case: self.read_case(),
+            suppress: self.read_suppress(),
+            ..Default::default()
+        }
+    }
+
+    /// Whether `*READ-SUPPRESS*` is true: every datum then reads as NIL.
+    pub fn read_suppress(&self) -> bool {
+        let p = &self.packages;
+        matches!(p.find_symbol(p.common_lisp, "*READ-SUPPRESS*"), Some((Value::Symbol(s), _)) if !matches!(s.value.get(), Value::Nil | Value::Unbound))
     }
 
     pub fn intern_sys(&self, mc: &Mutation<'gc>, name: &str) -> Value<'gc> {

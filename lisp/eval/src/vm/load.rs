@@ -153,6 +153,7 @@ impl<'gc> Vm<'gc> {
                     features,
                     read_base: env.world.read_base(),
                     case: env.world.read_case(),
+                    suppress: env.world.read_suppress(),
                     ..Default::default()
                 };
                 let read = if *offset < text.len() { mprof_reader::read_one(text, *offset, &opts) } else { Ok(None) };
@@ -178,7 +179,9 @@ impl<'gc> Vm<'gc> {
                     }
                     Err(e) => {
                         // Skip the rest of the text: one reader error ends the load.
+                        // The error names its own file and line; no form is named.
                         *offset = text.len();
+                        self.compile_line = 0;
                         return Err(Raise::simple(ErrorKind::Reader, e.to_string()));
                     }
                 }
