@@ -384,7 +384,9 @@
     (string vector) (simple-vector vector simple-array) (vector array sequence)
     (bit-vector vector) (simple-bit-vector bit-vector simple-array) (complex number)
     (simple-array array) (array) (sequence) (compiled-function function) (function)
-    (hash-table) (package) (string-stream stream) (stream) (random-state)
+    (hash-table) (package) (string-stream stream) (file-stream stream)
+    (synonym-stream stream) (two-way-stream stream) (echo-stream stream)
+    (broadcast-stream stream) (concatenated-stream stream) (stream) (random-state)
     (structure-object) (standard-object) (condition)))
 
 (defun sys::%known-supertypes (type)

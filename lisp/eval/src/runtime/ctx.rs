@@ -1,12 +1,15 @@
 //! What a builtin sees: the mutation context, the world, the host, and the
 //! values register. Helpers here turn common argument checks into typed
-//! errors with messages naming the offending value.
+//! errors with messages naming the offending value, and the output side of
+//! streams: designators, writing text with the column kept, pretty streams'
+//! targets.
 
 use gc_arena::Mutation;
 use mprof_heap::printer::{PrintContext, print_to_string};
-use mprof_heap::value::{Package, Ptr, StreamKind};
+use mprof_heap::value::{Package, Ptr, StreamKind, UNKNOWN_COLUMN};
 use mprof_heap::{Value, alloc};
 
+use crate::runtime::composite;
 use crate::runtime::host::Host;
 use crate::runtime::raise::{ErrorKind, Raise};
 use crate::runtime::world::World;
@@ -114,7 +117,9 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
         print_to_string(v, &self.print_context(escape))
     }
 
-    /// Resolve an output stream designator: T is the terminal, NIL standard output.
+    /// Resolve an output stream designator: T is the terminal, NIL standard
+    /// output. `Raise::Gray` when output to it reaches a Gray stream: the
+    /// builtin's call is then carried out by Lisp (see `vm/call.rs`).
     pub fn output_stream(&self, designator: Value<'gc>) -> Result<Value<'gc>, Raise<'gc>> {
         let v = match designator {
             Value::Nil => self.world.syms.standard_output.value.get(),
@@ -124,12 +129,20 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
             other => other,
         };
         match v {
-            Value::Stream(_) => Ok(v),
+            Value::Stream(s) => {
+                if s.borrow().kind.is_composite() {
+                    composite::check_output(self, v)?;
+                }
+                Ok(v)
+            }
+            other if composite::is_gray(self.world, other) => Err(Raise::Gray),
             other => Err(self.type_error(other, "STREAM")),
         }
     }
 
-    /// Write text to a stream (a stream object), keeping its column.
+    /// Write text to a stream (a stream object), keeping its column. A
+    /// composite stream writes to the streams it reaches (which the caller
+    /// checked, with [`Ctx::output_stream`], hold no Gray stream).
     pub fn write_stream(&mut self, stream: Value<'gc>, text: &str) -> Result<(), Raise<'gc>> {
         let Value::Stream(s) = stream else {
             return Err(self.type_error(stream, "STREAM"));
@@ -146,9 +159,18 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
                 drop(st);
                 return self.pretty_flush(stream, false);
             }
-            StreamKind::Host { channel, output: true, .. } => {
+            StreamKind::Host { channel, output: true, written, .. } => {
                 let ch = *channel;
+                *written += text.len() as u64;
                 self.host.write(ch, text).map_err(|e| Raise::simple(ErrorKind::Stream, e))?;
+            }
+            StreamKind::Bytes { bytes, pos, output: true, dirty, .. } => {
+                write_at(bytes, pos, text.as_bytes());
+                *dirty = true;
+            }
+            k if k.is_composite() => {
+                drop(st);
+                return composite::write(self, stream, text);
             }
             _ => {
                 let name = st.name.clone();
@@ -157,7 +179,7 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
         }
         if let Some(i) = text.rfind('\n') {
             st.column = text[i + 1..].chars().count();
-        } else {
+        } else if st.column != UNKNOWN_COLUMN {
             st.column += text.chars().count();
         }
         Ok(())
@@ -204,9 +226,14 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
         self.write_stream(s, text)
     }
 
+    /// The column output to `stream` starts at (`UNKNOWN_COLUMN` when a
+    /// Gray stream said it does not know).
     pub fn stream_column(&self, stream: Value<'gc>) -> usize {
         match stream {
-            Value::Stream(s) => s.borrow().column,
+            Value::Stream(s) => {
+                let st = s.borrow();
+                if st.kind.is_composite() { composite::output_column(stream) } else { st.column }
+            }
             _ => 0,
         }
     }
@@ -235,6 +262,17 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
             other => Err(self.type_error(other, "(INTEGER 0)")),
         }
     }
+}
+
+/// Write `data` into a file held in memory at `pos`, over what is there and
+/// past its end; `pos` moves past it.
+pub fn write_at(bytes: &mut Vec<u8>, pos: &mut usize, data: &[u8]) {
+    let end = *pos + data.len();
+    if bytes.len() < end {
+        bytes.resize(end, 0);
+    }
+    bytes[*pos..end].copy_from_slice(data);
+    *pos = end;
 }
 
 /// Decided text a pretty stream keeps before handing it to its target.

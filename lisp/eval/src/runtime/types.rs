@@ -89,8 +89,12 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
         "FUNCTION" | "COMPILED-FUNCTION" => matches!(obj, Function(_)),
         "HASH-TABLE" => matches!(obj, HashTable(_)),
         "PACKAGE" => matches!(obj, Package(_)),
-        "STREAM" => matches!(obj, Stream(_)),
-        "STRING-STREAM" => matches!(obj, Stream(s) if matches!(s.borrow().kind, mprof_heap::value::StreamKind::StringOutput { .. } | mprof_heap::value::StreamKind::StringInput { .. })),
+        // Gray streams are instances of classes under STREAM.
+        "STREAM" => matches!(obj, Stream(_)) || crate::runtime::composite::is_gray(ctx.world, obj),
+        "STRING-STREAM" | "FILE-STREAM" | "SYNONYM-STREAM" | "TWO-WAY-STREAM" | "ECHO-STREAM" | "BROADCAST-STREAM"
+        | "CONCATENATED-STREAM" => {
+            matches!(obj, Stream(s) if crate::runtime::composite::class_name(&s.borrow().kind) == name)
+        }
         "RANDOM-STATE" => matches!(obj, RandomState(_)),
         // CLOS instances are structures whose types descend from STANDARD-OBJECT.
         "STRUCTURE-OBJECT" => matches!(obj, Struct(s) if !s.stype().is_condition && !s.stype().precedence.borrow().iter().any(|n| n.eq(spec_standard_object(ctx)))),
@@ -374,7 +378,7 @@ pub fn type_of<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>) -> Value<'gc> {
         Struct(s) => s.stype().name,
         HashTable(_) => cl(ctx, "HASH-TABLE"),
         Package(_) => cl(ctx, "PACKAGE"),
-        Stream(_) => cl(ctx, "STREAM"),
+        Stream(s) => cl(ctx, crate::runtime::composite::class_name(&s.borrow().kind)),
         RandomState(_) => cl(ctx, "RANDOM-STATE"),
         StructType(_) => cl(ctx, "STRUCTURE-CLASS"),
         Cell(_) | Proto(_) => cl(ctx, "T"),
