@@ -24,7 +24,7 @@ use super::streams::{file_error, is_keyword, stream_arg, stream_error};
 use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
 use crate::runtime::composite::{self, StreamPtr};
 use crate::runtime::ctx::{Ctx, file_name_arg, write_at};
-use crate::runtime::raise::{ErrorKind, LResult, Raise};
+use crate::runtime::raise::{LResult, Raise};
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
@@ -337,7 +337,7 @@ fn file_length<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let (channel, name) = {
         let st = s.borrow();
         match &st.kind {
-            StreamKind::StringInput { text, .. } => return Ok(Value::Fixnum(text.len() as i64)),
+            StreamKind::StringInput { text, .. } if st.name != STRING_INPUT_NAME => return Ok(Value::Fixnum(text.len() as i64)),
             StreamKind::Bytes { bytes, .. } => return Ok(Value::Fixnum(bytes.len() as i64)),
             StreamKind::Host { channel, .. } if *channel > crate::runtime::host::STDERR => (*channel, st.name.clone()),
             _ => return Err(ctx.type_error(a[0], "FILE-STREAM")),
@@ -415,7 +415,8 @@ fn write_bytes_to_leaf<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, items: &[
         _ => false,
     };
     if !binary {
-        return Err(Raise::simple(ErrorKind::Stream, format!("the stream {} is not a binary output stream", st.name)));
+        drop(st);
+        return Err(ctx.type_error(Value::Stream(s), "(SATISFIES BINARY-OUTPUT-STREAM-P)"));
     }
     let mut data = Vec::with_capacity(items.len());
     for &b in items {

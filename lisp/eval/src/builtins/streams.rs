@@ -28,7 +28,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, Read};
 use std::rc::{Rc, Weak};
 
-use mprof_heap::value::{Element, Stream, StreamKind};
+use mprof_heap::value::{Element, StreamKind};
 use mprof_heap::{Value, alloc};
 
 use crate::runtime::builtin::{BuiltinDef, cl, sys};
@@ -283,8 +283,9 @@ pub(crate) fn input_designator<'gc>(ctx: &Ctx<'_, 'gc>, designator: Option<Value
     }
 }
 
-fn not_input<'gc>(st: &Stream<'gc>) -> Raise<'gc> {
-    Raise::simple(ErrorKind::Stream, format!("the stream {} is not an input stream", st.name))
+/// The type-error for a stream that is not an input stream (SBCL's).
+fn not_input<'gc>(ctx: &Ctx<'_, 'gc>, s: StreamPtr<'gc>) -> Raise<'gc> {
+    ctx.type_error(Value::Stream(s), "(SATISFIES INPUT-STREAM-P)")
 }
 
 /// Follow `v` to the stream its next element comes from, noting echo and
@@ -323,7 +324,7 @@ fn walk_input<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>, path: &mut Path<'gc>) -> R
             StreamKind::StringInput { .. } => return Ok(Leaf::Text(s)),
             StreamKind::Host { channel, input: true, .. } => return Ok(Leaf::Host(s, *channel)),
             StreamKind::Bytes { input: true, .. } => return Ok(Leaf::Bytes(s)),
-            _ => return Err(not_input(&st)),
+            _ => return Err(not_input(ctx, s)),
         };
     }
     Err(match v {
@@ -349,9 +350,10 @@ fn byte_value(element: Element, b: u8) -> i64 {
     }
 }
 
-fn not_binary<'gc>(st: &Stream<'gc>, binary: bool) -> Raise<'gc> {
-    let what = if binary { "binary" } else { "character" };
-    Raise::simple(ErrorKind::Stream, format!("the stream {} is not a {what} input stream", st.name))
+/// The type-error for a character stream read as binary, or the other way.
+fn not_binary<'gc>(ctx: &Ctx<'_, 'gc>, s: StreamPtr<'gc>, binary: bool) -> Raise<'gc> {
+    let expected = if binary { "(SATISFIES BINARY-INPUT-STREAM-P)" } else { "(SATISFIES CHARACTER-INPUT-STREAM-P)" };
+    ctx.type_error(Value::Stream(s), expected)
 }
 
 /// Read (or, `consume` false, look at) the next element of a leaf.
@@ -369,7 +371,7 @@ fn leaf_read<'gc>(ctx: &mut Ctx<'_, 'gc>, leaf: &Leaf<'gc>, consume: bool, binar
         }
         Leaf::Text(s) => {
             if binary {
-                return Err(not_binary(&s.borrow(), true));
+                return Err(not_binary(ctx, s, true));
             }
             let mut st = alloc::borrow_mut(ctx.mc, s);
             let StreamKind::StringInput { text, pos } = &mut st.kind else { return Ok(None) };
@@ -382,7 +384,7 @@ fn leaf_read<'gc>(ctx: &mut Ctx<'_, 'gc>, leaf: &Leaf<'gc>, consume: bool, binar
         Leaf::Bytes(s) => {
             let element = s.borrow().element;
             if binary == (element == Element::Character) {
-                return Err(not_binary(&s.borrow(), binary));
+                return Err(not_binary(ctx, s, binary));
             }
             let mut st = alloc::borrow_mut(ctx.mc, s);
             let StreamKind::Bytes { bytes, pos, .. } = &mut st.kind else { return Ok(None) };
@@ -580,7 +582,7 @@ fn unread_char<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                 *pos = pos.saturating_sub(c.len_utf8());
                 return Ok(Value::Nil);
             }
-            _ => return Err(not_input(&st)),
+            _ => return Err(not_input(ctx, s)),
         };
     }
     Err(Raise::error("UNREAD-CHAR: too many composite streams"))
@@ -672,7 +674,7 @@ fn listen<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             StreamKind::StringInput { text, pos } => return Ok(ctx.bool(*pos < text.len())),
             StreamKind::Bytes { bytes, pos, input: true, .. } => return Ok(ctx.bool(*pos < bytes.len())),
             StreamKind::Host { input: true, .. } => return Ok(Value::Nil),
-            _ => return Err(not_input(&st)),
+            _ => return Err(not_input(ctx, s)),
         };
     }
     Err(Raise::error("LISTEN: too many composite streams"))

@@ -60,8 +60,7 @@
   (typep object 'fundamental-stream))
 
 (defun sys::%no-gray-method (function stream &rest args)
-  (error "There is no applicable method for the generic function ~S when called with arguments ~S."
-         function (cons stream args)))
+  (apply #'no-applicable-method (fdefinition function) stream args))
 
 (defun sys::%not-a-stream (object)
   (error 'type-error :datum object :expected-type 'stream))
@@ -635,5 +634,8 @@ stream, eof-error-p and eof-value: READ-CHAR, READ-BYTE...), one link down."
                         (t (file-position (car l))))))
     ((nil) (sys::%not-a-stream stream))
     (t nil)))
+
+;; As SBCL's CL-USER uses SB-GRAY, so the Gray names are at hand in programs.
+(use-package "MPROF-GRAY" "COMMON-LISP-USER")
 
 (in-package "MPROF-SYSTEM")

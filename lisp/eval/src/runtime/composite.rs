@@ -98,9 +98,7 @@ fn output_next<'gc>(ctx: &Ctx<'_, 'gc>, v: Value<'gc>, next: &mut Vec<Value<'gc>
                     next.extend(streams.iter().rev());
                     Ok(None)
                 }
-                StreamKind::Concatenated { .. } => {
-                    Err(Raise::simple(ErrorKind::Stream, format!("the stream {} is not an output stream", st.name)))
-                }
+                StreamKind::Concatenated { .. } => Err(ctx.type_error(v, "(SATISFIES OUTPUT-STREAM-P)")),
                 _ => Ok(Some(s)),
             }
         }

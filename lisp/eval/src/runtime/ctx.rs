@@ -6,7 +6,7 @@
 
 use gc_arena::Mutation;
 use mprof_heap::printer::{PrintContext, print_to_string};
-use mprof_heap::value::{Package, Ptr, StreamKind, UNKNOWN_COLUMN};
+use mprof_heap::value::{Element, Package, Ptr, StreamKind, UNKNOWN_COLUMN};
 use mprof_heap::{Value, alloc};
 
 use crate::runtime::composite;
@@ -151,6 +151,10 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
         if !st.open {
             return Err(Raise::simple(ErrorKind::Stream, format!("the stream {} is closed", st.name)));
         }
+        if st.element != Element::Character {
+            drop(st);
+            return Err(self.type_error(stream, "(SATISFIES CHARACTER-OUTPUT-STREAM-P)"));
+        }
         match &mut st.kind {
             StreamKind::StringOutput { buffer } => buffer.push_str(text),
             StreamKind::Pretty(engine) => {
@@ -173,8 +177,8 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
                 return composite::write(self, stream, text);
             }
             _ => {
-                let name = st.name.clone();
-                return Err(Raise::simple(ErrorKind::Stream, format!("the stream {name} is not an output stream")));
+                drop(st);
+                return Err(self.type_error(stream, "(SATISFIES OUTPUT-STREAM-P)"));
             }
         }
         if let Some(i) = text.rfind('\n') {
