@@ -91,7 +91,7 @@ pub(super) fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
     set_special(syms.standard_output, synonym(syms.stdout));
     set_special(syms.error_output, synonym(syms.stderr));
     set_special(syms.terminal_io, synonym(syms.tty));
-    set_special(syms.trace_output, synonym(syms.standard_output));
+    set_special(syms.trace_output, synonym(syms.stdout));
     for name in ["*QUERY-IO*", "*DEBUG-IO*"] {
         if let Value::Symbol(s) = p.intern_external(mc, p.common_lisp, name) {
             set_special(s, synonym(syms.terminal_io));
