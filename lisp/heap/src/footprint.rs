@@ -147,6 +147,7 @@ impl<T: Footprint> DerefMut for Resizing<'_, '_, T> {
 }
 
 impl<T: Footprint> Drop for Resizing<'_, '_, T> {
+    #[inline]
     fn drop(&mut self) {
         let Some(inner) = self.inner.take() else { return };
         let bytes = object_bytes::<T>(inner.owned_bytes());

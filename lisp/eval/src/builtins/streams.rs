@@ -277,6 +277,9 @@ enum Elem {
 /// *terminal-io* (each in its current dynamic binding).
 pub(crate) fn input_designator<'gc>(ctx: &Ctx<'_, 'gc>, designator: Option<Value<'gc>>) -> Value<'gc> {
     match designator {
+        // Rebuilt from the pointer, not copied: copying the whole value
+        // through memory costs a store-forwarding stall on this hot path.
+        Some(Value::Stream(s)) => Value::Stream(s),
         None | Some(Value::Nil) => ctx.world.syms.standard_input.value.get(),
         Some(v) if v.eq(ctx.t()) => ctx.world.syms.terminal_io.value.get(),
         Some(v) => v,
@@ -473,8 +476,32 @@ fn at_eof<'gc>(ctx: &mut Ctx<'_, 'gc>, s: Value<'gc>, eof_error_p: Option<Value<
     Ok(eof_value.unwrap_or(Value::Nil))
 }
 
+/// The next character of an open string input stream, read: the common case
+/// of READ-CHAR, without the walk through composite streams (None: not one).
+fn string_input_char<'gc>(ctx: &Ctx<'_, 'gc>, s: StreamPtr<'gc>) -> Option<Option<char>> {
+    if !matches!(s.borrow().kind, StreamKind::StringInput { .. }) {
+        return None;
+    }
+    let mut st = alloc::borrow_mut(ctx.mc, s);
+    if !st.open {
+        return None;
+    }
+    let StreamKind::StringInput { text, pos } = &mut st.kind else { return None };
+    let c = text.get(*pos).copied();
+    *pos += usize::from(c.is_some());
+    Some(c)
+}
+
 /// (read-char &optional stream eof-error-p eof-value recursive-p)
 fn read_char<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    if let Some(Value::Stream(p)) = a.first()
+        && let Some(c) = string_input_char(ctx, *p)
+    {
+        return match c {
+            Some(c) => Ok(Value::Char(c)),
+            None => at_eof(ctx, Value::Stream(*p), a.get(1).copied(), a.get(2).copied()),
+        };
+    }
     let s = input_designator(ctx, a.first().copied());
     match read_elem(ctx, s, true, false)? {
         Some(Elem::Char(c)) => Ok(Value::Char(c)),

@@ -17,12 +17,10 @@
 ;;;; spaces and ~& a newline, as SBCL's) and hand the text to
 ;;;; STREAM-WRITE-STRING.
 ;;;;
-;;;; Invariant: a Gray stream never reaches the default methods on STREAM
-;;;; (which call the CL functions, and so would call back here): every Gray
-;;;; generic function has a method on FUNDAMENTAL-STREAM, which precedes
-;;;; STREAM in a Gray class's precedence list. A method that calls itself
-;;;; through the CL functions ends in a stack-exhausted condition, as any
-;;;; Lisp recursion does.
+;;;; Invariant: the Gray generic functions have methods only for Gray
+;;;; streams, so a call here never comes back through a CL function on the
+;;;; same stream unless a program's method does so; such a method ends in a
+;;;; stack-exhausted condition, as any runaway Lisp recursion does.
 
 (defpackage "MPROF-GRAY"
   (:use "COMMON-LISP")
@@ -145,40 +143,30 @@
 ;;; ---- the Gray generic functions, their defaults, and their methods on
 ;;; ---- the implementation's streams
 
-(defmacro sys::%define-gray-generic (name lambda-list on-stream &rest defaults)
-  "Define the generic function NAME: ON-STREAM is the body of its method for
-the implementation's streams; DEFAULTS are (class . body) default methods for
-Gray streams; on any other Gray stream it signals an error."
-  (let ((args (remove-if (lambda (a) (member a lambda-list-keywords))
-                         (mapcar (lambda (a) (if (consp a) (car a) a)) (cdr lambda-list)))))
-    `(progn
-       (defgeneric ,name ,(mapcar (lambda (a) (if (consp a) (car a) a)) lambda-list))
-       (defmethod ,name ((stream stream) ,@(cdr lambda-list)) ,on-stream)
-       (defmethod ,name ((stream fundamental-stream) ,@(cdr lambda-list))
-         (sys::%no-gray-method ',name stream ,@args))
-       ,@(mapcar (lambda (d)
-                   `(defmethod ,name ((stream ,(car d)) ,@(cdr lambda-list)) ,@(cdr d)))
-                 defaults))))
+(defmacro sys::%define-gray-generic (name lambda-list &rest defaults)
+  "Define the generic function NAME with the default methods DEFAULTS, each
+(class . body). (SBCL also has methods on its own streams, which call the CL
+functions; nothing needs them, and they would cost start-up time.)"
+  `(progn
+     (defgeneric ,name ,(mapcar (lambda (a) (if (consp a) (car a) a)) lambda-list))
+     ,@(mapcar (lambda (d)
+                 `(defmethod ,name ((stream ,(car d)) ,@(cdr lambda-list)) ,@(cdr d)))
+               defaults)))
 
-(sys::%define-gray-generic stream-read-char (stream)
-  (read-char stream nil :eof))
+(sys::%define-gray-generic stream-read-char (stream))
 
-(sys::%define-gray-generic stream-unread-char (stream character)
-  (unread-char character stream))
+(sys::%define-gray-generic stream-unread-char (stream character))
 
 (sys::%define-gray-generic stream-read-char-no-hang (stream)
-  (read-char-no-hang stream nil :eof)
   (fundamental-character-input-stream (stream-read-char stream)))
 
 (sys::%define-gray-generic stream-peek-char (stream)
-  (peek-char nil stream nil :eof)
   (fundamental-character-input-stream
    (let ((char (stream-read-char stream)))
      (unless (eq char :eof) (stream-unread-char stream char))
      char)))
 
 (sys::%define-gray-generic stream-listen (stream)
-  (listen stream)
   (fundamental-character-input-stream
    (let ((char (stream-read-char-no-hang stream)))
      (when (characterp char)
@@ -186,7 +174,6 @@ Gray streams; on any other Gray stream it signals an error."
        t))))
 
 (sys::%define-gray-generic stream-read-line (stream)
-  (read-line stream nil "")
   (fundamental-character-input-stream
    (let ((out (make-string-output-stream)))
      (loop (let ((c (stream-read-char stream)))
@@ -195,26 +182,20 @@ Gray streams; on any other Gray stream it signals an error."
                    (t (write-char c out))))))))
 
 (sys::%define-gray-generic stream-clear-input (stream)
-  (clear-input stream)
   (fundamental-input-stream nil))
 
-(sys::%define-gray-generic stream-write-char (stream character)
-  (write-char character stream))
+(sys::%define-gray-generic stream-write-char (stream character))
 
 (sys::%define-gray-generic stream-line-column (stream)
-  (sys::%stream-column stream)
   (fundamental-character-output-stream nil))
 
 (sys::%define-gray-generic stream-line-length (stream)
-  nil
   (fundamental-character-output-stream nil))
 
 (sys::%define-gray-generic stream-start-line-p (stream)
-  (eql (sys::%stream-column stream) 0)
   (fundamental-character-output-stream (eql (stream-line-column stream) 0)))
 
 (sys::%define-gray-generic stream-write-string (stream string &optional (start 0) end)
-  (write-string string stream :start start :end end)
   (fundamental-character-output-stream
    (let ((end (or end (length string))))
      (do ((i start (1+ i)))
@@ -222,30 +203,24 @@ Gray streams; on any other Gray stream it signals an error."
        (stream-write-char stream (char string i))))))
 
 (sys::%define-gray-generic stream-terpri (stream)
-  (terpri stream)
   (fundamental-character-output-stream (stream-write-char stream #\Newline) nil))
 
 (sys::%define-gray-generic stream-fresh-line (stream)
-  (fresh-line stream)
   (fundamental-character-output-stream
    (unless (stream-start-line-p stream)
      (stream-terpri stream)
      t)))
 
 (sys::%define-gray-generic stream-finish-output (stream)
-  (finish-output stream)
   (fundamental-output-stream nil))
 
 (sys::%define-gray-generic stream-force-output (stream)
-  (force-output stream)
   (fundamental-output-stream nil))
 
 (sys::%define-gray-generic stream-clear-output (stream)
-  (clear-output stream)
   (fundamental-output-stream nil))
 
 (sys::%define-gray-generic stream-advance-to-column (stream column)
-  (progn (format stream "~vT" column) t)
   (fundamental-character-output-stream
    (let ((current (stream-line-column stream)))
      (when current
@@ -253,14 +228,11 @@ Gray streams; on any other Gray stream it signals an error."
          (stream-write-char stream #\Space))
        t))))
 
-(sys::%define-gray-generic stream-read-byte (stream)
-  (read-byte stream nil :eof))
+(sys::%define-gray-generic stream-read-byte (stream))
 
-(sys::%define-gray-generic stream-write-byte (stream integer)
-  (write-byte integer stream))
+(sys::%define-gray-generic stream-write-byte (stream integer))
 
 (sys::%define-gray-generic stream-read-sequence (stream sequence &optional (start 0) end)
-  (read-sequence sequence stream :start start :end end)
   (fundamental-input-stream
    (let ((end (or end (length sequence)))
          (binary (not (typep stream 'fundamental-character-stream))))
@@ -271,7 +243,6 @@ Gray streams; on any other Gray stream it signals an error."
          (setf (elt sequence i) e))))))
 
 (sys::%define-gray-generic stream-write-sequence (stream sequence &optional (start 0) end)
-  (write-sequence sequence stream :start start :end end)
   (fundamental-output-stream
    (let ((end (or end (length sequence))))
      (do ((i start (1+ i)))
@@ -279,12 +250,8 @@ Gray streams; on any other Gray stream it signals an error."
        (let ((e (elt sequence i)))
          (if (characterp e) (stream-write-char stream e) (stream-write-byte stream e)))))))
 
-(defgeneric stream-file-position (stream &optional position))
-(defmethod stream-file-position ((stream stream) &optional (position nil position-p))
-  (if position-p (file-position stream position) (file-position stream)))
-(defmethod stream-file-position ((stream fundamental-stream) &optional position)
-  (declare (ignore position))
-  nil)
+(sys::%define-gray-generic stream-file-position (stream &optional position)
+  (fundamental-stream (declare (ignore position)) nil))
 
 ;;; ---- READ-SEQUENCE and WRITE-SEQUENCE
 

@@ -118,25 +118,52 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
     }
 
     /// Resolve an output stream designator: T is the terminal, NIL standard
-    /// output. `Raise::Gray` when output to it reaches a Gray stream: the
-    /// builtin's call is then carried out by Lisp (see `vm/call.rs`).
+    /// output; the stream returned is the one that does the output (see
+    /// `output_stream_object`). `Raise::Gray` when output to it reaches a Gray
+    /// stream: the builtin's call is then carried out by Lisp (see `vm/call.rs`).
     pub fn output_stream(&self, designator: Value<'gc>) -> Result<Value<'gc>, Raise<'gc>> {
         let v = match designator {
+            Value::Stream(s) => return self.output_stream_object(s),
             Value::Nil => self.world.syms.standard_output.value.get(),
             Value::Symbol(s) if gc_arena::Gc::ptr_eq(s, self.world.packages.t) => {
                 self.world.syms.terminal_io.value.get()
             }
             other => other,
         };
-        match v {
-            Value::Stream(s) => {
-                if s.borrow().kind.is_composite() {
-                    composite::check_output(self, v)?;
-                }
-                Ok(v)
+        if let Value::Stream(s) = v {
+            return self.output_stream_object(s);
+        }
+        Err(composite::Next::not_stream(self, v))
+    }
+
+    /// A stream object as an output stream: a chain of synonym, two-way and
+    /// echo streams (the standard streams are synonym streams) is followed
+    /// once, here, to the stream it reaches, which the caller then writes to;
+    /// a broadcast stream is checked and returned as it is.
+    #[inline]
+    fn output_stream_object(&self, s: composite::StreamPtr<'gc>) -> Result<Value<'gc>, Raise<'gc>> {
+        // The common cases, kept small: a stream that does its own output, or
+        // a few synonym links to one.
+        let mut cur = s;
+        for _ in 0..4 {
+            match composite::step(cur) {
+                composite::Step::Leaf => return Ok(Value::Stream(cur)),
+                composite::Step::Next(n) => cur = n,
+                composite::Step::Slow => break,
             }
-            other if composite::is_gray(self.world, other) => Err(Raise::Gray),
-            other => Err(self.type_error(other, "STREAM")),
+        }
+        self.output_stream_slow(s)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn output_stream_slow(&self, s: composite::StreamPtr<'gc>) -> Result<Value<'gc>, Raise<'gc>> {
+        match composite::single_output(self, s)? {
+            Some(leaf) => Ok(Value::Stream(leaf)),
+            None => {
+                composite::check_output(self, Value::Stream(s))?;
+                Ok(Value::Stream(s))
+            }
         }
     }
 
@@ -148,12 +175,22 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
             return Err(self.type_error(stream, "STREAM"));
         };
         let mut st = alloc::borrow_mut(self.mc, s);
+        if st.kind.is_composite() {
+            // Rare here: `output_stream` gives the stream a chain of synonym,
+            // two-way and echo streams reaches. A broadcast stream writes to
+            // each stream it reaches.
+            drop(st);
+            return match composite::single_output(self, s)? {
+                Some(leaf) => self.write_stream(Value::Stream(leaf), text),
+                None => composite::write(self, stream, text),
+            };
+        }
         if !st.open {
             return Err(Raise::simple(ErrorKind::Stream, format!("the stream {} is closed", st.name)));
         }
         if st.element != Element::Character {
             drop(st);
-            return Err(self.type_error(stream, "(SATISFIES CHARACTER-OUTPUT-STREAM-P)"));
+            return Err(self.type_error(Value::Stream(s), "(SATISFIES CHARACTER-OUTPUT-STREAM-P)"));
         }
         match &mut st.kind {
             StreamKind::StringOutput { buffer } => buffer.push_str(text),
@@ -172,13 +209,9 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
                 write_at(bytes, pos, text.as_bytes());
                 *dirty = true;
             }
-            k if k.is_composite() => {
-                drop(st);
-                return composite::write(self, stream, text);
-            }
             _ => {
                 drop(st);
-                return Err(self.type_error(stream, "(SATISFIES OUTPUT-STREAM-P)"));
+                return Err(self.type_error(Value::Stream(s), "(SATISFIES OUTPUT-STREAM-P)"));
             }
         }
         if let Some(i) = text.rfind('\n') {

@@ -237,6 +237,8 @@ impl<'gc> Vm<'gc> {
     /// before doing anything, so its arguments are still in place and the
     /// Lisp function `SYS::%GRAY-<name>` is called with them. The common case
     /// pays nothing for this: only the error path looks here.
+    #[cold]
+    #[inline(never)]
     fn delegate(&mut self, env: &mut Env<'_, 'gc>, name: &str, base: usize, nargs: usize, ret: usize) -> Result<bool, Raise<'gc>> {
         let packages = &env.world.packages;
         let f = packages.find_symbol(packages.system, &format!("%GRAY-{name}")).map(|(v, _)| v);
