@@ -1051,6 +1051,35 @@ mod tests {
     }
 
     #[test]
+    fn standard_input_through_the_terminal_and_composite_streams() {
+        let out = run(
+            stdin("one\ntwo (a b) three\nfour"),
+            "(let ((o (make-string-output-stream)))
+               (list (read-line *terminal-io*) (read *query-io*)
+                     (let ((e (make-echo-stream *standard-input* o))) (list (read e) (read-char e)))
+                     (get-output-stream-string o)
+                     (read-line (make-concatenated-stream (make-string-input-stream \"x\") *standard-input*))))",
+        );
+        // As SBCL: READ takes the space after (a b) too.
+        assert_eq!(out, r#"("one" TWO ((A B) #\t) "(a b) t" "xhree")"#);
+    }
+
+    #[test]
+    fn composite_streams_that_lead_back_to_themselves_are_errors() {
+        let out = run(
+            stdin(""),
+            "(defvar *loop*) (setf *loop* (make-synonym-stream '*loop*))
+             (list (handler-case (write-char #\\a *loop*) (stream-error () :output))
+                   (handler-case (read-char *loop*) (stream-error () :input))
+                   (handler-case (let ((s *standard-output*))
+                                   (dotimes (i 20000) (setf s (make-two-way-stream *standard-input* s)))
+                                   (print 1 s))
+                     (stream-error () :deep)))",
+        );
+        assert_eq!(out, "(:OUTPUT :INPUT :DEEP)");
+    }
+
+    #[test]
     fn reading_a_long_text_stream_crosses_the_read_window() {
         // Many read windows of forms, and one string longer than several windows.
         let src = "(let* ((text (format nil \"~{~a ~}\\\"~a\\\"\" (loop for i below 3000 collect i) (make-string 9000 :initial-element #\\z)))
