@@ -59,5 +59,20 @@
 (print (with-open-stream (s (make-string-input-stream "x y")) (declare (ignorable s)) (read s)))
 (print (read-delimited-list #\) (make-string-input-stream "1 2 (3) 4) 5")))
 
-(delete-file *bin*)
+;; The file of the WRITE-BYTE that failed was deleted: WITH-OPEN-FILE closed it
+;; with :ABORT T.
+(print (probe-file *bin*))
 (delete-file *txt*)
+
+;; Integers wider than a byte, and the defaults of :IF-DOES-NOT-EXIST.
+(dolist (type '((unsigned-byte 16) (signed-byte 12) (unsigned-byte 64) (signed-byte 100) (mod 4000)))
+  (let ((values (list 0 1 (1- (expt 2 11)) (if (member (car type) '(signed-byte)) -5 77))))
+    (with-open-file (out *bin* :direction :output :if-exists :supersede :element-type type)
+      (dolist (v values) (write-byte v out)))
+    (with-open-file (in *bin* :element-type type)
+      (print (list type (subtypep type (stream-element-type in)) (file-length in)
+                   (loop for b = (read-byte in nil :eof) until (eq b :eof) collect b))))))
+(print (list (open "/tmp/mprof-no-such-file.txt" :direction :probe)
+             (handler-case (open "/tmp/mprof-no-such-file.txt" :direction :output :if-exists :append)
+               (file-error () :file-error))))
+(delete-file *bin*)

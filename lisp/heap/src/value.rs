@@ -387,7 +387,8 @@ pub struct Package<'gc> {
 #[collect(no_drop)]
 pub enum StreamKind<'gc> {
     /// A host channel: 0 standard input, 1 standard output, 2 standard error,
-    /// others files (`written`: bytes written so far, for `file-position`).
+    /// others files (`written`: bytes written so far, for `file-position`;
+    /// `fresh`: OPEN made the file, so `close :abort t` deletes it).
     Host {
         #[collect(require_static)]
         channel: u32,
@@ -397,24 +398,33 @@ pub enum StreamKind<'gc> {
         output: bool,
         #[collect(require_static)]
         written: u64,
+        #[collect(require_static)]
+        fresh: bool,
     },
     StringOutput {
         #[collect(require_static)]
         buffer: String,
     },
+    /// A string input stream, or a character file read whole (`file`).
     StringInput {
         #[collect(require_static)]
         text: Vec<char>,
         #[collect(require_static)]
         pos: usize,
+        #[collect(require_static)]
+        file: bool,
     },
     /// A pretty-printing stream: its layout engine. The text it decides goes
     /// to a target stream the evaluator keeps (a stream holds no values).
     Pretty(#[collect(require_static)] Box<crate::pretty::Engine>),
     /// A file held in memory: read whole when opened (binary input, and
     /// `:direction :io`), written back to the file at `finish-output` and
-    /// `close` when `dirty`. Character streams keep UTF-8 here.
+    /// `close` when `dirty`. Character streams keep UTF-8 here; `pos` counts
+    /// bytes.
     Bytes {
+        /// OPEN made the file (see `Host`).
+        #[collect(require_static)]
+        fresh: bool,
         #[collect(require_static)]
         bytes: Vec<u8>,
         #[collect(require_static)]
@@ -463,10 +473,20 @@ impl StreamKind<'_> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Element {
     Character,
-    /// `(unsigned-byte n)`, n at most 8: one byte each.
-    Unsigned(u8),
-    /// `(signed-byte n)`, n at most 8: one byte each, two's complement.
-    Signed(u8),
+    /// `(unsigned-byte n)`: `bytes()` bytes each, little-endian.
+    Unsigned(u16),
+    /// `(signed-byte n)`: `bytes()` bytes each, little-endian two's complement.
+    Signed(u16),
+}
+
+impl Element {
+    /// The bytes an element takes in a file (1 for characters' bytes).
+    pub fn bytes(self) -> usize {
+        match self {
+            Element::Character => 1,
+            Element::Unsigned(n) | Element::Signed(n) => usize::from(n).div_ceil(8).max(1),
+        }
+    }
 }
 
 /// The column of a stream whose column is not known (a Gray stream's

@@ -37,20 +37,39 @@ fn symbol_name(v: Value<'_>) -> Option<&str> {
     }
 }
 
+/// The number of bits of two's complement an integer needs, sign excluded
+/// (CL's INTEGER-LENGTH).
+fn integer_length(n: i64) -> u32 {
+    if n < 0 { 64 - (!n).leading_zeros() } else { 64 - n.leading_zeros() }
+}
+
+/// The largest element type OPEN takes, in bits.
+const MAX_ELEMENT_BITS: i64 = 4096;
+
 /// The element type OPEN was given (DEFTYPE names expanded by the Lisp
-/// caller), as this interpreter stores it.
+/// caller), as this interpreter stores it: characters, or integers of n bits
+/// in `ceil(n/8)` bytes each; up to 8 bits they are SBCL's upgraded
+/// `(unsigned-byte 8)` and `(signed-byte 8)`.
 fn element_of<'gc>(ctx: &Ctx<'_, 'gc>, t: Option<Value<'gc>>) -> Result<Element, Raise<'gc>> {
+    element_at_depth(ctx, t, 0)
+}
+
+fn element_at_depth<'gc>(ctx: &Ctx<'_, 'gc>, t: Option<Value<'gc>>, depth: usize) -> Result<Element, Raise<'gc>> {
     let Some(t) = t else { return Ok(Element::Character) };
     let unsupported = || {
         Raise::error(format!(
-            "OPEN: the element type {} is not supported (characters, and integers of at most 8 bits, are)",
+            "OPEN: the element type {} is not supported (characters, and integers of at most {MAX_ELEMENT_BITS} bits, are)",
             ctx.print(t, true)
         ))
     };
+    let unsigned = |bits: i64| Element::Unsigned(bits.max(8) as u16);
+    let signed = |bits: i64| Element::Signed(bits.max(8) as u16);
     if let Some(name) = symbol_name(t) {
         return match name {
             "CHARACTER" | "BASE-CHAR" | "STANDARD-CHAR" | "EXTENDED-CHAR" | "DEFAULT" => Ok(Element::Character),
-            "BIT" => Ok(Element::Unsigned(8)),
+            "BIT" => Ok(unsigned(8)),
+            "SIGNED-BYTE" | "FIXNUM" => Ok(signed(64)),
+            "UNSIGNED-BYTE" => Ok(unsigned(64)),
             _ => Err(unsupported()),
         };
     }
@@ -60,31 +79,42 @@ fn element_of<'gc>(ctx: &Ctx<'_, 'gc>, t: Option<Value<'gc>>) -> Result<Element,
         Some(Value::Fixnum(n)) => Some(n),
         _ => None,
     };
-    let (lo, hi) = match symbol_name(c.car.get()) {
+    let bits_ok = |n: i64| (1..=MAX_ELEMENT_BITS).contains(&n);
+    match symbol_name(c.car.get()) {
+        // A union of integer types: bits enough for each (nested at most 16 deep).
+        Some("OR") if depth < 16 => {
+            let mut merged: Option<Element> = None;
+            for member in alloc::list_iter(c.cdr.get()) {
+                let e = element_at_depth(ctx, Some(member), depth + 1)?;
+                merged = Some(match (merged, e) {
+                    (_, Element::Character) | (Some(Element::Character), _) => return Err(unsupported()),
+                    (None, e) => e,
+                    (Some(Element::Unsigned(a)), Element::Unsigned(b)) => Element::Unsigned(a.max(b)),
+                    (Some(Element::Signed(a) | Element::Unsigned(a)), Element::Signed(b) | Element::Unsigned(b)) => {
+                        Element::Signed(a.max(b).saturating_add(1))
+                    }
+                });
+            }
+            merged.ok_or_else(unsupported)
+        }
         Some("UNSIGNED-BYTE") => match int(arg(0)) {
-            Some(n @ 1..=8) => (0, (1 << n) - 1),
-            _ => return Err(unsupported()),
+            Some(n) if bits_ok(n) => Ok(unsigned(n)),
+            _ => Err(unsupported()),
         },
         Some("SIGNED-BYTE") => match int(arg(0)) {
-            Some(n @ 1..=8) => (-(1 << (n - 1)), (1 << (n - 1)) - 1),
-            _ => return Err(unsupported()),
+            Some(n) if bits_ok(n) => Ok(signed(n)),
+            _ => Err(unsupported()),
         },
         Some("MOD") => match int(arg(0)) {
-            Some(n @ 1..=256) => (0, n - 1),
-            _ => return Err(unsupported()),
+            Some(n) if n >= 1 => Ok(unsigned(i64::from(integer_length(n - 1)))),
+            _ => Err(unsupported()),
         },
         Some("INTEGER") => match (int(arg(0)), int(arg(1))) {
-            (Some(lo), Some(hi)) => (lo, hi),
-            _ => return Err(unsupported()),
+            (Some(lo), Some(hi)) if lo >= 0 => Ok(unsigned(i64::from(integer_length(hi)))),
+            (Some(lo), Some(hi)) => Ok(signed(i64::from(integer_length(lo).max(integer_length(hi))) + 1)),
+            _ => Err(unsupported()),
         },
-        _ => return Err(unsupported()),
-    };
-    if lo >= 0 && hi <= 255 {
-        Ok(Element::Unsigned(8))
-    } else if lo >= -128 && hi <= 127 {
-        Ok(Element::Signed(8))
-    } else {
-        Err(unsupported())
+        _ => Err(unsupported()),
     }
 }
 
@@ -97,17 +127,47 @@ fn element_type_value<'gc>(ctx: &Ctx<'_, 'gc>, e: Element) -> Value<'gc> {
     }
 }
 
-/// The byte an integer element is stored as, if the element type admits it.
-fn byte_of(e: Element, v: i64) -> Option<u8> {
-    match e {
-        Element::Signed(n) => {
-            let half = 1i64 << (n.clamp(1, 8) - 1);
-            (-half..half).contains(&v).then_some(v as u8)
-        }
-        Element::Unsigned(n) => (0..1i64 << n.clamp(1, 8)).contains(&v).then_some(v as u8),
-        // The process's standard channels take bytes as they are.
-        Element::Character => (0..256).contains(&v).then_some(v as u8),
+/// The integer element a file's bytes hold (little-endian; two's complement
+/// for signed elements; a character stream's bytes are unsigned).
+pub(crate) fn decode_int<'gc>(mc: &gc_arena::Mutation<'gc>, e: Element, bytes: &[u8]) -> Value<'gc> {
+    if let [b] = bytes {
+        return Value::Fixnum(if matches!(e, Element::Signed(_)) { i64::from(*b as i8) } else { i64::from(*b) });
     }
+    let n = match e {
+        Element::Signed(_) => num_bigint::BigInt::from_signed_bytes_le(bytes),
+        _ => num_bigint::BigInt::from_bytes_le(num_bigint::Sign::Plus, bytes),
+    };
+    alloc::integer(mc, n)
+}
+
+/// The bytes an integer element is stored as, or the type-error when the
+/// element type does not admit it.
+fn encode_int<'gc>(ctx: &Ctx<'_, 'gc>, e: Element, v: Value<'gc>) -> Result<Vec<u8>, Raise<'gc>> {
+    let expected = || ctx.type_error(v, "INTEGER");
+    let n: num_bigint::BigInt = match v {
+        Value::Fixnum(i) => i.into(),
+        Value::BigInt(b) => b.0.clone(),
+        _ => return Err(expected()),
+    };
+    let (lo, hi): (num_bigint::BigInt, num_bigint::BigInt) = match e {
+        Element::Signed(bits) => {
+            let half = num_bigint::BigInt::from(1) << (usize::from(bits) - 1);
+            (-half.clone(), half - 1)
+        }
+        Element::Unsigned(bits) => (0.into(), (num_bigint::BigInt::from(1) << usize::from(bits)) - 1),
+        // The process's standard channels take bytes as they are.
+        Element::Character => (0.into(), 255.into()),
+    };
+    if n < lo || n > hi {
+        let spec = if e == Element::Character { Element::Unsigned(8) } else { e };
+        return Err(Raise::TypeError { datum: v, expected: element_type_value(ctx, spec) });
+    }
+    let width = e.bytes();
+    let mut bytes = n.to_signed_bytes_le();
+    let fill = if n.sign() == num_bigint::Sign::Minus { 0xFF } else { 0 };
+    bytes.resize(width.max(bytes.len()), fill);
+    bytes.truncate(width);
+    Ok(bytes)
 }
 
 // ---- opening and closing ----
@@ -142,6 +202,8 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         let probe = is_keyword(direction, "PROBE");
         if !exists {
             match if_does_not_exist {
+                // :probe's default is NIL (CLHS OPEN).
+                None if probe => return Ok(Value::Nil),
                 Some(Value::Nil) => return Ok(Value::Nil),
                 Some(v) if is_keyword(v, "CREATE") => {
                     std::fs::File::create(&path).map_err(|e| file_error(ctx, &path, format!("cannot create the file {path:?}: {e}")))?;
@@ -154,12 +216,12 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         } else {
             let bytes = read_whole(ctx, &path)?;
             if element != Element::Character {
-                let kind = StreamKind::Bytes { bytes, pos: 0, input: true, output: false, dirty: false };
+                let kind = StreamKind::Bytes { bytes, pos: 0, input: true, output: false, dirty: false, fresh: false };
                 return Ok(alloc::stream_of(ctx.mc, &path, kind, element));
             }
             String::from_utf8_lossy(&bytes).chars().collect()
         };
-        let s = alloc::stream(ctx.mc, &path, StreamKind::StringInput { text, pos: 0 });
+        let s = alloc::stream(ctx.mc, &path, StreamKind::StringInput { text, pos: 0, file: true });
         if probe && let Value::Stream(p) = s {
             alloc::borrow_mut(ctx.mc, p).open = false;
         }
@@ -175,6 +237,8 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true);
     let mut append = false;
+    // Made by this OPEN (new, or superseding the file): CLOSE :ABORT T deletes it.
+    let mut fresh = !exists;
     if exists {
         match if_exists {
             Some(Value::Nil) => return Ok(Value::Nil),
@@ -192,16 +256,19 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                     || is_keyword(v, "RENAME-AND-DELETE") =>
             {
                 options.truncate(true);
+                fresh = true;
             }
             _ => return Err(file_error(ctx, &path, format!("The file {path:?} already exists."))),
         }
     } else {
+        // The default is :create, but :error with :if-exists :overwrite or :append (CLHS OPEN).
+        let keep = if_exists.is_some_and(|v| is_keyword(v, "OVERWRITE") || is_keyword(v, "APPEND"));
         match if_does_not_exist {
             Some(Value::Nil) => return Ok(Value::Nil),
             Some(v) if is_keyword(v, "ERROR") => {
                 return Err(file_error(ctx, &path, format!("The file {path:?} does not exist.")));
             }
-            // :create is the default for output, even with :if-exists :append.
+            None if keep => return Err(file_error(ctx, &path, format!("The file {path:?} does not exist."))),
             _ => _ = options.create(true),
         }
     }
@@ -210,7 +277,7 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         drop(file);
         let bytes = read_whole(ctx, &path)?;
         let pos = if append { bytes.len() } else { 0 };
-        let kind = StreamKind::Bytes { bytes, pos, input: true, output: true, dirty: false };
+        let kind = StreamKind::Bytes { bytes, pos, input: true, output: true, dirty: false, fresh };
         return Ok(alloc::stream_of(ctx.mc, &path, kind, element));
     }
     let written = if append { file.metadata().map(|m| m.len()).unwrap_or(0) } else { 0 };
@@ -218,7 +285,7 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     if let Some(io) = ctx.host.io.as_mut() {
         io.opened(&path, Some(channel));
     }
-    Ok(alloc::stream_of(ctx.mc, &path, StreamKind::Host { channel, input: false, output: true, written }, element))
+    Ok(alloc::stream_of(ctx.mc, &path, StreamKind::Host { channel, input: false, output: true, written, fresh }, element))
 }
 
 /// A file's bytes, counted in the I/O statistics.
@@ -285,16 +352,26 @@ fn close<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
     let mut st = alloc::borrow_mut(ctx.mc, s);
     st.open = false;
+    let name = st.name.clone();
     match &mut st.kind {
-        StreamKind::Host { channel, .. } => ctx.host.close(*channel),
-        StreamKind::StringInput { text, pos } => {
+        StreamKind::Host { channel, fresh, .. } => {
+            ctx.host.close(*channel);
+            if abort && *fresh {
+                // CLHS CLOSE: the file the stream created is deleted.
+                let _ = std::fs::remove_file(&name);
+            }
+        }
+        StreamKind::StringInput { text, pos, .. } => {
             // The text is no longer reachable: give its memory back.
             *text = Vec::new();
             *pos = 0;
         }
-        StreamKind::Bytes { bytes, pos, .. } => {
+        StreamKind::Bytes { bytes, pos, fresh, .. } => {
             *bytes = Vec::new();
             *pos = 0;
+            if abort && *fresh {
+                let _ = std::fs::remove_file(&name);
+            }
         }
         _ => {}
     }
@@ -337,15 +414,16 @@ fn file_length<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let (channel, name) = {
         let st = s.borrow();
         match &st.kind {
-            StreamKind::StringInput { text, .. } if st.name != STRING_INPUT_NAME => return Ok(Value::Fixnum(text.len() as i64)),
-            StreamKind::Bytes { bytes, .. } => return Ok(Value::Fixnum(bytes.len() as i64)),
+            StreamKind::StringInput { text, file: true, .. } => return Ok(Value::Fixnum(text.len() as i64)),
+            StreamKind::Bytes { bytes, .. } => return Ok(Value::Fixnum((bytes.len() / st.element.bytes()) as i64)),
             StreamKind::Host { channel, .. } if *channel > crate::runtime::host::STDERR => (*channel, st.name.clone()),
             _ => return Err(ctx.type_error(a[0], "FILE-STREAM")),
         }
     };
     ctx.host.flush(channel);
+    let size = s.borrow().element.bytes() as u64;
     match std::fs::metadata(&name) {
-        Ok(m) => Ok(Value::Fixnum(m.len() as i64)),
+        Ok(m) => Ok(Value::Fixnum((m.len() / size) as i64)),
         Err(_) => Ok(Value::Nil),
     }
 }
@@ -362,16 +440,19 @@ fn file_position<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Some(&v) => Some(ctx.index_arg(v)?),
     };
     let mut st = alloc::borrow_mut(ctx.mc, s);
+    // Files held in memory and output files count elements of `size` bytes.
+    let size = st.element.bytes();
+    let target = target.map(|t| if t == usize::MAX { t } else { t.saturating_mul(size) });
     match (&mut st.kind, target) {
         (StreamKind::StringInput { pos, .. }, None) => Ok(Value::Fixnum(*pos as i64)),
-        (StreamKind::StringInput { text, pos }, Some(t)) => {
+        (StreamKind::StringInput { text, pos, .. }, Some(t)) => {
             if t != usize::MAX && t > text.len() {
                 return Ok(Value::Nil);
             }
             *pos = t.min(text.len());
             Ok(ctx.t())
         }
-        (StreamKind::Bytes { pos, .. }, None) => Ok(Value::Fixnum(*pos as i64)),
+        (StreamKind::Bytes { pos, .. }, None) => Ok(Value::Fixnum((*pos / size) as i64)),
         (StreamKind::Bytes { bytes, pos, output, .. }, Some(t)) => {
             // Past the end only for output (the gap fills with zeros when written).
             if t == usize::MAX {
@@ -385,7 +466,7 @@ fn file_position<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         }
         (StreamKind::StringOutput { buffer }, None) => Ok(Value::Fixnum(buffer.chars().count() as i64)),
         (StreamKind::Host { channel, written, .. }, None) if *channel > crate::runtime::host::STDERR => {
-            Ok(Value::Fixnum(*written as i64))
+            Ok(Value::Fixnum((*written / size as u64) as i64))
         }
         _ => Ok(Value::Nil),
     }
@@ -394,40 +475,38 @@ fn file_position<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 // ---- output ----
 
 /// Write one integer element to every stream output to `v` reaches.
-pub(crate) fn write_byte_to<'gc>(ctx: &mut Ctx<'_, 'gc>, v: Value<'gc>, b: i64) -> Result<(), Raise<'gc>> {
+pub(crate) fn write_byte_to<'gc>(ctx: &mut Ctx<'_, 'gc>, v: Value<'gc>, b: Value<'gc>) -> Result<(), Raise<'gc>> {
     let mut leaves = Vec::new();
     composite::output_leaves(ctx, v, &mut leaves)?;
     for leaf in leaves {
-        write_bytes_to_leaf(ctx, leaf, &[b])?;
+        write_ints_to_leaf(ctx, leaf, &[b])?;
     }
     Ok(())
 }
 
-fn write_bytes_to_leaf<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, items: &[i64]) -> Result<(), Raise<'gc>> {
-    let mut st = alloc::borrow_mut(ctx.mc, s);
-    if !st.open {
-        return Err(composite::closed(&st));
-    }
-    let element = st.element;
-    let binary = match &st.kind {
-        StreamKind::Host { channel, output: true, .. } => element != Element::Character || *channel <= crate::runtime::host::STDERR,
-        StreamKind::Bytes { output: true, .. } => element != Element::Character,
-        _ => false,
+fn write_ints_to_leaf<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, items: &[Value<'gc>]) -> Result<(), Raise<'gc>> {
+    let (element, binary) = {
+        let st = s.borrow();
+        if !st.open {
+            return Err(composite::closed(&st));
+        }
+        let binary = match &st.kind {
+            StreamKind::Host { channel, output: true, .. } => {
+                st.element != Element::Character || *channel <= crate::runtime::host::STDERR
+            }
+            StreamKind::Bytes { output: true, .. } => st.element != Element::Character,
+            _ => false,
+        };
+        (st.element, binary)
     };
     if !binary {
-        drop(st);
         return Err(ctx.type_error(Value::Stream(s), "(SATISFIES BINARY-OUTPUT-STREAM-P)"));
     }
-    let mut data = Vec::with_capacity(items.len());
-    for &b in items {
-        match byte_of(element, b) {
-            Some(byte) => data.push(byte),
-            None => {
-                let expected = element_type_value(ctx, if element == Element::Character { Element::Unsigned(8) } else { element });
-                return Err(Raise::TypeError { datum: Value::Fixnum(b), expected });
-            }
-        }
+    let mut data = Vec::with_capacity(items.len() * element.bytes());
+    for &v in items {
+        data.extend(encode_int(ctx, element, v)?);
     }
+    let mut st = alloc::borrow_mut(ctx.mc, s);
     match &mut st.kind {
         StreamKind::Host { channel, written, .. } => {
             let ch = *channel;
@@ -444,14 +523,16 @@ fn write_bytes_to_leaf<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, items: &[
     }
 }
 
-/// (write-byte byte stream)
+/// (write-byte byte stream): STREAM is a stream (not a designator).
 fn write_byte<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    if !matches!(a[1], Value::Stream(_)) && !composite::is_gray(ctx.world, a[1]) {
+        return Err(ctx.type_error(a[1], "STREAM"));
+    }
     let s = ctx.output_stream(a[1])?;
-    let b = match a[0] {
-        Value::Fixnum(b) => b,
-        other => return Err(ctx.type_error(other, "INTEGER")),
-    };
-    write_byte_to(ctx, s, b)?;
+    if !matches!(a[0], Value::Fixnum(_) | Value::BigInt(_)) {
+        return Err(ctx.type_error(a[0], "INTEGER"));
+    }
+    write_byte_to(ctx, s, a[0])?;
     Ok(a[0])
 }
 
@@ -469,13 +550,12 @@ fn write_bytes<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let mut items = Vec::with_capacity(end.saturating_sub(start));
     for i in start..end {
         match element_at(a[1], i) {
-            Some(Value::Fixnum(b)) => items.push(b),
-            Some(other) => return Err(ctx.type_error(other, "INTEGER")),
+            Some(v) => items.push(v),
             None => return Err(ctx.type_error(a[1], "VECTOR")),
         }
     }
     for leaf in leaves {
-        write_bytes_to_leaf(ctx, leaf, &items)?;
+        write_ints_to_leaf(ctx, leaf, &items)?;
     }
     Ok(ctx.t())
 }

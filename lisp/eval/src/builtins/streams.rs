@@ -268,9 +268,9 @@ struct Path<'gc> {
 
 /// An element read: a character, or an integer of a binary stream.
 #[derive(Clone, Copy)]
-enum Elem {
+enum Elem<'gc> {
     Char(char),
-    Byte(i64),
+    Int(Value<'gc>),
 }
 
 /// The stream an input designator stands for: NIL is *standard-input*, T
@@ -344,31 +344,27 @@ fn utf8_at(bytes: &[u8], pos: usize) -> Option<(char, usize)> {
     Some((c, n))
 }
 
-/// An integer element from a byte, as the stream's element type says.
-fn byte_value(element: Element, b: u8) -> i64 {
-    match element {
-        Element::Signed(n) if n > 0 && n < 8 && b & (1 << (n - 1)) != 0 => i64::from(b) - (1 << n),
-        Element::Signed(_) => i64::from(b as i8),
-        _ => i64::from(b),
-    }
-}
-
-/// The type-error for a character stream read as binary, or the other way.
 fn not_binary<'gc>(ctx: &Ctx<'_, 'gc>, s: StreamPtr<'gc>, binary: bool) -> Raise<'gc> {
     let expected = if binary { "(SATISFIES BINARY-INPUT-STREAM-P)" } else { "(SATISFIES CHARACTER-INPUT-STREAM-P)" };
     ctx.type_error(Value::Stream(s), expected)
 }
 
-/// Read (or, `consume` false, look at) the next element of a leaf.
-fn leaf_read<'gc>(ctx: &mut Ctx<'_, 'gc>, leaf: &Leaf<'gc>, consume: bool, binary: bool) -> Result<Option<Elem>, Raise<'gc>> {
+/// Read (or, `consume` false, look at) the next element of a leaf. Binary
+/// elements are always read (nothing looks at them without reading).
+fn leaf_read<'gc>(ctx: &mut Ctx<'_, 'gc>, leaf: &Leaf<'gc>, consume: bool, binary: bool) -> Result<Option<Elem<'gc>>, Raise<'gc>> {
     match *leaf {
         Leaf::Empty => Ok(None),
         Leaf::Host(s, ch) => {
             if binary {
-                return match ctx.host.read_byte(ch).map_err(|e| stream_error(s, &e))? {
-                    Some(b) => Ok(Some(Elem::Byte(byte_value(s.borrow().element, b)))),
-                    None => Ok(None),
-                };
+                let element = s.borrow().element;
+                let mut bytes = Vec::with_capacity(element.bytes());
+                while bytes.len() < element.bytes() {
+                    match ctx.host.read_byte(ch).map_err(|e| stream_error(s, &e))? {
+                        Some(b) => bytes.push(b),
+                        None => return Ok(None),
+                    }
+                }
+                return Ok(Some(Elem::Int(super::files::decode_int(ctx.mc, element, &bytes))));
             }
             Ok(host_char(ctx.host, ch, consume).map_err(|e| stream_error(s, &e))?.map(Elem::Char))
         }
@@ -377,7 +373,7 @@ fn leaf_read<'gc>(ctx: &mut Ctx<'_, 'gc>, leaf: &Leaf<'gc>, consume: bool, binar
                 return Err(not_binary(ctx, s, true));
             }
             let mut st = alloc::borrow_mut(ctx.mc, s);
-            let StreamKind::StringInput { text, pos } = &mut st.kind else { return Ok(None) };
+            let StreamKind::StringInput { text, pos, .. } = &mut st.kind else { return Ok(None) };
             let c = text.get(*pos).copied();
             if consume && c.is_some() {
                 *pos += 1;
@@ -392,11 +388,11 @@ fn leaf_read<'gc>(ctx: &mut Ctx<'_, 'gc>, leaf: &Leaf<'gc>, consume: bool, binar
             let mut st = alloc::borrow_mut(ctx.mc, s);
             let StreamKind::Bytes { bytes, pos, .. } = &mut st.kind else { return Ok(None) };
             if binary {
-                let b = bytes.get(*pos).copied();
-                if consume && b.is_some() {
-                    *pos += 1;
-                }
-                return Ok(b.map(|b| Elem::Byte(byte_value(element, b))));
+                let size = element.bytes();
+                let Some(chunk) = bytes.get(*pos..*pos + size) else { return Ok(None) };
+                let v = super::files::decode_int(ctx.mc, element, chunk);
+                *pos += size;
+                return Ok(Some(Elem::Int(v)));
             }
             match utf8_at(bytes, *pos) {
                 Some((c, n)) => {
@@ -418,37 +414,32 @@ fn leaf_read<'gc>(ctx: &mut Ctx<'_, 'gc>, leaf: &Leaf<'gc>, consume: bool, binar
 }
 
 /// Send what was read through an echo stream to its output stream.
-fn echo_out<'gc>(ctx: &mut Ctx<'_, 'gc>, echo: StreamPtr<'gc>, e: Elem) -> Result<(), Raise<'gc>> {
+fn echo_out<'gc>(ctx: &mut Ctx<'_, 'gc>, echo: StreamPtr<'gc>, e: Elem<'gc>) -> Result<(), Raise<'gc>> {
     let output = match &echo.borrow().kind {
         StreamKind::Echo { output, .. } => *output,
         _ => return Ok(()),
     };
     match e {
         Elem::Char(c) => ctx.write_stream(output, c.encode_utf8(&mut [0u8; 4])),
-        Elem::Byte(b) => super::files::write_byte_to(ctx, output, b),
+        Elem::Int(b) => super::files::write_byte_to(ctx, output, b),
     }
 }
 
 /// The next element of stream `v` (a stream object): read (`consume`) or
-/// looked at. A look through an echo stream reads and echoes the element and
-/// gives it back to the outermost echo stream, as SBCL's PEEK-CHAR does; at
-/// the end of a concatenated stream's component the next one takes over.
-fn read_elem<'gc>(ctx: &mut Ctx<'_, 'gc>, v: Value<'gc>, consume: bool, binary: bool) -> Result<Option<Elem>, Raise<'gc>> {
+/// looked at. What is read through an echo stream is echoed to its output,
+/// what is only looked at is not (SBCL's PEEK-CHAR echoes nothing); at the end
+/// of a concatenated stream's component the next one takes over.
+fn read_elem<'gc>(ctx: &mut Ctx<'_, 'gc>, v: Value<'gc>, consume: bool, binary: bool) -> Result<Option<Elem<'gc>>, Raise<'gc>> {
     let mut path = Path::default();
     let mut from = v;
     loop {
         let leaf = walk_input(ctx, from, &mut path)?;
-        let take = consume || !path.echoes.is_empty();
-        match leaf_read(ctx, &leaf, take, binary)? {
+        match leaf_read(ctx, &leaf, consume, binary)? {
             Some(e) => {
-                for echo in path.echoes.iter().rev() {
-                    echo_out(ctx, *echo, e)?;
-                }
-                if !consume
-                    && let (Some(first), Elem::Char(c)) = (path.echoes.first(), e)
-                    && let StreamKind::Echo { unread, .. } = &mut alloc::borrow_mut(ctx.mc, *first).kind
-                {
-                    unread.push(c);
+                if consume {
+                    for echo in path.echoes.iter().rev() {
+                        echo_out(ctx, *echo, e)?;
+                    }
                 }
                 return Ok(Some(e));
             }
@@ -486,7 +477,7 @@ fn string_input_char<'gc>(ctx: &Ctx<'_, 'gc>, s: StreamPtr<'gc>) -> Option<Optio
     if !st.open {
         return None;
     }
-    let StreamKind::StringInput { text, pos } = &mut st.kind else { return None };
+    let StreamKind::StringInput { text, pos, .. } = &mut st.kind else { return None };
     let c = text.get(*pos).copied();
     *pos += usize::from(c.is_some());
     Some(c)
@@ -505,7 +496,7 @@ fn read_char<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let s = input_designator(ctx, a.first().copied());
     match read_elem(ctx, s, true, false)? {
         Some(Elem::Char(c)) => Ok(Value::Char(c)),
-        Some(Elem::Byte(b)) => Ok(Value::Fixnum(b)),
+        Some(Elem::Int(b)) => Ok(b),
         None => at_eof(ctx, s, a.get(1).copied(), a.get(2).copied()),
     }
 }
@@ -513,7 +504,7 @@ fn read_char<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// (read-byte stream &optional eof-error-p eof-value)
 fn read_byte<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     match read_elem(ctx, a[0], true, true)? {
-        Some(Elem::Byte(b)) => Ok(Value::Fixnum(b)),
+        Some(Elem::Int(b)) => Ok(b),
         Some(Elem::Char(c)) => Ok(Value::Char(c)),
         None => at_eof(ctx, a[0], a.get(1).copied(), a.get(2).copied()),
     }
@@ -538,7 +529,7 @@ fn read_bytes<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     while i < end {
         let Some(e) = leaf_read(ctx, &leaf, true, true)? else { break };
         let v = match e {
-            Elem::Byte(b) => Value::Fixnum(b),
+            Elem::Int(b) => b,
             Elem::Char(c) => Value::Char(c),
         };
         super::files::store_element(ctx, a[1], i, v)?;
@@ -554,7 +545,7 @@ fn peek_char<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     loop {
         let c = match read_elem(ctx, s, false, false)? {
             Some(Elem::Char(c)) => c,
-            Some(Elem::Byte(_)) => return Err(Raise::simple(ErrorKind::Stream, "PEEK-CHAR on a binary stream")),
+            Some(Elem::Int(_)) => return Err(Raise::simple(ErrorKind::Stream, "PEEK-CHAR on a binary stream")),
             None => return at_eof(ctx, s, a.get(2).copied(), a.get(3).copied()),
         };
         let wanted = match peek_type {
@@ -626,7 +617,7 @@ fn read_line<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Leaf::Text(p) if direct => {
             let mut st = alloc::borrow_mut(ctx.mc, p);
             match &mut st.kind {
-                StreamKind::StringInput { text, pos } if *pos < text.len() => {
+                StreamKind::StringInput { text, pos, .. } if *pos < text.len() => {
                     let rest = &text[*pos..];
                     let (line, newline) = match rest.iter().position(|&c| c == '\n') {
                         Some(i) => (rest[..i].iter().collect::<String>(), true),
@@ -651,7 +642,7 @@ fn read_line<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                         break;
                     }
                     Elem::Char(c) => line.push(c),
-                    Elem::Byte(_) => return Err(Raise::simple(ErrorKind::Stream, "READ-LINE on a binary stream")),
+                    Elem::Int(_) => return Err(Raise::simple(ErrorKind::Stream, "READ-LINE on a binary stream")),
                 }
             }
             any.then_some((line, newline))
@@ -672,10 +663,16 @@ fn read_line<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 }
 
 /// (listen &optional stream): whether a character is available without
-/// waiting (host input could block: never said to be).
+/// waiting (host input could block: never said to be). A concatenated stream
+/// listens to each component in turn.
 fn listen<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
-    let mut cur = input_designator(ctx, a.first().copied());
-    for _ in 0..composite::MAX_HOPS {
+    let mut todo = vec![input_designator(ctx, a.first().copied())];
+    let mut hops = 0;
+    while let Some(cur) = todo.pop() {
+        hops += 1;
+        if hops > composite::MAX_HOPS {
+            return Err(Raise::error("LISTEN: too many composite streams"));
+        }
         let s = match cur {
             Value::Stream(s) => s,
             other if composite::is_gray(ctx.world, other) => return Err(Raise::Gray),
@@ -685,26 +682,31 @@ fn listen<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         if !st.open {
             return Err(composite::closed(&st));
         }
-        cur = match &st.kind {
-            StreamKind::Synonym { symbol } => composite::synonym_target(*symbol)?,
-            StreamKind::TwoWay { input, .. } => *input,
+        match &st.kind {
+            StreamKind::Synonym { symbol } => todo.push(composite::synonym_target(*symbol)?),
+            StreamKind::TwoWay { input, .. } => todo.push(*input),
             StreamKind::Echo { input, unread, .. } => {
                 if !unread.is_empty() {
                     return Ok(ctx.t());
                 }
-                *input
+                todo.push(*input);
             }
-            StreamKind::Concatenated { streams } => match streams.first() {
-                Some(first) => *first,
-                None => return Ok(Value::Nil),
-            },
-            StreamKind::StringInput { text, pos } => return Ok(ctx.bool(*pos < text.len())),
-            StreamKind::Bytes { bytes, pos, input: true, .. } => return Ok(ctx.bool(*pos < bytes.len())),
-            StreamKind::Host { input: true, .. } => return Ok(Value::Nil),
+            StreamKind::Concatenated { streams } => todo.extend(streams.iter().rev()),
+            StreamKind::StringInput { text, pos, .. } => {
+                if *pos < text.len() {
+                    return Ok(ctx.t());
+                }
+            }
+            StreamKind::Bytes { bytes, pos, input: true, .. } => {
+                if *pos < bytes.len() {
+                    return Ok(ctx.t());
+                }
+            }
+            StreamKind::Host { input: true, .. } => {}
             _ => return Err(not_input(ctx, s)),
-        };
+        }
     }
-    Err(Raise::error("LISTEN: too many composite streams"))
+    Ok(Value::Nil)
 }
 
 /// (clear-input &optional stream): nothing is buffered apart from what the
@@ -784,7 +786,7 @@ fn datum_value<'gc>(ctx: &Ctx<'_, 'gc>, datum: &mprof_reader::Datum) -> LResult<
 /// remaining text, so a long file is not copied once per form.
 fn read_from_text<'gc>(ctx: &mut Ctx<'_, 'gc>, s: StreamPtr<'gc>, preserve: bool) -> Result<Option<Value<'gc>>, Raise<'gc>> {
     let (remaining, start) = match &s.borrow().kind {
-        StreamKind::StringInput { text, pos } => (text.len().saturating_sub(*pos), *pos),
+        StreamKind::StringInput { text, pos, .. } => (text.len().saturating_sub(*pos), *pos),
         _ => (0, 0),
     };
     // Most forms are short: start small, grow fast.
@@ -895,7 +897,7 @@ fn make_string_input_stream<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResu
         )));
     }
     let text = chars[start..end].to_vec();
-    Ok(alloc::stream(ctx.mc, "string-input", StreamKind::StringInput { text, pos: 0 }))
+    Ok(alloc::stream(ctx.mc, "string-input", StreamKind::StringInput { text, pos: 0, file: false }))
 }
 
 /// (sys:%string-input-position stream): characters read so far (for

@@ -76,7 +76,7 @@ pub(super) fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
     // two-way stream over them), and the standard variables synonym streams
     // to those.
     let host = |name: &str, channel: u32, input: bool| {
-        alloc::stream(mc, name, StreamKind::Host { channel, input, output: !input, written: 0 })
+        alloc::stream(mc, name, StreamKind::Host { channel, input, output: !input, written: 0, fresh: false })
     };
     let stdin = host("*STDIN*", STDIN, true);
     let stdout = host("*STDOUT*", STDOUT, false);

@@ -8,12 +8,15 @@
 (defconstant internal-time-units-per-second 1000000)
 
 ;; The WITH- macros take declarations at the head of their bodies.
+;; Left by a non-local exit, the stream is closed with :ABORT T (a file it made
+;; is deleted).
 (defmacro with-open-stream ((var stream) &body body)
-  (multiple-value-bind (decls forms) (sys::%split-declarations body)
-    `(let ((,var ,stream))
-       ,@decls
-       (unwind-protect (progn ,@forms)
-         (when ,var (close ,var))))))
+  (let ((abort (gensym "ABORT")))
+    (multiple-value-bind (decls forms) (sys::%split-declarations body)
+      `(let ((,var ,stream) (,abort t))
+         ,@decls
+         (unwind-protect (multiple-value-prog1 (progn ,@forms) (setq ,abort nil))
+           (when ,var (close ,var :abort ,abort)))))))
 
 (defmacro with-open-file ((var filename &rest options) &body body)
   `(with-open-stream (,var (open ,filename ,@options)) ,@body))
@@ -40,16 +43,18 @@ keywords are checked there)."
   (dotimes (i (length text) string)
     (vector-push-extend (aref text i) string)))
 
-(defmacro with-output-to-string ((var &optional string &key element-type) &body body)
-  (declare (ignore element-type))
+(defmacro with-output-to-string ((var &optional string &key (element-type nil element-type-p)) &body body)
   (multiple-value-bind (decls forms) (sys::%split-declarations body)
     (if string
         (let ((target (gensym "STRING")))
-          `(let ((,target ,string) (,var (make-string-output-stream)))
+          ;; ELEMENT-TYPE is evaluated (after STRING) though every string holds any character.
+          `(let ((,target ,string) (,var (progn ,@(when element-type-p (list element-type))
+                                                (make-string-output-stream))))
              ,@decls
              (multiple-value-prog1 (progn ,@forms)
                (sys::%append-to-string ,target (get-output-stream-string ,var)))))
-        `(let ((,var (make-string-output-stream)))
+        `(let ((,var (progn ,@(when element-type-p (list element-type))
+                            (make-string-output-stream))))
            ,@decls
            ,@forms
            (get-output-stream-string ,var)))))
@@ -120,11 +125,21 @@ keywords are checked there)."
     (write-char #\> stream)
     nil))
 
+(defun sys::%proper-sequence-p (x)
+  "Not a dotted or circular list."
+  (or (not (listp x))
+      (and (ignore-errors (list-length x)) t)))
+
 (defun sys::%check-sequence-bounds (sequence start end)
-  (let ((end (or end (length sequence))))
-    (unless (<= 0 start end (length sequence))
-      (error 'type-error :datum start :expected-type `(integer 0 ,end)))
-    end))
+  "END (or SEQUENCE's length): START and END are bounding indices of SEQUENCE."
+  (unless (and (typep sequence 'sequence) (sys::%proper-sequence-p sequence))
+    (error 'type-error :datum sequence :expected-type '(and sequence (satisfies sys::%proper-sequence-p))))
+  (let ((length (length sequence)))
+    (unless (and (integerp start) (<= 0 start length))
+      (error 'type-error :datum start :expected-type `(integer 0 ,length)))
+    (unless (or (null end) (and (integerp end) (<= start end length)))
+      (error 'type-error :datum end :expected-type `(or null (integer ,start ,length))))
+    (or end length)))
 
 ;; READ-SEQUENCE and WRITE-SEQUENCE are in gray-streams.lisp (they call Gray streams).
 

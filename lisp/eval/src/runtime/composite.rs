@@ -41,7 +41,7 @@ pub fn is_gray<'gc>(world: &World<'gc>, v: Value<'gc>) -> bool {
 /// `class-of`): files and the process's channels are FILE-STREAMs.
 pub fn class_name(kind: &StreamKind<'_>) -> &'static str {
     match kind {
-        StreamKind::Host { .. } | StreamKind::Bytes { .. } => "FILE-STREAM",
+        StreamKind::Host { .. } | StreamKind::Bytes { .. } | StreamKind::StringInput { file: true, .. } => "FILE-STREAM",
         StreamKind::StringOutput { .. } | StreamKind::StringInput { .. } => "STRING-STREAM",
         StreamKind::Pretty(_) => "STREAM",
         StreamKind::Synonym { .. } => "SYNONYM-STREAM",
