@@ -54,6 +54,20 @@
 (defclass fundamental-binary-input-stream (fundamental-input-stream fundamental-binary-stream) ())
 (defclass fundamental-binary-output-stream (fundamental-output-stream fundamental-binary-stream) ())
 
+(defmacro sys::%defmethod-plain (name ((var class) &rest more) &body body)
+  "DEFMETHOD NAME ((VAR CLASS) . MORE) for a method that calls no next method
+and specializes only its first argument: the method function without
+DEFMETHOD's local macros, which would cost start-up time to compile (the
+methods here are part of the prelude)."
+  (let ((lambda-list (cons var more)))
+    `(sys::%defmethod ',name nil (list ',class) ',lambda-list
+                      (sys::named-lambda (method ,name (,class)) (sys::.next. ,@lambda-list)
+                        (declare (ignorable sys::.next.
+                                            ,@(remove-if (lambda (a) (member a lambda-list-keywords))
+                                                         (mapcar (lambda (a) (if (consp a) (car a) a)) lambda-list))))
+                        (block ,name ,@body))
+                      nil)))
+
 (defun sys::%gray-stream-p (object)
   (typep object 'fundamental-stream))
 
@@ -69,47 +83,45 @@
 ;;; ---- CL's stream functions that are generic functions
 
 (defgeneric close (stream &key abort))
-(defmethod close ((stream stream) &key abort) (sys::%close stream :abort abort))
-(defmethod close ((stream fundamental-stream) &key abort)
-  (declare (ignore abort))
+(sys::%defmethod-plain close ((stream stream) &key abort) (sys::%close stream :abort abort))
+(sys::%defmethod-plain close ((stream fundamental-stream) &key abort)
   (setf (slot-value stream 'sys::open-p) nil)
   t)
-(defmethod close ((object t) &key abort)
-  (declare (ignore abort))
+(sys::%defmethod-plain close ((object t) &key abort)
   (sys::%not-a-stream object))
 
 (defgeneric open-stream-p (stream))
-(defmethod open-stream-p ((stream stream)) (sys::%open-stream-p stream))
-(defmethod open-stream-p ((stream fundamental-stream)) (slot-value stream 'sys::open-p))
-(defmethod open-stream-p ((object t)) (sys::%not-a-stream object))
+(sys::%defmethod-plain open-stream-p ((stream stream)) (sys::%open-stream-p stream))
+(sys::%defmethod-plain open-stream-p ((stream fundamental-stream)) (slot-value stream 'sys::open-p))
+(sys::%defmethod-plain open-stream-p ((object t)) (sys::%not-a-stream object))
 
 (defgeneric input-stream-p (stream))
-(defmethod input-stream-p ((stream stream)) (sys::%input-stream-p stream))
-(defmethod input-stream-p ((stream fundamental-stream)) nil)
-(defmethod input-stream-p ((stream fundamental-input-stream)) t)
-(defmethod input-stream-p ((object t)) (sys::%not-a-stream object))
+(sys::%defmethod-plain input-stream-p ((stream stream)) (sys::%input-stream-p stream))
+(sys::%defmethod-plain input-stream-p ((stream fundamental-stream)) nil)
+(sys::%defmethod-plain input-stream-p ((stream fundamental-input-stream)) t)
+(sys::%defmethod-plain input-stream-p ((object t)) (sys::%not-a-stream object))
 
 (defgeneric output-stream-p (stream))
-(defmethod output-stream-p ((stream stream)) (sys::%output-stream-p stream))
-(defmethod output-stream-p ((stream fundamental-stream)) nil)
-(defmethod output-stream-p ((stream fundamental-output-stream)) t)
-(defmethod output-stream-p ((object t)) (sys::%not-a-stream object))
+(sys::%defmethod-plain output-stream-p ((stream stream)) (sys::%output-stream-p stream))
+(sys::%defmethod-plain output-stream-p ((stream fundamental-stream)) nil)
+(sys::%defmethod-plain output-stream-p ((stream fundamental-output-stream)) t)
+(sys::%defmethod-plain output-stream-p ((object t)) (sys::%not-a-stream object))
 
 ;; Through a synonym stream to a Gray stream (the builtins raise for it).
 (defun sys::%gray-%input-stream-p (stream) (input-stream-p (sys::%synonym-target stream)))
 (defun sys::%gray-%output-stream-p (stream) (output-stream-p (sys::%synonym-target stream)))
 
 (defgeneric interactive-stream-p (stream))
-(defmethod interactive-stream-p ((stream stream))
+(sys::%defmethod-plain interactive-stream-p ((stream stream))
   (case (sys::%stream-kind stream)
     (:synonym (interactive-stream-p (sys::%synonym-target stream)))
     (:two-way (interactive-stream-p (two-way-stream-input-stream stream)))
     (t (sys::%interactive-stream-p stream))))
-(defmethod interactive-stream-p ((stream fundamental-stream)) nil)
-(defmethod interactive-stream-p ((object t)) (sys::%not-a-stream object))
+(sys::%defmethod-plain interactive-stream-p ((stream fundamental-stream)) nil)
+(sys::%defmethod-plain interactive-stream-p ((object t)) (sys::%not-a-stream object))
 
 (defgeneric stream-element-type (stream))
-(defmethod stream-element-type ((stream stream))
+(sys::%defmethod-plain stream-element-type ((stream stream))
   (flet ((both (in out)
            (let ((a (stream-element-type in)) (b (stream-element-type out)))
              (if (equal a b) a `(and ,a ,b)))))
@@ -122,10 +134,10 @@
       (:concatenated (let ((l (concatenated-stream-streams stream)))
                        (if l (stream-element-type (car l)) nil)))
       (t (sys::%stream-element-type stream)))))
-(defmethod stream-element-type ((stream fundamental-stream))
+(sys::%defmethod-plain stream-element-type ((stream fundamental-stream))
   (sys::%no-gray-method 'stream-element-type stream))
-(defmethod stream-element-type ((stream fundamental-character-stream)) 'character)
-(defmethod stream-element-type ((object t)) (sys::%not-a-stream object))
+(sys::%defmethod-plain stream-element-type ((stream fundamental-character-stream)) 'character)
+(sys::%defmethod-plain stream-element-type ((object t)) (sys::%not-a-stream object))
 
 (defun stream-external-format (stream)
   (case (sys::%stream-kind stream)
@@ -150,7 +162,7 @@ functions; nothing needs them, and they would cost start-up time.)"
   `(progn
      (defgeneric ,name ,(mapcar (lambda (a) (if (consp a) (car a) a)) lambda-list))
      ,@(mapcar (lambda (d)
-                 `(defmethod ,name ((stream ,(car d)) ,@(cdr lambda-list)) ,@(cdr d)))
+                 `(sys::%defmethod-plain ,name ((stream ,(car d)) ,@(cdr lambda-list)) ,@(cdr d)))
                defaults)))
 
 (sys::%define-gray-generic stream-read-char (stream))
@@ -251,7 +263,7 @@ functions; nothing needs them, and they would cost start-up time.)"
          (if (characterp e) (stream-write-char stream e) (stream-write-byte stream e)))))))
 
 (sys::%define-gray-generic stream-file-position (stream &optional position)
-  (fundamental-stream (declare (ignore position)) nil))
+  (fundamental-stream nil))
 
 ;;; ---- READ-SEQUENCE and WRITE-SEQUENCE
 
