@@ -304,3 +304,61 @@ pub const BUILTINS: &[BuiltinDef] = &[
     sys("%SET-STREAM-COLUMN", 2, 2, set_stream_column),
     sys("%STREAM-COLUMN", 1, 1, stream_column),
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::interp::Interpreter;
+    use crate::runtime::host::Options;
+
+    /// The printed values of the last form of `src`, or the error.
+    fn eval(src: &str) -> String {
+        let mut lisp = Interpreter::with_io(
+            Box::new(std::io::sink()),
+            Box::new(std::io::sink()),
+            Box::new(std::io::empty()),
+            Options::default(),
+        )
+        .expect("the interpreter starts");
+        match lisp.eval_source(src, None) {
+            Ok(values) => values.join(" "),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    #[test]
+    fn trivial_gray_streams_maps_its_protocol_onto_the_gray_streams() {
+        let module = include_str!("../modules/trivial-gray-streams.lisp");
+        let program = r#"
+            (defpackage "TGS-USER" (:use "COMMON-LISP" "TRIVIAL-GRAY-STREAMS"))
+            (in-package "TGS-USER")
+            (defclass sink (fundamental-character-output-stream fundamental-binary-output-stream)
+              ((items :initform nil :accessor items) (pos :initform 0 :accessor pos)))
+            (defmethod stream-write-char ((s sink) c) (push c (items s)) c)
+            (defmethod stream-write-sequence ((s sink) seq start end &key)
+              (push (list :seq (subseq seq start end)) (items s)) seq)
+            (defmethod stream-file-position ((s sink)) (pos s))
+            (defmethod (setf stream-file-position) (p (s sink)) (setf (pos s) p))
+            (let ((s (make-instance 'sink)))
+              (write-string "ab" s)
+              (write-sequence #(1 2 3) s :start 1)
+              (file-position s 7)
+              (list (reverse (items s)) (file-position s) (typep s 'stream)
+                    (length (cl-user::list-all-symbols))))
+        "#;
+        // The package's exports are the portable library's 32 symbols.
+        let out = eval(&format!(
+            "{module}\n(in-package \"CL-USER\")\n(defun list-all-symbols () (let (l) (do-external-symbols (s \"TRIVIAL-GRAY-STREAMS\") (push s l)) l))\n{program}"
+        ));
+        assert_eq!(out, r#"((#\a #\b (:SEQ #(2 3))) 7 T 32)"#);
+    }
+
+    #[test]
+    fn a_gray_method_that_writes_to_its_own_stream_exhausts_the_stack_as_a_condition() {
+        let out = eval(
+            "(defclass loopy (fundamental-character-output-stream) ())
+             (defmethod stream-write-char ((s loopy) c) (format s \"~a\" c))
+             (handler-case (print 1 (make-instance 'loopy)) (storage-condition () :exhausted))",
+        );
+        assert_eq!(out, ":EXHAUSTED");
+    }
+}
