@@ -231,8 +231,14 @@ pub fn package<'gc>(mc: &Mutation<'gc>, name: &str) -> Ptr<'gc, Package<'gc>> {
     )
 }
 
-pub fn stream<'gc>(mc: &Mutation<'gc>, name: &str, kind: StreamKind) -> Value<'gc> {
-    Value::Stream(sized(mc, Stream { kind, column: 0, open: true, name: name.to_string() }))
+/// A character stream.
+pub fn stream<'gc>(mc: &Mutation<'gc>, name: &str, kind: StreamKind<'gc>) -> Value<'gc> {
+    stream_of(mc, name, kind, Element::Character)
+}
+
+/// A stream of the given element type.
+pub fn stream_of<'gc>(mc: &Mutation<'gc>, name: &str, kind: StreamKind<'gc>, element: Element) -> Value<'gc> {
+    Value::Stream(sized(mc, Stream { kind, column: 0, open: true, name: name.to_string(), element }))
 }
 
 pub fn random_state<'gc>(mc: &Mutation<'gc>, seed: u64) -> Value<'gc> {

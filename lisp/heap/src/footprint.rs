@@ -96,7 +96,7 @@ impl Footprint for HashTable<'_> {
     }
 }
 
-impl Footprint for Stream {
+impl Footprint for Stream<'_> {
     const KIND: Kind = Kind::Stream;
     fn type_name(&self) -> &'static str {
         "stream"
@@ -108,7 +108,12 @@ impl Footprint for Stream {
                 StreamKind::StringOutput { buffer } => buffer.capacity(),
                 StreamKind::StringInput { text, .. } => text.capacity() * std::mem::size_of::<char>(),
                 StreamKind::Pretty(engine) => std::mem::size_of::<crate::pretty::Engine>() + engine.heap_bytes(),
-                StreamKind::BytesInput { bytes, .. } => bytes.capacity(),
+                StreamKind::Bytes { bytes, .. } => bytes.capacity(),
+                StreamKind::Echo { unread, .. } => unread.capacity() * std::mem::size_of::<char>(),
+                StreamKind::Broadcast { streams } | StreamKind::Concatenated { streams } => {
+                    streams.capacity() * std::mem::size_of::<Value<'_>>()
+                }
+                StreamKind::Synonym { .. } | StreamKind::TwoWay { .. } => 0,
             }
     }
 }
@@ -142,6 +147,7 @@ impl<T: Footprint> DerefMut for Resizing<'_, '_, T> {
 }
 
 impl<T: Footprint> Drop for Resizing<'_, '_, T> {
+    #[inline]
     fn drop(&mut self) {
         let Some(inner) = self.inner.take() else { return };
         let bytes = object_bytes::<T>(inner.owned_bytes());

@@ -698,7 +698,19 @@ impl<'gc> Job<'gc> {
             Value::Package(p) => {
                 return self.unreadable(v, ctx, &format!("#<{} \"{}\">", cased("PACKAGE", ctx), p.name()));
             }
-            Value::Stream(st) => return self.unreadable(v, ctx, &format!("#<STREAM {}>", st.borrow().name)),
+            Value::Stream(st) => {
+                let st = st.borrow();
+                let text = match &st.kind {
+                    StreamKind::Host { .. } | StreamKind::Bytes { .. } | StreamKind::StringInput { file: true, .. } => {
+                        format!("#<FILE-STREAM for {:?}>", st.name)
+                    }
+                    StreamKind::StringInput { .. } | StreamKind::StringOutput { .. } => "#<STRING-STREAM>".to_string(),
+                    StreamKind::Pretty(_) => "#<PRETTY-STREAM>".to_string(),
+                    // A composite stream's name says what it is (SYNONYM-STREAM :SYMBOL X...).
+                    _ => format!("#<{}>", st.name),
+                };
+                return self.unreadable(v, ctx, &text);
+            }
             Value::RandomState(_) => return self.unreadable(v, ctx, "#<RANDOM-STATE>"),
             Value::StructType(t) => {
                 if s.readably {

@@ -53,7 +53,7 @@ pub enum Value<'gc> {
     Struct(Ptr<'gc, Structure<'gc>>),
     HashTable(Ptr<'gc, RefLock<HashTable<'gc>>>),
     Package(Ptr<'gc, Package<'gc>>),
-    Stream(Ptr<'gc, RefLock<Stream>>),
+    Stream(Ptr<'gc, RefLock<Stream<'gc>>>),
     RandomState(Ptr<'gc, RandomState>),
     /// A structure or condition type descriptor.
     StructType(Ptr<'gc, StructType<'gc>>),
@@ -432,30 +432,135 @@ impl<'gc> Package<'gc> {
 
 /// A stream's data. Streams that reach the host (standard output, files) hold
 /// an index into the evaluator's table of host channels, not a Rust handle.
-#[derive(Debug)]
-pub enum StreamKind {
-    /// A host channel: 0 standard input, 1 standard output, 2 standard error, others files.
-    Host { channel: u32, input: bool, output: bool },
-    StringOutput { buffer: String },
-    StringInput { text: Vec<char>, pos: usize },
+/// Composite streams (synonym, two-way, echo, broadcast, concatenated) hold
+/// their component streams (or, for a synonym stream, its symbol) as values;
+/// a component may be any stream, a Gray stream (a CLOS instance) included.
+#[derive(Collect, Debug)]
+#[collect(no_drop)]
+pub enum StreamKind<'gc> {
+    /// A host channel: 0 standard input, 1 standard output, 2 standard error,
+    /// others files (`written`: bytes written so far, for `file-position`;
+    /// `fresh`: OPEN made the file, so `close :abort t` deletes it).
+    Host {
+        #[collect(require_static)]
+        channel: u32,
+        #[collect(require_static)]
+        input: bool,
+        #[collect(require_static)]
+        output: bool,
+        #[collect(require_static)]
+        written: u64,
+        #[collect(require_static)]
+        fresh: bool,
+    },
+    StringOutput {
+        #[collect(require_static)]
+        buffer: String,
+    },
+    /// A string input stream, or a character file read whole (`file`).
+    StringInput {
+        #[collect(require_static)]
+        text: Vec<char>,
+        #[collect(require_static)]
+        pos: usize,
+        #[collect(require_static)]
+        file: bool,
+    },
     /// A pretty-printing stream: its layout engine. The text it decides goes
     /// to a target stream the evaluator keeps (a stream holds no values).
-    Pretty(Box<crate::pretty::Engine>),
-    /// A file opened for input with an integer element type: its bytes, for `read-byte`.
-    BytesInput { bytes: Vec<u8>, pos: usize },
+    Pretty(#[collect(require_static)] Box<crate::pretty::Engine>),
+    /// A file held in memory: read whole when opened (binary input, and
+    /// `:direction :io`), written back to the file at `finish-output` and
+    /// `close` when `dirty`. Character streams keep UTF-8 here; `pos` counts
+    /// bytes.
+    Bytes {
+        /// OPEN made the file (see `Host`).
+        #[collect(require_static)]
+        fresh: bool,
+        #[collect(require_static)]
+        bytes: Vec<u8>,
+        #[collect(require_static)]
+        pos: usize,
+        #[collect(require_static)]
+        input: bool,
+        #[collect(require_static)]
+        output: bool,
+        #[collect(require_static)]
+        dirty: bool,
+    },
+    /// `make-synonym-stream`: every operation goes to the symbol's current value.
+    Synonym { symbol: Value<'gc> },
+    /// `make-two-way-stream`: input from one stream, output to another.
+    TwoWay { input: Value<'gc>, output: Value<'gc> },
+    /// `make-echo-stream`: input from one stream, echoed to the output
+    /// stream; characters given back with `unread-char` are read again
+    /// from `unread` (last in, first out) without a second echo.
+    Echo {
+        input: Value<'gc>,
+        output: Value<'gc>,
+        #[collect(require_static)]
+        unread: Vec<char>,
+    },
+    /// `make-broadcast-stream`: output to every component, in order.
+    Broadcast { streams: Vec<Value<'gc>> },
+    /// `make-concatenated-stream`: the components not yet read to their end.
+    Concatenated { streams: Vec<Value<'gc>> },
 }
+
+impl StreamKind<'_> {
+    /// Whether this is a composite stream (its data are other streams).
+    pub fn is_composite(&self) -> bool {
+        matches!(
+            self,
+            StreamKind::Synonym { .. }
+                | StreamKind::TwoWay { .. }
+                | StreamKind::Echo { .. }
+                | StreamKind::Broadcast { .. }
+                | StreamKind::Concatenated { .. }
+        )
+    }
+}
+
+/// What a stream's elements are (`stream-element-type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element {
+    Character,
+    /// `(unsigned-byte n)`: `bytes()` bytes each, little-endian.
+    Unsigned(u16),
+    /// `(signed-byte n)`: `bytes()` bytes each, little-endian two's complement.
+    Signed(u16),
+}
+
+impl Element {
+    /// The bytes an element takes in a file (1 for characters' bytes).
+    pub fn bytes(self) -> usize {
+        match self {
+            Element::Character => 1,
+            Element::Unsigned(n) | Element::Signed(n) => usize::from(n).div_ceil(8).max(1),
+        }
+    }
+}
+
+/// The column of a stream whose column is not known (a Gray stream's
+/// `stream-line-column` said NIL): FORMAT's `~T` then writes two spaces and
+/// `~&` a newline, as SBCL does; the first newline makes it known again.
+pub const UNKNOWN_COLUMN: usize = usize::MAX;
 
 /// A stream: its data plus the column (for `fresh-line` and `~&`) and whether it is open.
-#[derive(Debug)]
-pub struct Stream {
-    pub kind: StreamKind,
+#[derive(Collect, Debug)]
+#[collect(no_drop)]
+pub struct Stream<'gc> {
+    pub kind: StreamKind<'gc>,
+    #[collect(require_static)]
     pub column: usize,
+    #[collect(require_static)]
     pub open: bool,
     /// The name shown when printed: a file name, "*STANDARD-OUTPUT*"...
+    #[collect(require_static)]
     pub name: String,
+    #[collect(require_static)]
+    pub element: Element,
 }
-
-gc_arena::static_collect!(Stream);
 
 /// A random state (xorshift64*).
 #[derive(Collect, Debug)]

@@ -27,6 +27,7 @@ use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
 use crate::runtime::ctx::Ctx;
 use crate::runtime::raise::{LResult, Raise};
 use crate::runtime::arrays::{Arr, Elt, arr_arg, check_element, displaced_too_small};
+use crate::runtime::types::names_user_type;
 
 type A<'a, 'gc> = &'a [Value<'gc>];
 
@@ -36,6 +37,9 @@ const MAX_TOTAL_SIZE: usize = 1 << 27;
 
 /// (upgraded-array-element-type typespec &optional environment)
 fn upgraded_array_element_type<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    if names_user_type(ctx, a[0]) {
+        return Err(Raise::UserType);
+    }
     Ok(Elt::of_spec(a[0]).type_value(ctx))
 }
 
@@ -203,6 +207,9 @@ fn parse_keys<'gc>(ctx: &Ctx<'_, 'gc>, who: &str, a: A<'_, 'gc>) -> Result<Array
                 return Err(Raise::program(format!("{} is not a keyword argument of {who}", ctx.print(k, true))));
             }
         }
+    }
+    if keys.element_type.is_some_and(|t| names_user_type(ctx, t)) {
+        return Err(Raise::UserType);
     }
     if keys.initial_element.is_some() && keys.initial_contents.is_some() {
         return Err(Raise::error(format!("{who}: :INITIAL-ELEMENT and :INITIAL-CONTENTS are mutually exclusive")));

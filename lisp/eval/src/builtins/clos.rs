@@ -47,6 +47,13 @@ const BUILT_IN_CLASSES: &[&str] = &[
     "RANDOM-STATE",
     "BIT-VECTOR",
     "COMPLEX",
+    "FILE-STREAM",
+    "STRING-STREAM",
+    "SYNONYM-STREAM",
+    "TWO-WAY-STREAM",
+    "ECHO-STREAM",
+    "BROADCAST-STREAM",
+    "CONCATENATED-STREAM",
 ];
 
 fn code<'gc>(name: &str) -> Value<'gc> {
@@ -76,7 +83,7 @@ fn class_key<'gc>(_ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         Function(_) => code("FUNCTION"),
         HashTable(_) => code("HASH-TABLE"),
         Package(_) => code("PACKAGE"),
-        Stream(_) => code("STREAM"),
+        Stream(s) => code(crate::runtime::composite::class_name(&s.borrow().kind)),
         RandomState(_) => code("RANDOM-STATE"),
         SpecArray(a) => {
             use mprof_heap::spec::ElementType;

@@ -831,7 +831,10 @@ fn stringp<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     Ok(ctx.bool(matches!(a[0], Value::String(_)) || mprof_heap::spec::is_displaced_string(a[0])))
 }
 
-fn make_string_output_stream<'gc>(ctx: &mut Ctx<'_, 'gc>, _a: A<'_, 'gc>) -> LResult<'gc> {
+/// (make-string-output-stream &key element-type): the element type is a
+/// character type (every string holds any character).
+fn make_string_output_stream<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
+    keyword_args(ctx, a, &["ELEMENT-TYPE"])?;
     Ok(alloc::stream(ctx.mc, "string-output", mprof_heap::value::StreamKind::StringOutput { buffer: String::new() }))
 }
 
@@ -977,8 +980,8 @@ pub const BUILTINS: &[BuiltinDef] = &[
     cl("TYPE-OF", 1, 1, type_of),
     cl("TERPRI", 0, 1, terpri),
     cl("FRESH-LINE", 0, 1, fresh_line),
-    cl("WRITE-STRING", 1, 6, write_string),
-    cl("WRITE-LINE", 1, 6, write_line),
+    cl("WRITE-STRING", 1, MANY, write_string),
+    cl("WRITE-LINE", 1, MANY, write_line),
     cl("WRITE-CHAR", 1, 2, write_char),
     cl("LENGTH", 1, 1, length),
     cl("GET-INTERNAL-REAL-TIME", 0, 0, get_internal_real_time),

@@ -44,6 +44,13 @@ pub const MODULES: &[Module] = &[
         systems: &["asdf", "asdf-package-system"],
         parts: &[("modules/asdf.lisp", include_str!("../modules/asdf.lisp"))],
     },
+    // The portable library refuses implementations it does not list; this is
+    // its package written over MPROF-GRAY, as the library does for each Lisp.
+    Module {
+        name: "TRIVIAL-GRAY-STREAMS",
+        systems: &["trivial-gray-streams"],
+        parts: &[("modules/trivial-gray-streams.lisp", include_str!("../modules/trivial-gray-streams.lisp"))],
+    },
 ];
 
 /// The module named `name`, compared without case (`require` takes string designators).

@@ -738,7 +738,7 @@ mod tests {
         );
         assert_eq!(
             out,
-            r#"("COMMON-LISP-USER" "MPROF-EXT" "MPROF-EXT" ("COMMON-LISP" "MPROF-EXT") "MPROF")"#
+            r#"("COMMON-LISP-USER" "MPROF-EXT" "MPROF-EXT" ("COMMON-LISP" "MPROF-EXT" "MPROF-GRAY") "MPROF")"#
         );
     }
 }

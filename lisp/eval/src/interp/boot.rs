@@ -30,6 +30,7 @@ pub(super) const PRELUDE: &[(&str, &str)] = &[
     ("prelude/clos-standard.lisp", include_str!("../prelude/clos-standard.lisp")),
     ("prelude/pathnames.lisp", include_str!("../prelude/pathnames.lisp")),
     ("prelude/modules.lisp", include_str!("../prelude/modules.lisp")),
+    ("prelude/gray-streams.lisp", include_str!("../prelude/gray-streams.lisp")),
     ("prelude/debugger.lisp", include_str!("../prelude/debugger.lisp")),
     ("prelude/readtable.lisp", include_str!("../prelude/readtable.lisp")),
     ("prelude/mprof.lisp", include_str!("../prelude/mprof.lisp")),
@@ -96,22 +97,32 @@ pub(super) fn init_world<'gc>(mc: &Mutation<'gc>, world: &World<'gc>) {
         alloc::symbol_set_value(mc, s, v);
     };
     let syms = &world.syms;
-    let out = alloc::stream(mc, "*STANDARD-OUTPUT*", StreamKind::Host { channel: STDOUT, input: false, output: true });
-    let err = alloc::stream(mc, "*ERROR-OUTPUT*", StreamKind::Host { channel: STDERR, input: false, output: true });
-    let inp = alloc::stream(mc, "*STANDARD-INPUT*", StreamKind::Host { channel: STDIN, input: true, output: false });
-    set_special(syms.standard_output, out);
-    set_special(syms.error_output, err);
-    set_special(syms.trace_output, out);
-    // The terminal is one stream both ways (reads standard input, writes
-    // standard output); *query-io* and *debug-io* are the terminal too.
-    let terminal = alloc::stream(mc, "*TERMINAL-IO*", StreamKind::Host { channel: STDOUT, input: true, output: true });
-    set_special(syms.terminal_io, terminal);
+    // The standard streams as SBCL sets them up: the process's channels in
+    // SYS::*STDIN*, *STDOUT* and *STDERR*, the terminal SYS::*TTY* (a
+    // two-way stream over them), and the standard variables synonym streams
+    // to those.
+    let host = |name: &str, channel: u32, input: bool| {
+        alloc::stream(mc, name, StreamKind::Host { channel, input, output: !input, written: 0, fresh: false })
+    };
+    let stdin = host("*STDIN*", STDIN, true);
+    let stdout = host("*STDOUT*", STDOUT, false);
+    set_special(syms.stdin, stdin);
+    set_special(syms.stdout, stdout);
+    set_special(syms.stderr, host("*STDERR*", STDERR, false));
+    set_special(syms.tty, alloc::stream(mc, "*TTY*", StreamKind::TwoWay { input: stdin, output: stdout }));
+    let synonym = |target: mprof_heap::value::Ptr<'gc, mprof_heap::value::Symbol<'gc>>| {
+        alloc::stream(mc, &format!("SYNONYM-STREAM :SYMBOL {}", target.name), StreamKind::Synonym { symbol: Value::Symbol(target) })
+    };
+    set_special(syms.standard_input, synonym(syms.stdin));
+    set_special(syms.standard_output, synonym(syms.stdout));
+    set_special(syms.error_output, synonym(syms.stderr));
+    set_special(syms.terminal_io, synonym(syms.tty));
+    set_special(syms.trace_output, synonym(syms.stdout));
     for name in ["*QUERY-IO*", "*DEBUG-IO*"] {
         if let Value::Symbol(s) = p.intern_external(mc, p.common_lisp, name) {
-            set_special(s, terminal);
+            set_special(s, synonym(syms.terminal_io));
         }
     }
-    set_special(syms.standard_input, inp);
     set_special(syms.package, Value::Package(p.user));
     set_special(syms.features, alloc::list(mc, &feature_names().iter().map(|f| p.keyword(mc, f)).collect::<Vec<_>>()));
     set_special(syms.star, Value::Nil);

@@ -271,7 +271,7 @@ before the debugger is entered; if it returns, the debugger is entered as usual.
           (unless (member-eql n out) (setq out (cons n out))))))
     (reverse-internal out)))
 
-(defun sys::%define-condition (name parents own-slots info report)
+(defun sys::%define-condition (name parents own-slots info report &optional default-initargs)
   (let ((slots nil) (all-info nil))
     (dolist-internal (p (if parents parents '(condition)))
       (let ((ty (sys:%find-struct-type p)))
@@ -281,7 +281,19 @@ before the debugger is entered; if it returns, the debugger is entered as usual.
     (dolist-internal (s own-slots)
       (unless (member-eql s slots) (setq slots (cons s slots))))
     (sys:%make-struct-type name (sys::%condition-precedence name parents) (reverse-internal slots) t)
-    (sys:%struct-type-extra name (append info all-info))
+    (setq info (append info all-info))
+    ;; A default initarg (KEY . THUNK) becomes the initform of the slot KEY
+    ;; initializes, in an entry ahead of the slot's others (the first entry
+    ;; for a slot is the one used; an initarg given to MAKE-CONDITION still wins).
+    (dolist-internal (d (reverse-internal default-initargs))
+      (let* ((key (car d))
+             (entry (car (member-if-internal (lambda (e) (member-eql key (car (cdr e)))) info)))
+             (slot (if entry
+                       (car entry)
+                       (car (member-if-internal (lambda (s) (string= (symbol-name s) (symbol-name key))) slots)))))
+        (when slot
+          (setq info (cons (list slot (if entry (car (cdr entry)) (list key)) (cdr d)) info)))))
+    (sys:%struct-type-extra name info)
     (when report (sys:%struct-type-set-report name report))
     name))
 
@@ -298,7 +310,7 @@ before the debugger is entered; if it returns, the debugger is entered as usual.
   (sys:%set-fdefinition name (lambda (v c) (sys::%set-slot-by-name c slot v))))
 
 (defmacro define-condition (name parents slot-specs &rest options)
-  (let ((own nil) (info nil) (readers nil) (report nil))
+  (let ((own nil) (info nil) (readers nil) (report nil) (defaults nil))
     (dolist-internal (spec slot-specs)
       (let* ((slot (if (consp spec) (car spec) spec))
              (plist (if (consp spec) (cdr spec) nil))
@@ -321,13 +333,17 @@ before the debugger is entered; if it returns, the debugger is entered as usual.
              (go next)))
         (setq info (cons `(list ',slot ',initargs ,(if has-initform `(lambda () ,initform) nil)) info))))
     (dolist-internal (o options)
+      (when (eq (car o) :default-initargs)
+        (do ((rest (cdr o) (cdr (cdr rest)))) ((null rest))
+          (setq defaults (cons `(cons ',(car rest) (lambda () ,(car (cdr rest)))) defaults))))
       (when (eq (car o) :report)
         (let ((r (car (cdr o))))
           (setq report (cond ((stringp r) r)
                              ((symbolp r) `(function ,r))
                              (t `(function ,r)))))))
     `(progn
-       (sys::%define-condition ',name ',parents ',(reverse-internal own) (list ,@info) ,report)
+       (sys::%define-condition ',name ',parents ',(reverse-internal own) (list ,@info) ,report
+                               (list ,@(reverse-internal defaults)))
        ,@readers
        ',name)))
 

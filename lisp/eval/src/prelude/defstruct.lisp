@@ -337,6 +337,34 @@
                 type)))
       (sys::%expand-type-1 type)))
 
+;;; Builtins that need a standard type (an array's element type) hand a call
+;;; naming a DEFTYPE type to SYS::%USER-TYPE-<name> (Raise::UserType), which
+;;; calls them again with the type expanded.
+
+(defun sys::%expand-element-types (type)
+  "TYPE expanded, and so is the element type of an array type it becomes."
+  (let ((type (sys::%expand-type type)))
+    (if (and (consp type) (member (car type) '(vector array simple-array)) (consp (cdr type)))
+        (list* (car type) (sys::%expand-type (cadr type)) (cddr type))
+        type)))
+
+(defun sys::%expand-element-type-key (keys)
+  "The keyword arguments KEYS with the value of :ELEMENT-TYPE expanded."
+  (let ((out nil))
+    (do ((rest keys (cddr rest))) ((null rest) (nreverse out))
+      (push (car rest) out)
+      (push (if (eq (car rest) :element-type) (sys::%expand-element-types (cadr rest)) (cadr rest)) out))))
+
+(defun sys::%user-type-make-array (dimensions &rest keys)
+  (apply #'make-array dimensions (sys::%expand-element-type-key keys)))
+
+(defun sys::%user-type-adjust-array (array dimensions &rest keys)
+  (apply #'adjust-array array dimensions (sys::%expand-element-type-key keys)))
+
+(defun sys::%user-type-upgraded-array-element-type (type &optional environment)
+  (declare (ignore environment))
+  (upgraded-array-element-type (sys::%expand-element-types type)))
+
 (defun typep (object type &optional environment)
   (declare (ignore environment))
   ;; Fast path: a symbol without properties cannot be a DEFTYPE name
@@ -384,7 +412,9 @@
     (string vector) (simple-vector vector simple-array) (vector array sequence)
     (bit-vector vector) (simple-bit-vector bit-vector simple-array) (complex number)
     (simple-array array) (array) (sequence) (compiled-function function) (function)
-    (hash-table) (package) (string-stream stream) (stream) (random-state)
+    (hash-table) (package) (string-stream stream) (file-stream stream)
+    (synonym-stream stream) (two-way-stream stream) (echo-stream stream)
+    (broadcast-stream stream) (concatenated-stream stream) (stream) (random-state)
     (structure-object) (standard-object) (condition)))
 
 (defun sys::%known-supertypes (type)

@@ -1,41 +1,63 @@
 ;;;; The prelude: streams, files and the environment. The stream operations
-;;;; are builtins (streams.rs, system.rs); here are the macros around them,
-;;;; LOAD and TIME.
+;;;; are builtins (streams.rs, files.rs, composite_streams.rs, system.rs);
+;;;; here are the macros around them (which take declarations at the head of
+;;;; their bodies), OPEN's element types, READ-SEQUENCE and WRITE-SEQUENCE,
+;;;; LOAD and TIME. (Gray streams and the generic stream functions are
+;;;; gray-streams.lisp's.)
 
 (defconstant internal-time-units-per-second 1000000)
 
+;; The WITH- macros take declarations at the head of their bodies.
+;; Left by a non-local exit, the stream is closed with :ABORT T (a file it made
+;; is deleted).
 (defmacro with-open-stream ((var stream) &body body)
-  `(let ((,var ,stream))
-     (unwind-protect (progn ,@body)
-       (when ,var (close ,var)))))
+  (let ((abort (gensym "ABORT")))
+    (multiple-value-bind (decls forms) (sys::%split-declarations body)
+      `(let ((,var ,stream) (,abort t))
+         ,@decls
+         (unwind-protect (multiple-value-prog1 (progn ,@forms) (setq ,abort nil))
+           (when ,var (close ,var :abort ,abort)))))))
 
 (defmacro with-open-file ((var filename &rest options) &body body)
   `(with-open-stream (,var (open ,filename ,@options)) ,@body))
 
+(defun open (filename &rest options &key (element-type nil element-type-p) &allow-other-keys)
+  "SYS::%OPEN with DEFTYPE names in ELEMENT-TYPE expanded (its other
+keywords are checked there)."
+  (if element-type-p
+      (apply #'sys::%open filename :element-type (sys::%expand-type element-type) options)
+      (apply #'sys::%open filename options)))
+
 (defmacro with-input-from-string ((var string &key index (start 0) end) &body body)
   (let ((start-var (gensym "START")))
-    `(let* ((,start-var ,start)
-            (,var (make-string-input-stream ,string ,start-var ,end)))
-       (multiple-value-prog1 (progn ,@body)
-         ,@(when index
-             `((setf ,index (+ ,start-var (sys:%string-input-position ,var)))))))))
+    (multiple-value-bind (decls forms) (sys::%split-declarations body)
+      `(let* ((,start-var ,start)
+              (,var (make-string-input-stream ,string ,start-var ,end)))
+         ,@decls
+         (multiple-value-prog1 (progn ,@forms)
+           ,@(when index
+               `((setf ,index (+ ,start-var (sys:%string-input-position ,var))))))))))
 
 (defun sys::%append-to-string (string text)
   ;; WITH-OUTPUT-TO-STRING into a string with a fill pointer appends to it.
   (dotimes (i (length text) string)
     (vector-push-extend (aref text i) string)))
 
-(defmacro with-output-to-string ((var &optional string &key element-type) &body body)
-  (declare (ignore element-type))
-  (if string
-      (let ((target (gensym "STRING")))
-        `(let ((,target ,string) (,var (make-string-output-stream)))
-           (multiple-value-prog1 (locally ,@body)
-             (sys::%append-to-string ,target (get-output-stream-string ,var)))))
-      ;; The body may start with declarations (of VAR too).
-      `(let ((,var (make-string-output-stream)))
-         ,@body
-         (get-output-stream-string ,var))))
+(defmacro with-output-to-string ((var &optional string &key (element-type nil element-type-p)) &body body)
+  (multiple-value-bind (decls forms) (sys::%split-declarations body)
+    (if string
+        (let ((target (gensym "STRING")))
+          ;; ELEMENT-TYPE is evaluated (after STRING) though every string holds any character.
+          `(let ((,target ,string) (,var (progn ,@(when element-type-p (list element-type))
+                                                (make-string-output-stream))))
+             ,@decls
+             (multiple-value-prog1 (progn ,@forms)
+               (sys::%append-to-string ,target (get-output-stream-string ,var)))))
+        `(let ((,var (progn ,@(when element-type-p (list element-type))
+                            (make-string-output-stream))))
+           ,@decls
+           ,@forms
+           (get-output-stream-string ,var)))))
 
 (defvar *load-pathname* nil)
 (defvar *load-truename* nil)
@@ -103,28 +125,31 @@
     (write-char #\> stream)
     nil))
 
-;;; READ-SEQUENCE and WRITE-SEQUENCE, over the character operations (every
-;;; stream is a character stream).
+(defun sys::%proper-sequence-p (x)
+  "Not a dotted or circular list."
+  (or (not (listp x))
+      (and (ignore-errors (list-length x)) t)))
 
-(defun read-sequence (sequence stream &key (start 0) end)
-  "Read characters from STREAM into SEQUENCE from START below END (or its
-length); returns the index of the first element not filled, less than END
-only when the stream ended."
-  (let ((end (or end (length sequence))))
-    (unless (<= 0 start end (length sequence))
-      (error 'type-error :datum start :expected-type `(integer 0 ,end)))
-    (do ((i start (1+ i)))
-        ((>= i end) i)
-      (let ((c (read-char stream nil :eof)))
-        (when (eq c :eof) (return i))
-        (setf (elt sequence i) c)))))
+(defun sys::%check-sequence-bounds (sequence start end)
+  "END (or SEQUENCE's length): START and END are bounding indices of SEQUENCE."
+  (unless (and (typep sequence 'sequence) (sys::%proper-sequence-p sequence))
+    (error 'type-error :datum sequence :expected-type '(and sequence (satisfies sys::%proper-sequence-p))))
+  (let ((length (length sequence)))
+    (unless (and (integerp start) (<= 0 start length))
+      (error 'type-error :datum start :expected-type `(integer 0 ,length)))
+    (unless (or (null end) (and (integerp end) (<= start end length)))
+      (error 'type-error :datum end :expected-type `(or null (integer ,start ,length))))
+    (or end length)))
 
-(defun write-sequence (sequence stream &key (start 0) end)
-  "Write the characters of SEQUENCE from START below END to STREAM; returns SEQUENCE."
-  (let ((end (or end (length sequence))))
-    (unless (<= 0 start end (length sequence))
-      (error 'type-error :datum start :expected-type `(integer 0 ,end)))
-    (if (stringp sequence)
-        (write-string sequence stream :start start :end end)
-        (do ((i start (1+ i))) ((>= i end)) (write-char (elt sequence i) stream)))
-    sequence))
+;; READ-SEQUENCE and WRITE-SEQUENCE are in gray-streams.lisp (they call Gray streams).
+
+(defun read-delimited-list (char &optional stream recursive-p)
+  "Read objects from STREAM up to the character CHAR; the list of them."
+  (declare (ignore recursive-p))
+  (let ((stream (sys::%input-stream stream)) (items nil))
+    (loop
+      (let ((c (peek-char t stream t nil t)))
+        (when (char= c char)
+          (read-char stream)
+          (return (nreverse items)))
+        (push (read stream t nil t) items)))))

@@ -37,12 +37,18 @@
   "Call FUNCTION with a pretty stream writing to STREAM (STREAM itself when it
 is one); the text is all out when this returns."
   (let ((stream (sys::%output-designator stream)))
-    (if (sys::%pretty-stream-p stream)
-        (funcall function stream)
-        (let* ((pretty (sys::%make-pretty-stream stream))
-               (sys::*pretty-targets* (acons pretty stream sys::*pretty-targets*)))
-          (funcall function pretty)
-          (sys::%pretty-finish pretty)))
+    (cond ((sys::%pretty-stream-p stream)
+           (funcall function stream))
+          ((sys::%lisp-output-p stream)
+           ;; A Gray stream: lay out into a string starting at its column.
+           (write-string (sys::%text-at-column (sys::%gray-column stream)
+                                               (lambda (out) (sys::%call-with-pretty-stream out function)))
+                         stream))
+          (t
+           (let* ((pretty (sys::%make-pretty-stream stream))
+                  (sys::*pretty-targets* (acons pretty stream sys::*pretty-targets*)))
+             (funcall function pretty)
+             (sys::%pretty-finish pretty))))
     nil))
 
 (defun sys::%block-skipped-p (object stream)

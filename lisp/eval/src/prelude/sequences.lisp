@@ -346,12 +346,15 @@ replace (not descended into), else NIL. Unchanged conses are shared."
       ((string simple-string base-string simple-base-string) 2)
       ((vector simple-vector array simple-array)
        (cond ((and (consp type) (consp (cdr type))
-                   (member (car (cdr type)) '(character base-char standard-char)))
+                   (member (sys::%expand-type (car (cdr type))) '(character base-char standard-char)))
               2)
              ((and (consp type) (consp (cdr type)) (eq (car (cdr type)) 'bit)) 3)
              (t 1)))
       ((bit-vector simple-bit-vector) 3)
-      (t (error 'type-error :datum type :expected-type '(member list vector string))))))
+      (t (let ((expansion (sys::%expand-element-types type)))
+           (if (equal expansion type)
+               (error 'type-error :datum type :expected-type '(member list vector string))
+               (sys::%result-kind expansion)))))))
 
 (defun sys::%make-kind (kind n)
   (case kind
@@ -426,6 +429,8 @@ replace (not descended into), else NIL. Unchanged conses are shared."
                    (error 'type-error :datum object :expected-type 'cons))
                  (sys::%seq-concatenate kind object)))))
         ((and (consp result-type) (typep object result-type)) object)
+        ((not (equal (sys::%expand-element-types result-type) result-type))
+         (coerce object (sys::%expand-element-types result-type)))
         (t (error 'type-error :datum object :expected-type result-type))))
 
 ;;; Sequences: mapping

@@ -75,6 +75,23 @@ pub fn from_raise<'gc>(mc: &Mutation<'gc>, world: &World<'gc>, raise: Raise<'gc>
         }
         Raise::Condition(v) => v,
         Raise::Request(_) => make(mc, c.simple_error, &[("FORMAT-CONTROL", control("internal request"))]),
+        // A hand-over to Lisp that no VM call site took (see vm/call.rs).
+        Raise::Gray => make(
+            mc,
+            c.simple_stream_error,
+            &[
+                ("FORMAT-CONTROL", control("this operation does not support Gray streams or the composite stream it was given")),
+                ("FORMAT-ARGUMENTS", Value::Nil),
+            ],
+        ),
+        Raise::UserType => make(
+            mc,
+            c.simple_error,
+            &[
+                ("FORMAT-CONTROL", control("this operation does not expand types defined with DEFTYPE")),
+                ("FORMAT-ARGUMENTS", Value::Nil),
+            ],
+        ),
     }
 }
 

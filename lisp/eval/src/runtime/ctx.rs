@@ -1,12 +1,15 @@
 //! What a builtin sees: the mutation context, the world, the host, and the
 //! values register. Helpers here turn common argument checks into typed
-//! errors with messages naming the offending value.
+//! errors with messages naming the offending value, and the output side of
+//! streams: designators, writing text with the column kept, pretty streams'
+//! targets.
 
 use gc_arena::Mutation;
 use mprof_heap::printer::{PrintContext, print_to_string};
-use mprof_heap::value::{Package, Ptr, StreamKind};
+use mprof_heap::value::{Element, Package, Ptr, StreamKind, UNKNOWN_COLUMN};
 use mprof_heap::{Value, alloc};
 
+use crate::runtime::composite;
 use crate::runtime::host::Host;
 use crate::runtime::raise::{ErrorKind, Raise};
 use crate::runtime::world::World;
@@ -114,29 +117,80 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
         print_to_string(v, &self.print_context(escape))
     }
 
-    /// Resolve an output stream designator: T is the terminal, NIL standard output.
+    /// Resolve an output stream designator: T is the terminal, NIL standard
+    /// output; the stream returned is the one that does the output (see
+    /// `output_stream_object`). `Raise::Gray` when output to it reaches a Gray
+    /// stream: the builtin's call is then carried out by Lisp (see `vm/call.rs`).
     pub fn output_stream(&self, designator: Value<'gc>) -> Result<Value<'gc>, Raise<'gc>> {
         let v = match designator {
+            Value::Stream(s) => return self.output_stream_object(s),
             Value::Nil => self.world.syms.standard_output.value.get(),
             Value::Symbol(s) if gc_arena::Gc::ptr_eq(s, self.world.packages.t) => {
                 self.world.syms.terminal_io.value.get()
             }
             other => other,
         };
-        match v {
-            Value::Stream(_) => Ok(v),
-            other => Err(self.type_error(other, "STREAM")),
+        if let Value::Stream(s) = v {
+            return self.output_stream_object(s);
+        }
+        Err(composite::Next::not_stream(self, v))
+    }
+
+    /// A stream object as an output stream: a chain of synonym, two-way and
+    /// echo streams (the standard streams are synonym streams) is followed
+    /// once, here, to the stream it reaches, which the caller then writes to;
+    /// a broadcast stream is checked and returned as it is.
+    #[inline]
+    fn output_stream_object(&self, s: composite::StreamPtr<'gc>) -> Result<Value<'gc>, Raise<'gc>> {
+        // The common cases, kept small: a stream that does its own output, or
+        // a few synonym links to one.
+        let mut cur = s;
+        for _ in 0..4 {
+            match composite::step(cur) {
+                composite::Step::Leaf => return Ok(Value::Stream(cur)),
+                composite::Step::Next(n) => cur = n,
+                composite::Step::Slow => break,
+            }
+        }
+        self.output_stream_slow(s)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn output_stream_slow(&self, s: composite::StreamPtr<'gc>) -> Result<Value<'gc>, Raise<'gc>> {
+        match composite::single_output(self, s)? {
+            Some(leaf) => Ok(Value::Stream(leaf)),
+            None => {
+                composite::check_output(self, Value::Stream(s))?;
+                Ok(Value::Stream(s))
+            }
         }
     }
 
-    /// Write text to a stream (a stream object), keeping its column.
+    /// Write text to a stream (a stream object), keeping its column. A
+    /// composite stream writes to the streams it reaches (which the caller
+    /// checked, with [`Ctx::output_stream`], hold no Gray stream).
     pub fn write_stream(&mut self, stream: Value<'gc>, text: &str) -> Result<(), Raise<'gc>> {
         let Value::Stream(s) = stream else {
             return Err(self.type_error(stream, "STREAM"));
         };
         let mut st = alloc::borrow_mut(self.mc, s);
+        if st.kind.is_composite() {
+            // Rare here: `output_stream` gives the stream a chain of synonym,
+            // two-way and echo streams reaches. A broadcast stream writes to
+            // each stream it reaches.
+            drop(st);
+            return match composite::single_output(self, s)? {
+                Some(leaf) => self.write_stream(Value::Stream(leaf), text),
+                None => composite::write(self, stream, text),
+            };
+        }
         if !st.open {
             return Err(Raise::simple(ErrorKind::Stream, format!("the stream {} is closed", st.name)));
+        }
+        if st.element != Element::Character {
+            drop(st);
+            return Err(self.type_error(Value::Stream(s), "(SATISFIES CHARACTER-OUTPUT-STREAM-P)"));
         }
         match &mut st.kind {
             StreamKind::StringOutput { buffer } => buffer.push_str(text),
@@ -146,18 +200,23 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
                 drop(st);
                 return self.pretty_flush(stream, false);
             }
-            StreamKind::Host { channel, output: true, .. } => {
+            StreamKind::Host { channel, output: true, written, .. } => {
                 let ch = *channel;
+                *written += text.len() as u64;
                 self.host.write(ch, text).map_err(|e| Raise::simple(ErrorKind::Stream, e))?;
             }
+            StreamKind::Bytes { bytes, pos, output: true, dirty, .. } => {
+                write_at(bytes, pos, text.as_bytes());
+                *dirty = true;
+            }
             _ => {
-                let name = st.name.clone();
-                return Err(Raise::simple(ErrorKind::Stream, format!("the stream {name} is not an output stream")));
+                drop(st);
+                return Err(self.type_error(Value::Stream(s), "(SATISFIES OUTPUT-STREAM-P)"));
             }
         }
         if let Some(i) = text.rfind('\n') {
             st.column = text[i + 1..].chars().count();
-        } else {
+        } else if st.column != UNKNOWN_COLUMN {
             st.column += text.chars().count();
         }
         Ok(())
@@ -204,9 +263,14 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
         self.write_stream(s, text)
     }
 
+    /// The column output to `stream` starts at (`UNKNOWN_COLUMN` when a
+    /// Gray stream said it does not know).
     pub fn stream_column(&self, stream: Value<'gc>) -> usize {
         match stream {
-            Value::Stream(s) => s.borrow().column,
+            Value::Stream(s) => {
+                let st = s.borrow();
+                if st.kind.is_composite() { composite::output_column(stream) } else { st.column }
+            }
             _ => 0,
         }
     }
@@ -235,6 +299,17 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
             other => Err(self.type_error(other, "(INTEGER 0)")),
         }
     }
+}
+
+/// Write `data` into a file held in memory at `pos`, over what is there and
+/// past its end; `pos` moves past it.
+pub fn write_at(bytes: &mut Vec<u8>, pos: &mut usize, data: &[u8]) {
+    let end = *pos + data.len();
+    if bytes.len() < end {
+        bytes.resize(end, 0);
+    }
+    bytes[*pos..end].copy_from_slice(data);
+    *pos = end;
 }
 
 /// Decided text a pretty stream keeps before handing it to its target.

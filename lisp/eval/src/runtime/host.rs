@@ -157,6 +157,12 @@ impl IoStats {
         self.add(i, false, bytes, ns);
     }
 
+    /// A write of `bytes` to the file `name` (files held in memory, written back whole).
+    pub fn write_file(&mut self, name: &str, bytes: u64, ns: u64) {
+        let i = self.row(name);
+        self.add(i, true, bytes, ns);
+    }
+
     /// A read of `bytes` from a host channel.
     pub fn read_channel(&mut self, channel: u32, bytes: u64, ns: u64) {
         let i = self.channel_row(channel);

@@ -9,6 +9,7 @@
 pub(crate) mod arrays;
 pub(crate) mod builtin;
 pub(crate) mod chars;
+pub(crate) mod composite;
 pub(crate) mod conditions;
 pub(crate) mod ctx;
 pub(crate) mod cycle;

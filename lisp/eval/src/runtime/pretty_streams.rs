@@ -36,7 +36,8 @@ pub(crate) fn config(ctx: &Ctx<'_, '_>, start_column: usize) -> Config {
         miser_width: limit(s.print_miser_width.value.get()),
         lines: limit(s.print_lines.value.get()),
         readably: s.print_readably.value.get().truthy(),
-        start_column,
+        // A column nobody knows (a Gray stream's) lays out as if at the line's start.
+        start_column: if start_column == mprof_heap::value::UNKNOWN_COLUMN { 0 } else { start_column },
     }
 }
 

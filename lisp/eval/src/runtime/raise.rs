@@ -1,7 +1,8 @@
 //! What a builtin returns instead of a value when it cannot go on: a Lisp
 //! error to signal (turned into a condition object and passed to ERROR by the
 //! VM), or a request the VM must hand to the driver (which alone can collect
-//! garbage or do host I/O outside the arena).
+//! garbage or do host I/O outside the arena), or a hand-over of the whole
+//! call to a Lisp function (`Gray`).
 
 use mprof_heap::Value;
 
@@ -90,6 +91,16 @@ pub enum Raise<'gc> {
     Condition(Value<'gc>),
     /// Stop and hand this to the driver.
     Request(HostRequest),
+    /// The call needs Lisp code: a stream it reaches is a Gray stream (or a
+    /// composite stream the builtin does not walk itself). Raised before the
+    /// builtin has any effect; the VM then calls `SYS::%GRAY-<builtin name>`
+    /// with the same arguments in its place (`vm/call.rs`).
+    Gray,
+    /// The call names a type the program defined with DEFTYPE where the
+    /// builtin needs a standard one (an array's element type). Raised before
+    /// the builtin has any effect; the VM then calls `SYS::%USER-TYPE-<builtin
+    /// name>` with the same arguments, which expands the type and calls again.
+    UserType,
 }
 
 impl<'gc> Raise<'gc> {

@@ -112,6 +112,11 @@ well_known_symbols! {
     error_output = CL "*ERROR-OUTPUT*";
     terminal_io = CL "*TERMINAL-IO*";
     trace_output = CL "*TRACE-OUTPUT*";
+    stream = CL "STREAM";
+    stdin = SYS "*STDIN*";
+    stdout = SYS "*STDOUT*";
+    stderr = SYS "*STDERR*";
+    tty = SYS "*TTY*";
     package = CL "*PACKAGE*";
     features = CL "*FEATURES*";
     print_escape = CL "*PRINT-ESCAPE*";

@@ -19,6 +19,53 @@ fn name_of<'gc>(v: Value<'gc>) -> Option<&'gc str> {
     }
 }
 
+/// Whether `spec` is, or has as an array's element type, a type the program
+/// defined with DEFTYPE (a symbol outside COMMON-LISP with a
+/// `SYS::DEFTYPE-EXPANDER` property), which a builtin cannot expand itself
+/// (`Raise::UserType` hands such a call to Lisp).
+pub fn names_user_type<'gc>(ctx: &Ctx<'_, 'gc>, spec: Value<'gc>) -> bool {
+    let (head, args) = match spec {
+        Value::Symbol(s) => (s, Value::Nil),
+        Value::Cons(c) => match c.car.get() {
+            Value::Symbol(s) => (s, c.cdr.get()),
+            _ => return false,
+        },
+        _ => return false,
+    };
+    if head.package.get().is_some_and(|p| gc_arena::Gc::ptr_eq(p, ctx.world.packages.common_lisp)) {
+        // (vector x), (array x ...), (simple-array x ...): x may be one.
+        return matches!(&*head.name, "VECTOR" | "ARRAY" | "SIMPLE-ARRAY")
+            && matches!(alloc::car(args), v @ (Value::Symbol(_) | Value::Cons(_)) if names_user_type_head(ctx, v));
+    }
+    names_user_type_head(ctx, spec)
+}
+
+/// Whether `spec`'s head symbol has a DEFTYPE expander.
+fn names_user_type_head<'gc>(ctx: &Ctx<'_, 'gc>, spec: Value<'gc>) -> bool {
+    let head = match spec {
+        Value::Symbol(s) => s,
+        Value::Cons(c) => match c.car.get() {
+            Value::Symbol(s) => s,
+            _ => return false,
+        },
+        _ => return false,
+    };
+    let Some((key, _)) = ctx.world.packages.find_symbol(ctx.world.packages.system, "DEFTYPE-EXPANDER") else { return false };
+    let mut plist = head.plist.get();
+    let mut hops = 0;
+    while let Value::Cons(c) = plist {
+        if c.car.get().eq(key) {
+            return true;
+        }
+        plist = alloc::cdr(c.cdr.get());
+        hops += 1;
+        if hops > 10_000 {
+            return false;
+        }
+    }
+    false
+}
+
 /// SBCL's most-positive-fixnum (62-bit fixnums), used for type names.
 pub const SBCL_MOST_POSITIVE_FIXNUM: i64 = 4611686018427387903;
 
@@ -90,8 +137,12 @@ fn atomic_typep<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>, spec: Value<'gc>, 
         "FUNCTION" | "COMPILED-FUNCTION" => matches!(obj, Function(_)),
         "HASH-TABLE" => matches!(obj, HashTable(_)),
         "PACKAGE" => matches!(obj, Package(_)),
-        "STREAM" => matches!(obj, Stream(_)),
-        "STRING-STREAM" => matches!(obj, Stream(s) if matches!(s.borrow().kind, mprof_heap::value::StreamKind::StringOutput { .. } | mprof_heap::value::StreamKind::StringInput { .. })),
+        // Gray streams are instances of classes under STREAM.
+        "STREAM" => matches!(obj, Stream(_)) || crate::runtime::composite::is_gray(ctx.world, obj),
+        "STRING-STREAM" | "FILE-STREAM" | "SYNONYM-STREAM" | "TWO-WAY-STREAM" | "ECHO-STREAM" | "BROADCAST-STREAM"
+        | "CONCATENATED-STREAM" => {
+            matches!(obj, Stream(s) if crate::runtime::composite::class_name(&s.borrow().kind) == name)
+        }
         "RANDOM-STATE" => matches!(obj, RandomState(_)),
         // CLOS instances are structures whose types descend from STANDARD-OBJECT.
         "STRUCTURE-OBJECT" => matches!(obj, Struct(s) if !s.stype().is_condition && !s.stype().precedence.borrow().iter().any(|n| n.eq(spec_standard_object(ctx)))),
@@ -375,7 +426,7 @@ pub fn type_of<'gc>(ctx: &mut Ctx<'_, 'gc>, obj: Value<'gc>) -> Value<'gc> {
         Struct(s) => s.stype().name,
         HashTable(_) => cl(ctx, "HASH-TABLE"),
         Package(_) => cl(ctx, "PACKAGE"),
-        Stream(_) => cl(ctx, "STREAM"),
+        Stream(s) => cl(ctx, crate::runtime::composite::class_name(&s.borrow().kind)),
         RandomState(_) => cl(ctx, "RANDOM-STATE"),
         StructType(_) => cl(ctx, "STRUCTURE-CLASS"),
         Cell(_) | Proto(_) => cl(ctx, "T"),

@@ -215,13 +215,51 @@ impl<'gc> Vm<'gc> {
                 if pushed {
                     self.prof_pop_builtin();
                 }
-                let v = r?;
+                let v = match r {
+                    Ok(v) => v,
+                    Err(Raise::Gray) => return self.delegate(env, "%GRAY-", def.name, base, nargs, ret),
+                    Err(Raise::UserType) => return self.delegate(env, "%USER-TYPE-", def.name, base, nargs, ret),
+                    Err(e) => return Err(e),
+                };
                 self.stack.truncate(ret);
                 self.stack.push(v);
                 self.values_single = !multiple;
                 Ok(false)
             }
-            Kind::Special(sp) => self.call_special(env, sp, base, nargs, ret),
+            Kind::Special(sp) => match self.call_special(env, sp, base, nargs, ret) {
+                Err(Raise::Gray) => self.delegate(env, "%GRAY-", def.name, base, nargs, ret),
+                Err(Raise::UserType) => self.delegate(env, "%USER-TYPE-", def.name, base, nargs, ret),
+                r => r,
+            },
+        }
+    }
+
+    /// Carry out a builtin's call with Lisp code instead: the builtin met
+    /// something it does not handle itself (a Gray stream, see `Raise::Gray`; a
+    /// DEFTYPE name, see `Raise::UserType`) before doing anything, so its
+    /// arguments are still in place and the Lisp function
+    /// `SYS::<prefix><name>` is called with them. The common case pays nothing
+    /// for this: only the error path looks here.
+    #[cold]
+    #[inline(never)]
+    fn delegate(
+        &mut self,
+        env: &mut Env<'_, 'gc>,
+        prefix: &str,
+        name: &str,
+        base: usize,
+        nargs: usize,
+        ret: usize,
+    ) -> Result<bool, Raise<'gc>> {
+        let packages = &env.world.packages;
+        let f = packages.find_symbol(packages.system, &format!("{prefix}{name}")).map(|(v, _)| v);
+        match f {
+            Some(Value::Symbol(s)) if matches!(s.function.get(), Value::Function(_)) => {
+                let f = s.function.get();
+                self.call_value(env, f, base, nargs, ret)
+            }
+            _ if prefix == "%GRAY-" => Err(Raise::simple(ErrorKind::Stream, format!("{name} does not support Gray streams"))),
+            _ => Err(Raise::error(format!("{name} does not accept types defined with DEFTYPE"))),
         }
     }
 

@@ -2,6 +2,7 @@
 //! `~^` as a `Flow` value, and the field and digit helpers they print with.
 
 use mprof_heap::Value;
+use mprof_heap::value::UNKNOWN_COLUMN;
 use mprof_heap::pretty::{IndentKind, NewlineKind, TabKind};
 use mprof_heap::printer::{PrintContext, print_to_limited_string, print_to_string};
 use num_bigint::BigInt;
@@ -143,7 +144,13 @@ pub(super) fn string_of(v: Value<'_>) -> Option<String> {
 }
 
 impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
+    /// The output column; always `UNKNOWN_COLUMN` when the destination does
+    /// not know its column (a Gray stream whose `stream-line-column` is NIL:
+    /// SBCL asks it again at each directive, and it says NIL again).
     fn column(&self) -> usize {
+        if self.base_col == UNKNOWN_COLUMN {
+            return UNKNOWN_COLUMN;
+        }
         match self.out.rfind('\n') {
             Some(i) => self.out[i + 1..].chars().count(),
             None => self.base_col + self.out.chars().count(),
@@ -900,7 +907,10 @@ impl<'a, 'c, 'gc> Fmt<'a, 'c, 'gc> {
                     return Ok(());
                 }
                 let cur = self.column() as i64;
-                let spaces = if d.at {
+                let spaces = if self.column() == UNKNOWN_COLUMN {
+                    // As SBCL: ~colrel@T writes colrel spaces, ~colnumT two.
+                    if d.at { int(0, Some(1))?.unwrap_or(1) } else { 2 }
+                } else if d.at {
                     let colrel = int(0, Some(1))?.unwrap_or(1);
                     let colinc = int(1, Some(1))?.unwrap_or(1);
                     if colinc > 0 { ((cur + colrel + colinc - 1).div_euclid(colinc)) * colinc - cur } else { colrel }

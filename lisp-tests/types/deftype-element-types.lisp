@@ -1,0 +1,16 @@
+;;; DEFTYPE names as element types and result types (flexi-streams makes
+;;; (make-array n :element-type (quote char*)) and (vector octet)); output as SBCL's.
+(deftype octet () '(unsigned-byte 8))
+(deftype char* () 'character)
+(deftype octets (&optional n) `(vector octet ,n))
+(print (array-element-type (make-array 3 :element-type 'octet)))
+(print (make-array 3 :element-type 'char* :initial-element #\a))
+(print (array-element-type (make-array 3 :element-type '(vector octet))))
+(print (upgraded-array-element-type 'octet))
+(print (coerce '(1 2 3) 'octets))
+(print (array-element-type (coerce '(1 2 3) 'octets)))
+(print (concatenate '(vector char*) "ab" "c"))
+(print (map 'octets #'1+ '(1 2)))
+(print (make-sequence '(vector octet) 2 :initial-element 7))
+(print (adjust-array (make-array 2 :element-type 'octet :adjustable t) 4 :element-type 'octet))
+(print (handler-case (make-array 2 :element-type 'nosuch) (error (e) (princ-to-string e))))
