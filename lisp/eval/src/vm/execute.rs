@@ -1,7 +1,13 @@
-//! The instruction loop: runs the Lisp frame on top until it calls, returns,
-//! exits or runs out of fuel. It is one `match` over the opcode on purpose:
-//! splitting the hot loop into functions per group of opcodes costs calls on
-//! every instruction.
+//! The instruction loop: runs the Lisp frames on top, following calls into
+//! Lisp functions and returns into Lisp frames without leaving, until the top
+//! is a native frame, an error is raised, the run ends or the fuel runs out.
+//! It is one `match` over the opcode on purpose: splitting the hot loop into
+//! functions per group of opcodes costs calls on every instruction.
+//!
+//! Invariant: the locals `fi`, `code`, `consts`, `captured`, `base` and `pc`
+//! always describe the top frame (`frame_state`); every path that changes the
+//! frames either reloads them or leaves the loop, and the pc is saved into the
+//! frame before anything that can push a frame or raise.
 
 use gc_arena::Gc;
 use mprof_heap::code::{Op, Proto};
