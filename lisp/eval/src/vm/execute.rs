@@ -237,12 +237,13 @@ impl<'gc> Vm<'gc> {
                     self.fuel_now = *fuel;
                     let below = fi.wrapping_sub(1);
                     match self.frames.get(below).and_then(|f| f.proto) {
-                        // Into the Lisp frame below, no profile watching: what
-                        // `do_return` does, without its way through native frames.
-                        Some(p) if !self.profiling && fi + 1 == self.frames.len() => {
+                        // Into the Lisp frame below: what `do_return` does
+                        // (the profiles' hooks included), without its way
+                        // through native frames.
+                        Some(p) if fi + 1 == self.frames.len() => {
                             let v = pop!();
                             let ret = self.frames[fi].ret as usize;
-                            self.frames.truncate(fi);
+                            self.truncate_frames(fi);
                             self.stack.truncate(ret);
                             self.stack.push(v);
                             if self.frame_limit != self.base_frame_limit && fi < self.base_frame_limit / 2 {
