@@ -3,7 +3,8 @@
 # of bench/profile/memory runs REPS times per implementation, alternating; the
 # median peak RSS (GNU time's %M) minus the median of the empty program's is
 # what the program's data costs. mprof-lisp runs as built by default, with
-# --profile, and built with the feature compact-conses (8-byte cons fields).
+# --profile, and built with the feature wide-conses (16-byte cons fields, the
+# layout before compact conses became the default).
 # Not a timed test. Usage: bench/profile/memory.sh [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,21 +14,21 @@ for tool in ecl sbcl; do
 done
 target=${BENCH_TARGET_DIR:-target}
 cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp --target-dir "$target"
-cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp --features compact-conses --target-dir "$target/compact"
+cargo build --release -q -p mprof-lisp-cli --bin mprof-lisp --features wide-conses --target-dir "$target/wide"
 mprof="$target/release/mprof-lisp"
-compact="$target/compact/release/mprof-lisp"
+wide="$target/wide/release/mprof-lisp"
 peak() { /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -1; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 run_impl() { # impl file
   case "$1" in
     mprof) peak "$mprof" "$2" ;;
     mprof-profiled) peak "$mprof" --profile --profile-out /tmp/mprof-memory-bench.out --report /dev/null "$2" ;;
-    mprof-compact) peak "$compact" "$2" ;;
+    mprof-wide) peak "$wide" "$2" ;;
     ecl) peak ecl --norc --shell "$2" ;;
     sbcl) peak sbcl --dynamic-space-size 8GB --script "$2" ;;
   esac
 }
-impls=(ecl sbcl mprof mprof-profiled mprof-compact)
+impls=(ecl sbcl mprof mprof-profiled mprof-wide)
 declare -A base
 for i in "${impls[@]}"; do
   v=(); for _ in $(seq "$reps"); do v+=("$(run_impl "$i" bench/profile/memory/empty.lisp)"); done

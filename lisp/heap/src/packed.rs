@@ -1,9 +1,10 @@
 //! The two representations of a cons's car and cdr ([`ConsField`]):
-//! [`Word`], a [`Value`] packed into one 8-byte word (with the feature
-//! `compact-conses`: a cons is then two words and gc-arena's header, 32 bytes),
-//! and [`Wide`], the 16-byte `Value` itself (the default: 48-byte conses, read
-//! and written without decoding, which bench/profile measured faster). Both
-//! have the same three operations: `new`, `get` and the crate-private `set`.
+//! [`Word`], a [`Value`] packed into one 8-byte word (the default: a cons is
+//! then two words and gc-arena's header, 32 bytes), and [`Wide`], the 16-byte
+//! `Value` itself (with the feature `wide-conses`: 48-byte conses, read and
+//! written without decoding; kept to measure the compact layout against).
+//! Both have the same three operations: `new`, `get` and the crate-private
+//! `set`.
 //!
 //! The encoding of a `Word` (bit 63 first):
 //! - `1nnn…n`: a fixnum in 63 bits, `-2^62 <= n < 2^62` (SBCL's fixnum range);
@@ -63,10 +64,10 @@ const CHAR_OFFSET: usize = 4;
 const PAYLOAD_OFFSET: usize = 8;
 
 /// The representation of a cons's car and cdr in this build.
-#[cfg(feature = "compact-conses")]
+#[cfg(not(feature = "wide-conses"))]
 pub type ConsField<'gc> = Word<'gc>;
 /// The representation of a cons's car and cdr in this build.
-#[cfg(not(feature = "compact-conses"))]
+#[cfg(feature = "wide-conses")]
 pub type ConsField<'gc> = Wide<'gc>;
 
 /// One `Value` as it is, 16 bytes.
@@ -90,7 +91,7 @@ impl<'gc> Wide<'gc> {
     /// Store `v`. The caller has passed the write barrier of the object this
     /// field belongs to (`Gc::write`).
     #[inline(always)]
-    #[cfg_attr(feature = "compact-conses", allow(dead_code))]
+    #[cfg_attr(not(feature = "wide-conses"), allow(dead_code))]
     pub(crate) fn set(&self, _mc: &Mutation<'gc>, v: Value<'gc>) {
         self.value.set(v);
     }
@@ -211,7 +212,7 @@ impl<'gc> Word<'gc> {
     /// Store `v`. The caller has passed the write barrier of the object this
     /// word belongs to (`Gc::write`).
     #[inline]
-    #[cfg_attr(not(feature = "compact-conses"), allow(dead_code))]
+    #[cfg_attr(feature = "wide-conses", allow(dead_code))]
     pub(crate) fn set(&self, mc: &Mutation<'gc>, v: Value<'gc>) {
         self.bits.set(encode(mc, v));
     }

@@ -139,8 +139,8 @@ impl<'gc> Value<'gc> {
     }
 }
 
-/// A cons cell: gc-arena's header and two [`ConsField`]s, 48 bytes in all (32
-/// with the feature `compact-conses`, where a field is one packed word).
+/// A cons cell: gc-arena's header and two [`ConsField`]s (each one packed
+/// word), 32 bytes in all (48 with the feature `wide-conses`).
 /// Unlike every other heap object it carries no [`SiteTag`]: conses are most
 /// of a Lisp heap, and the tag's 8 bytes would cost a cons a quarter more. Its
 /// [`ConsMark`] does the tag's work from the cons's address.
@@ -595,7 +595,7 @@ mod tests {
     #[test]
     fn a_cons_object_is_two_fields() {
         // No tag: the mark is a zero-sized type.
-        let field = if cfg!(feature = "compact-conses") { 8 } else { 16 };
+        let field = if cfg!(feature = "wide-conses") { 16 } else { 8 };
         assert_eq!(std::mem::size_of::<Cons<'static>>(), 2 * field);
         assert_eq!(crate::object::CONS_BYTES, 16 + 2 * field);
         assert_eq!(crate::object::PROFILED_CONS_BYTES, crate::object::CONS_BYTES + 8);

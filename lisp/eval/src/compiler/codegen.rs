@@ -260,9 +260,10 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
             self.emit(Op::PopDyn(special_binds));
         }
         self.emit(Op::Return);
-        let Some(f) = self.fns.pop() else {
+        let Some(mut f) = self.fns.pop() else {
             unreachable_function()
         };
+        jumps_to_return(&mut f.code);
         let captures = self.unit.captures[lam.id]
             .iter()
             .map(|&v| self.capture_source(v))
@@ -886,6 +887,27 @@ impl<'a, 'gc> Codegen<'a, 'gc> {
             self.emit(Op::Fixnum(tag as i32));
             self.emit(Op::Values1);
             self.emit(Op::Throw);
+        }
+    }
+}
+
+/// A jump whose target (through other jumps) is a `Return` becomes that
+/// `Return`: the branches of an `if` in tail position return at once instead
+/// of jumping to the function's end. The stack height at a jump is the one at
+/// its target, so `Return` finds the same value on top.
+fn jumps_to_return(code: &mut [Op]) {
+    for i in 0..code.len() {
+        let Op::Jump(mut t) = code[i] else { continue };
+        // Bounded, so a cycle of jumps (an empty infinite loop) ends the search.
+        for _ in 0..8 {
+            match code.get(t as usize) {
+                Some(Op::Jump(next)) => t = *next,
+                Some(Op::Return) => {
+                    code[i] = Op::Return;
+                    break;
+                }
+                _ => break,
+            }
         }
     }
 }

@@ -1,16 +1,22 @@
-//! The instruction loop: runs the Lisp frame on top until it calls, returns,
-//! exits or runs out of fuel. It is one `match` over the opcode on purpose:
-//! splitting the hot loop into functions per group of opcodes costs calls on
-//! every instruction.
+//! The instruction loop: runs the Lisp frames on top, following calls into
+//! Lisp functions and returns into Lisp frames without leaving, until the top
+//! is a native frame, an error is raised, the run ends or the fuel runs out.
+//! It is one `match` over the opcode on purpose: splitting the hot loop into
+//! functions per group of opcodes costs calls on every instruction.
+//!
+//! Invariant: the locals `fi`, `code`, `consts`, `captured`, `base` and `pc`
+//! always describe the top frame (`frame_state`); every path that changes the
+//! frames either reloads them or leaves the loop, and the pc is saved into the
+//! frame before anything that can push a frame or raise.
 
 use gc_arena::Gc;
 use mprof_heap::code::{Op, Proto};
-use mprof_heap::value::{Function, SYM_MACRO};
+use mprof_heap::value::{Function, Ptr, SYM_MACRO};
 use mprof_heap::{Value, alloc};
 
 use crate::runtime::raise::{ErrorKind, Raise};
 use crate::runtime::world::function_of;
-use crate::vm::{DynEntry, Env, ExitTarget, Pending, Step, VResult, Vm};
+use crate::vm::{DynEntry, Env, ExitTarget, Frame, Pending, Step, VResult, Vm};
 
 impl<'gc> Vm<'gc> {
     /// Execute the Lisp frame on top until it calls, returns, exits or runs out of fuel.
@@ -25,19 +31,24 @@ impl<'gc> Vm<'gc> {
             self.finished = Some(Step::Done);
             return Ok(());
         };
-        let proto: &'gc Proto<'gc> = &Gc::as_ref(proto_ptr).val;
-        let code: &'gc [Op] = &proto.code;
-        let consts: &'gc [Value<'gc>] = &proto.consts;
-        let captured: &'gc [Value<'gc>] = match frame.func {
-            Value::Function(f) => match &Gc::as_ref(f).val {
-                Function::Closure(c) => &c.captured,
-                Function::Builtin(_) => &[],
-            },
-            _ => &[],
-        };
-        let base = frame.base as usize;
-        let mut pc = frame.pc as usize;
+        let (mut fi, mut code, mut consts, mut captured, mut base, mut pc) = frame_state(frame, fi, proto_ptr);
         let mc = env.mc;
+        // After a call pushed a frame or a return popped one: go on with the
+        // Lisp frame now on top without leaving the loop (leaving and entering
+        // again cost a tenth of a call's instructions), or leave when the top is
+        // a native frame or the run has finished.
+        macro_rules! switch_frame {
+            () => {{
+                if self.finished.is_some() {
+                    return Ok(());
+                }
+                let top = self.frames.len() - 1;
+                match self.frames[top].proto {
+                    Some(p) => (fi, code, consts, captured, base, pc) = frame_state(&self.frames[top], top, p),
+                    None => return Ok(()),
+                }
+            }};
+        }
         macro_rules! save {
             () => {{
                 self.frames[fi].pc = pc as u32;
@@ -205,11 +216,8 @@ impl<'gc> Vm<'gc> {
                     let n = n as usize;
                     let fpos = self.stack.len() - n - 1;
                     let f = self.stack[fpos];
-                    if self.call_value(env, f, fpos + 1, n, fpos)? {
-                        return Ok(());
-                    }
-                    if self.frames.len() != fi + 1 {
-                        return Ok(());
+                    if self.call_value(env, f, fpos + 1, n, fpos)? || self.frames.len() != fi + 1 {
+                        switch_frame!();
                     }
                 }
                 Op::CallGlobal { sym, nargs } => {
@@ -221,16 +229,33 @@ impl<'gc> Vm<'gc> {
                     }
                     let n = nargs as usize;
                     let b = self.stack.len() - n;
-                    if self.call_value(env, f, b, n, b)? {
-                        return Ok(());
-                    }
-                    if self.frames.len() != fi + 1 {
-                        return Ok(());
+                    if self.call_value(env, f, b, n, b)? || self.frames.len() != fi + 1 {
+                        switch_frame!();
                     }
                 }
                 Op::Return => {
                     self.fuel_now = *fuel;
-                    return self.do_return(env);
+                    let below = fi.wrapping_sub(1);
+                    match self.frames.get(below).and_then(|f| f.proto) {
+                        // Into the Lisp frame below: what `do_return` does
+                        // (the profiles' hooks included), without its way
+                        // through native frames.
+                        Some(p) if fi + 1 == self.frames.len() => {
+                            let v = pop!();
+                            let ret = self.frames[fi].ret as usize;
+                            self.truncate_frames(fi);
+                            self.stack.truncate(ret);
+                            self.stack.push(v);
+                            if self.frame_limit != self.base_frame_limit && fi < self.base_frame_limit / 2 {
+                                self.frame_limit = self.base_frame_limit;
+                            }
+                            (fi, code, consts, captured, base, pc) = frame_state(&self.frames[below], below, p);
+                        }
+                        _ => {
+                            self.do_return(env)?;
+                            switch_frame!();
+                        }
+                    }
                 }
                 // Code compiled while counting keeps its counters: they count only
                 // while counting is on.
@@ -328,11 +353,8 @@ impl<'gc> Vm<'gc> {
                             }
                             let nargs = op.arity() as usize;
                             let b = n - nargs;
-                            if self.call_value(env, f, b, nargs, b)? {
-                                return Ok(());
-                            }
-                            if self.frames.len() != fi + 1 {
-                                return Ok(());
+                            if self.call_value(env, f, b, nargs, b)? || self.frames.len() != fi + 1 {
+                                switch_frame!();
                             }
                         }
                     }
@@ -480,16 +502,33 @@ impl<'gc> Vm<'gc> {
                     if !cur.is_nil() {
                         return Err(Raise::TypeError { datum: list, expected: env.world.intern_cl(mc, "LIST") });
                     }
-                    if self.call_value(env, f, fpos + 1, n, fpos)? {
-                        return Ok(());
-                    }
-                    if self.frames.len() != fi + 1 {
-                        return Ok(());
+                    if self.call_value(env, f, fpos + 1, n, fpos)? || self.frames.len() != fi + 1 {
+                        switch_frame!();
                     }
                 }
             }
         }
     }
+}
+
+/// The running state of Lisp frame `fi` (whose proto is `proto`): its code,
+/// constants, captured values, base and pc.
+#[allow(clippy::type_complexity)]
+#[inline(always)]
+fn frame_state<'gc>(
+    frame: &Frame<'gc>,
+    fi: usize,
+    proto: Ptr<'gc, Proto<'gc>>,
+) -> (usize, &'gc [Op], &'gc [Value<'gc>], &'gc [Value<'gc>], usize, usize) {
+    let proto: &'gc Proto<'gc> = &Gc::as_ref(proto).val;
+    let captured: &'gc [Value<'gc>] = match frame.func {
+        Value::Function(f) => match &Gc::as_ref(f).val {
+            Function::Closure(c) => &c.captured,
+            Function::Builtin(_) => &[],
+        },
+        _ => &[],
+    };
+    (fi, &proto.code, &proto.consts, captured, frame.base as usize, frame.pc as usize)
 }
 
 /// Tags for blocks and tagbodies exited from closures: fixnums from a range
