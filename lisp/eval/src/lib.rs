@@ -40,6 +40,7 @@ pub(crate) mod vm;
 
 pub use interp::Profiler;
 pub use runtime::host::{IoStats, Options};
-pub use interp::{DEBUGGER_ABORT, Interpreter, LispError, exec_tables};
+pub use interp::{DEBUGGER_ABORT, ErrorKind, Interpreter, LispError, Terminator, exec_tables};
+pub use runtime::capabilities::{Capabilities, Capability, FileAccess};
 pub use runtime::host_value::HostValue;
 pub use runtime::raise::ProfileKinds;

@@ -28,6 +28,7 @@ use mprof_heap::value::{Ptr, Stream, StreamKind};
 use mprof_heap::{Value, alloc};
 
 use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
+use crate::runtime::capabilities::Capability;
 use crate::runtime::ctx::{Ctx, file_name_arg};
 use crate::runtime::host::{Channel, Host};
 use crate::runtime::raise::{ErrorKind, LResult, Raise};
@@ -670,6 +671,8 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
         }
     }
     let direction = direction.unwrap_or_else(|| ctx.kw("INPUT"));
+    let reading = is_keyword(direction, "INPUT") || is_keyword(direction, "PROBE");
+    ctx.require_file(if reading { Capability::FileRead } else { Capability::FileWrite }, &path)?;
     let exists = std::path::Path::new(&path).exists();
     if is_keyword(direction, "INPUT") || is_keyword(direction, "PROBE") {
         let probe = is_keyword(direction, "PROBE");
@@ -677,6 +680,7 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
             match if_does_not_exist {
                 Some(Value::Nil) => return Ok(Value::Nil),
                 Some(v) if is_keyword(v, "CREATE") => {
+                    ctx.require_file(Capability::FileWrite, &path)?;
                     std::fs::File::create(&path).map_err(|e| file_error(ctx, &path, format!("cannot create the file {path:?}: {e}")))?;
                 }
                 _ => return Err(file_error(ctx, &path, format!("The file {path:?} does not exist."))),
@@ -782,6 +786,7 @@ fn close<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// NIL when it is missing and the caller asked for NIL.
 fn read_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let path = file_name_arg(ctx, a[0])?;
+    ctx.require_file(Capability::FileRead, &path)?;
     let started = std::time::Instant::now();
     match std::fs::read(&path) {
         Ok(bytes) => {

@@ -8,6 +8,7 @@
 
 pub(crate) mod arrays;
 pub(crate) mod builtin;
+pub(crate) mod capabilities;
 pub(crate) mod chars;
 pub(crate) mod conditions;
 pub(crate) mod ctx;

@@ -67,7 +67,7 @@ impl<'gc> Vm<'gc> {
                 self.frame_limit = self.base_frame_limit + 10_000;
                 return Err(Raise::simple(ErrorKind::StackExhausted, "Control stack exhausted"));
             }
-            return Err(Raise::Request(HostRequest::Exit(70)));
+            return Err(Raise::Request(HostRequest::FramesExhausted(self.base_frame_limit)));
         }
         let info = &Gc::as_ref(proto).val.info;
         let p = &info.params;
