@@ -43,4 +43,7 @@ pub use runtime::host::{IoStats, Options};
 pub use interp::{DEBUGGER_ABORT, ErrorKind, Interpreter, LispError, Terminator, exec_tables};
 pub use runtime::capabilities::{Capabilities, Capability, FileAccess};
 pub use runtime::host_value::HostValue;
+pub use runtime::handles::Handle;
+pub use runtime::convert::{ConversionError, FromArgs, FromLisp, IntoLisp};
+pub use interp::IntoArgs;
 pub use runtime::raise::ProfileKinds;

@@ -10,10 +10,12 @@
 //!   `(gc)` and `mprof:report`) are carried out here, between slices.
 
 mod boot;
+mod embed;
 mod error;
 mod limits;
 mod profiling;
 
+pub use embed::IntoArgs;
 pub use error::{ErrorKind, LispError};
 pub use limits::Terminator;
 use limits::{HeapLimit, HeapVerdict, RunLimits, Verdict};
@@ -25,7 +27,6 @@ use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use gc_arena::DynamicRootSet;
 use mprof_heap::{Value, alloc};
 
 use self::lent_arena::{LentArena, Root};
@@ -36,7 +37,7 @@ use mprof_display::report::ReportOptions;
 use crate::runtime::syms::Syms;
 use crate::vm::{Env, Step, Vm};
 use crate::runtime::world::{World, make_condition_types};
-use crate::runtime::host_value::{HostValue, from_host, print_context, to_host};
+use crate::runtime::host_value::{HostValue, print_context, to_host};
 use crate::interp::boot::{PRELUDE, init_world};
 
 type LispArena = LentArena;
@@ -92,7 +93,7 @@ impl Interpreter {
             let conditions = make_condition_types(mc, &packages, type_key);
             let world = World { packages, syms, conditions, type_key };
             init_world(mc, &world);
-            Root { world, vm: Vm::new(frame_limit, builtins::table()), handles: DynamicRootSet::new(mc) }
+            Root { world, vm: Vm::new(frame_limit, builtins::table()), held: crate::runtime::handles::HeldValues::new() }
         });
         // Collect less eagerly than gc-arena's default (which restarts a cycle
         // after 256 new objects): short-lived garbage is swept in larger
@@ -271,34 +272,8 @@ impl Interpreter {
         if !ok {
             return Err(LispError::new(ErrorKind::Condition, "PROGRAM-ERROR", format!("{name:?} is not a symbol name")));
         }
-        self.host.natives.push((name.to_string(), Box::new(f)));
+        self.host.natives.push((name.to_string(), Box::new(embed::catching_panics(name, f))));
         Ok(())
-    }
-
-    /// Call the global function `name` (read in CL-USER) with host arguments.
-    pub fn call(&mut self, name: &str, args: &[HostValue]) -> Result<HostValue, LispError> {
-        let found = self.arena.mutate_root(|mc, root| {
-            let world = &root.world;
-            let f = match mprof_reader::read_one(name, 0, &Default::default()) {
-                Ok(Some((d, _))) => mprof_heap::datum::datum_to_value(mc, &world.packages, world.packages.user, &d).ok(),
-                _ => None,
-            };
-            let Some(f) = f.and_then(crate::runtime::world::function_of) else {
-                return false;
-            };
-            let args: Vec<Value<'_>> = args.iter().map(|a| from_host(mc, world, a)).collect();
-            root.vm.start_call(mc, f, &args);
-            true
-        });
-        if !found {
-            return Err(LispError::new(
-                ErrorKind::Condition,
-                "UNDEFINED-FUNCTION",
-                format!("The function {name} is undefined."),
-            ));
-        }
-        self.drive()?;
-        Ok(self.arena.mutate(|_mc, root| to_host(&root.world, root.vm.result, 0)))
     }
 
     /// Run the VM until the current run ends, collecting between slices and

@@ -240,7 +240,8 @@ impl<'gc> Vm<'gc> {
             return Err(Raise::error("internal error: unknown native function"));
         };
         let r = f(&args).map_err(|m| Raise::error(format!("{name}: {m}")))?;
-        let v = crate::runtime::host_value::from_host(env.mc, env.world, &r);
+        let v = crate::runtime::host_value::from_host(env.mc, env.world, None, &r)
+            .map_err(|m| Raise::error(format!("{name} returned a value Lisp cannot take: {m}")))?;
         self.stack.truncate(ret);
         self.stack.push(v);
         self.values_single = true;
