@@ -9,15 +9,20 @@
 //!   interpreter has a distinct id, checked on every use);
 //! - a slot is reused only after every clone of its handle was dropped.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use gc_arena::Collect;
 use mprof_heap::Value;
 
-/// Released slot numbers, shared by an interpreter and its handles.
-type Released = Rc<RefCell<Vec<usize>>>;
+/// Released slot numbers, shared by an interpreter and its handles (behind a
+/// mutex so that a `HostValue` holding a handle stays `Send`: a handle dropped
+/// on another thread releases its slot all the same).
+type Released = Arc<Mutex<Vec<usize>>>;
+
+fn lock(r: &Released) -> std::sync::MutexGuard<'_, Vec<usize>> {
+    r.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 struct Slot {
     interp: u64,
@@ -27,7 +32,7 @@ struct Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.released.borrow_mut().push(self.index);
+        lock(&self.released).push(self.index);
     }
 }
 
@@ -36,7 +41,7 @@ impl Drop for Slot {
 /// Call it with `Interpreter::call_value`, pass it back to Lisp as
 /// `HostValue::Handle`, or convert it with `Interpreter::value_of`.
 #[derive(Clone)]
-pub struct Handle(Rc<Slot>);
+pub struct Handle(Arc<Slot>);
 
 impl std::fmt::Debug for Handle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -48,7 +53,7 @@ impl PartialEq for Handle {
     /// The same slot (two handles made separately for one object differ; compare
     /// the objects in Lisp with EQ).
     fn eq(&self, other: &Handle) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
@@ -73,13 +78,13 @@ impl<'gc> HeldValues<'gc> {
             slots: Vec::new(),
             id: NEXT_INTERPRETER.fetch_add(1, Ordering::Relaxed),
             free: Vec::new(),
-            released: Rc::default(),
+            released: Arc::default(),
         }
     }
 
     /// Empty the slots whose handles were dropped, for reuse.
     pub fn sweep(&mut self) {
-        let released = std::mem::take(&mut *self.released.borrow_mut());
+        let released = std::mem::take(&mut *lock(&self.released));
         for i in released {
             self.slots[i] = Value::Nil;
             self.free.push(i);
@@ -99,7 +104,7 @@ impl<'gc> HeldValues<'gc> {
                 self.slots.len() - 1
             }
         };
-        Handle(Rc::new(Slot { interp: self.id, index, released: self.released.clone() }))
+        Handle(Arc::new(Slot { interp: self.id, index, released: self.released.clone() }))
     }
 
     /// The value `h` holds, or an error when it belongs to another interpreter.
@@ -112,7 +117,7 @@ impl<'gc> HeldValues<'gc> {
 
     /// Slots in use (held by the host).
     pub fn len(&self) -> usize {
-        self.slots.len() - self.free.len() - self.released.borrow().len()
+        self.slots.len() - self.free.len() - lock(&self.released).len()
     }
 }
 
