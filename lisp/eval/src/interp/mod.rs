@@ -42,6 +42,7 @@ use crate::interp::boot::{PRELUDE, init_world};
 
 type LispArena = LentArena;
 
+#[doc(hidden)] // the command line's and REPL's, not the embedding API
 /// The condition type of a return to the top level from the interactive
 /// debugger: the error was reported there already.
 pub const DEBUGGER_ABORT: &str = "MPROF-SYSTEM::DEBUGGER-ABORT";
@@ -190,6 +191,7 @@ impl Interpreter {
         self.host.argv = argv;
     }
 
+    #[doc(hidden)] // the command line's and REPL's, not the embedding API
     /// One line from the interpreter's standard input (the one Lisp reads), without
     /// its newline; None at end of input.
     pub fn read_line(&mut self) -> Result<Option<String>, String> {
@@ -208,6 +210,7 @@ impl Interpreter {
         }))
     }
 
+    #[doc(hidden)] // the command line's and REPL's, not the embedding API
     /// Evaluate every form of `src`, keeping the last form's values for
     /// [`Interpreter::print_results`].
     pub fn run_source(&mut self, src: &str, file: Option<&str>) -> Result<(), LispError> {
@@ -215,6 +218,7 @@ impl Interpreter {
         self.drive()
     }
 
+    #[doc(hidden)] // the command line's and REPL's, not the embedding API
     /// Print the last run's values on standard output as the REPL does (one
     /// per line, as `prin1`, after a newline when `newline`), by Lisp code: the
     /// output streams, print methods run, and Ctrl-C interrupts it.
@@ -422,6 +426,7 @@ impl Interpreter {
         }
     }
 
+    #[doc(hidden)] // the command line's and REPL's, not the embedding API
     /// Enter the debugger on an unhandled error (an interactive REPL): it lists the
     /// restarts, chosen by number, and a backtrace with arguments, reading its
     /// commands from the standard input. An error then ends in [`LispError`] only
@@ -527,6 +532,7 @@ impl Interpreter {
         })
     }
 
+    #[doc(hidden)] // the command line's and REPL's, not the embedding API
     /// The names of all symbols accessible in the current package (for completion).
     /// Exported symbols come before internal ones, each group in alphabetical order.
     pub fn symbol_names(&mut self) -> Vec<String> {
@@ -559,6 +565,7 @@ impl Interpreter {
         })
     }
 
+    #[doc(hidden)] // the command line's and REPL's, not the embedding API
     /// Set `*`, `**` and `***`, and `/`, `//` and `///`, after a REPL evaluation
     /// (from the values of the last run).
     pub fn record_repl_values(&mut self) {
@@ -581,6 +588,7 @@ impl Interpreter {
     }
 }
 
+#[doc(hidden)] // the command line's and REPL's, not the embedding API
 /// The execution tables of `kinds` that `profile` holds (time, call counts, I/O), then,
 /// with `listing`, the annotated listing of every counted source. Empty when there is
 /// nothing to print. Shared by the MPROF package's report and the command line.
