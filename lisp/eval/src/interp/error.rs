@@ -34,7 +34,7 @@ pub enum ErrorKind {
         /// The frame limit.
         limit: usize,
     },
-    /// The host asked the run to end ([`crate::Terminator`]) or its time
+    /// The host asked the run to end ([`Terminator`](super::limits::Terminator)) or its time
     /// (`Options::max_run_time`) ran out. No Lisp handler sees it.
     Terminated,
     /// The program called `exit` (or `quit`) with this code.
@@ -52,7 +52,7 @@ pub enum ErrorKind {
         column: u32,
     },
     /// A value could not be converted between Rust and Lisp (see
-    /// [`crate::FromLisp`]), or a handle belongs to another interpreter.
+    /// [`FromLisp`](crate::runtime::convert::FromLisp)), or a handle belongs to another interpreter.
     Conversion,
 }
 
