@@ -284,6 +284,9 @@ impl Interpreter {
     /// holding the run to its limits (`limits.rs`).
     fn drive(&mut self) -> Result<(), LispError> {
         let mut limits = RunLimits::new(self.host.options.max_fuel, self.host.options.max_run_time);
+        // Each run starts with its soft signal of the heap limit (as of fuel):
+        // memory stays bounded by the limit and the reserve either way.
+        self.heap.reset(self.host.options.max_heap);
         if let Some(e) = limits.before_run(&self.terminator) {
             return Err(self.end_run(e));
         }
@@ -323,11 +326,11 @@ impl Interpreter {
             match step {
                 Step::Running => {}
                 Step::Done => {
-                    self.host.flush_all();
+                    self.finished();
                     return Ok(());
                 }
                 Step::Error => {
-                    self.host.flush_all();
+                    self.finished();
                     return Err(self.error_from_result());
                 }
                 Step::Request(req) => match req {
@@ -375,6 +378,13 @@ impl Interpreter {
             }
         }
         None
+    }
+
+    /// The run ended by itself: an interrupt that came too late for it is
+    /// dropped (it was meant for this run, not the next).
+    fn finished(&mut self) {
+        self.host.flush_all();
+        self.host.interrupt.store(false, Ordering::SeqCst);
     }
 
     /// End the run in progress with `e`: flush, forget the VM's state (no Lisp
