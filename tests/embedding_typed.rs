@@ -44,7 +44,7 @@ fn mismatches_are_conversion_errors_not_nil() {
         HostValue::Symbol("hello world".into()),
         HostValue::BigInteger("12x".into()),
     ] {
-        let e = lisp.call("same", &[bad.clone()]).unwrap_err();
+        let e = lisp.call("same", std::slice::from_ref(&bad)).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Conversion, "{bad:?}: {e}");
     }
     assert_eq!(lisp.call("same", &[HostValue::Symbol("|hello world|".into())]), Ok(HostValue::Symbol("|hello world|".into())));
@@ -95,4 +95,13 @@ fn typed_natives_check_arity_and_types_and_catch_panics() {
     assert!(panicked.message.contains("panicked: boom"), "{}", panicked.message);
     // The errors are Lisp errors: a handler catches them, and the interpreter goes on.
     assert_eq!(lisp.eval("(handler-case (host-panic) (error () :caught))"), Ok(HostValue::Symbol(":CAUGHT".into())));
+}
+
+#[test]
+fn errors_say_their_kind_exit_and_reader_position_included() {
+    let mut lisp = lisp();
+    assert_eq!(lisp.eval("(list 1\n  (+ 2").unwrap_err().kind, ErrorKind::Reader { line: 2, column: 7 });
+    let exit = lisp.eval("(mprof-ext:exit :code 3)").unwrap_err();
+    assert_eq!((exit.kind.clone(), exit.exit_code()), (ErrorKind::Exit { code: 3 }, Some(3)));
+    assert_eq!(lisp.eval("(car 1)").unwrap_err().kind, ErrorKind::Condition);
 }

@@ -42,10 +42,9 @@ pub enum ErrorKind {
         /// The process exit code the program asked for.
         code: i32,
     },
-    /// The source text could not be read.
+    /// The source text could not be read (the message names the file, when
+    /// the text came from one).
     Reader {
-        /// The file, when the text came from one.
-        file: Option<String>,
         /// 1-based line.
         line: u32,
         /// 1-based column.
@@ -110,7 +109,7 @@ impl std::error::Error for LispError {}
 
 /// The position a reader error's report starts with (`[file:]line:column: `, as
 /// `mprof_reader::ReadError` prints), if it does.
-pub(crate) fn reader_position(message: &str) -> Option<(Option<String>, u32, u32)> {
+pub(crate) fn reader_position(message: &str) -> Option<(Option<Box<str>>, u32, u32)> {
     // Find the first "N:M: " whose prefix is empty or a file name ending in ':'.
     let bytes = message.as_bytes();
     let mut start = 0;
@@ -124,7 +123,7 @@ pub(crate) fn reader_position(message: &str) -> Option<(Option<String>, u32, u32
                 if col_digits > 0 && col_part[col_digits..].starts_with(": ") {
                     let line = rest[..digits].parse().ok()?;
                     let column = col_part[..col_digits].parse().ok()?;
-                    let file = (start > 0).then(|| message[..start - 1].to_string());
+                    let file = (start > 0).then(|| Box::from(&message[..start - 1]));
                     return Some((file, line, column));
                 }
             }
@@ -145,7 +144,7 @@ mod tests {
     #[test]
     fn reader_positions_are_found_with_and_without_a_file() {
         assert_eq!(reader_position("3:7: unbalanced )"), Some((None, 3, 7)));
-        assert_eq!(reader_position("dir/a:b.lisp:12:1: end of file"), Some((Some("dir/a:b.lisp".into()), 12, 1)));
+        assert_eq!(reader_position("dir/a:b.lisp:12:1: end of file"), Some((Some(Box::from("dir/a:b.lisp")), 12, 1)));
         assert_eq!(reader_position("no position here"), None);
     }
 

@@ -499,9 +499,9 @@ impl Interpreter {
             let limit = options.max_heap;
             ErrorKind::Heap { used: self.arena.lend(mprof_heap::live_bytes) as usize, limit }
         } else if condition_type.ends_with("READER-ERROR")
-            && let Some((file, line, column)) = error::reader_position(message)
+            && let Some((_file, line, column)) = error::reader_position(message)
         {
-            ErrorKind::Reader { file, line, column }
+            ErrorKind::Reader { line, column }
         } else {
             ErrorKind::Condition
         }
