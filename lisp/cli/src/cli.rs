@@ -147,13 +147,11 @@ fn run(lisp: &mut Interpreter, args: &Args, at_line_start: Rc<Cell<bool>>) -> i3
             let mut src = String::new();
             match std::io::Read::read_to_string(&mut std::io::stdin(), &mut src) {
                 Ok(_) => lisp.eval_source(&src, Some("<stdin>")).map(|_| ()),
-                Err(e) => Err(LispError {
-                    condition_type: "FILE-ERROR".into(),
-                    message: format!("cannot read standard input: {e}"),
-                    backtrace: vec![],
-                    exit_code: None,
-                    location: None,
-                }),
+                Err(e) => Err(LispError::new(
+                    mprof_lisp::ErrorKind::Condition,
+                    "FILE-ERROR",
+                    format!("cannot read standard input: {e}"),
+                )),
             }
         } else {
             lisp.load_file(file)
@@ -197,7 +195,7 @@ fn usage_error(e: clap::Error) -> i32 {
 }
 
 fn finish_error(e: &LispError) -> i32 {
-    if let Some(code) = e.exit_code {
+    if let Some(code) = e.exit_code() {
         return code;
     }
     report_error(e);

@@ -125,7 +125,7 @@ mod tests {
             condition_type: "TYPE-ERROR".into(),
             message: message.into(),
             backtrace: backtrace.iter().map(|s| s.to_string()).collect(),
-            exit_code: None,
+            kind: mprof_lisp::ErrorKind::Condition,
             location: None,
         }
     }

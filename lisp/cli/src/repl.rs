@@ -103,7 +103,7 @@ fn eval_text(lisp: &mut Interpreter, text: &str, session: &mut Session) -> Outco
         match printed {
             Ok(()) => {}
             Err(e) => {
-                if let Some(code) = e.exit_code {
+                if let Some(code) = e.exit_code() {
                     return Outcome::Exit(code);
                 }
                 if e.condition_type == mprof_lisp::DEBUGGER_ABORT {

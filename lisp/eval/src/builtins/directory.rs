@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use mprof_heap::{Value, alloc};
 
 use crate::runtime::builtin::{BuiltinDef, sys};
+use crate::runtime::capabilities::{Capability, FileAccess};
 use crate::runtime::ctx::{Ctx, file_error, file_name_arg};
 use crate::runtime::raise::{LResult, Raise};
 
@@ -185,7 +186,14 @@ fn directory_names(pattern: &str) -> Vec<String> {
 /// names, as native namestrings.
 fn directory<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let pattern = file_name_arg(ctx, a[0])?;
-    let names: Vec<Value<'gc>> = directory_names(&pattern).iter().map(|n| alloc::string(ctx.mc, n)).collect();
+    ctx.require(Capability::FileRead)?;
+    let mut names = directory_names(&pattern);
+    // Read-only roots: only what lies under them is listed (a wild pattern may
+    // reach anywhere, and each result is judged after resolving links).
+    if matches!(ctx.host.options.capabilities.files, FileAccess::ReadOnly(_)) {
+        names.retain(|n| ctx.host.options.capabilities.check_file(Capability::FileRead, n).is_ok());
+    }
+    let names: Vec<Value<'gc>> = names.iter().map(|n| alloc::string(ctx.mc, n)).collect();
     Ok(alloc::list(ctx.mc, &names))
 }
 
@@ -201,6 +209,7 @@ fn path_text(p: &Path) -> String {
 /// (sys::%probe-file name) => the file's truename as a native namestring, or NIL.
 fn probe_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let path = file_name_arg(ctx, a[0])?;
+    ctx.require_file(Capability::FileRead, &path)?;
     if path.is_empty() {
         return Ok(Value::Nil);
     }
@@ -214,6 +223,7 @@ fn probe_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// (a directory is not a file).
 fn delete_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let path = file_name_arg(ctx, a[0])?;
+    ctx.require_file(Capability::FileWrite, &path)?;
     let shown = path.strip_suffix('/').filter(|p| !p.is_empty()).unwrap_or(&path);
     let result = if Path::new(&path).is_dir() {
         Err(std::io::Error::other("Is a directory"))
@@ -228,6 +238,8 @@ fn delete_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 fn rename_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let from = file_name_arg(ctx, a[0])?;
     let to = file_name_arg(ctx, a[1])?;
+    ctx.require_file(Capability::FileWrite, &from)?;
+    ctx.require_file(Capability::FileWrite, &to)?;
     std::fs::rename(&from, &to)
         .map_err(|e| file_error(ctx, a[0], format!("Failed to rename {from} to {to}: {}", io_reason(&e))))?;
     Ok(ctx.t())
@@ -261,6 +273,7 @@ fn user_name(uid: u32) -> String {
 /// file does not exist.
 fn file_author<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let path = file_name_arg(ctx, a[0])?;
+    ctx.require_file(Capability::FileRead, &path)?;
     match std::fs::metadata(&path) {
         Ok(m) => {
             #[cfg(unix)]
@@ -283,6 +296,7 @@ fn file_author<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// socket) or NIL when nothing exists there; symbolic links are followed.
 fn file_kind<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let path = file_name_arg(ctx, a[0])?;
+    ctx.require_file(Capability::FileRead, &path)?;
     if path.is_empty() {
         return Ok(Value::Nil);
     }
@@ -296,6 +310,7 @@ fn file_kind<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 
 /// (sys::%cwd) => the process's current directory, ending with `/`.
 fn cwd<'gc>(ctx: &mut Ctx<'_, 'gc>, _a: A<'_, 'gc>) -> LResult<'gc> {
+    ctx.require(Capability::FileRead)?;
     let dir = std::env::current_dir().map_err(|e| Raise::error(format!("cannot tell the current directory: {e}")))?;
     let mut name = dir.to_string_lossy().into_owned();
     if !name.ends_with('/') {

@@ -22,6 +22,7 @@ use mprof_heap::{Value, alloc};
 
 use super::streams::{file_error, is_keyword, stream_arg, stream_error};
 use crate::runtime::builtin::{BuiltinDef, MANY, cl, sys};
+use crate::runtime::capabilities::Capability;
 use crate::runtime::composite::{self, StreamPtr};
 use crate::runtime::ctx::{Ctx, file_name_arg, write_at};
 use crate::runtime::raise::{LResult, Raise};
@@ -197,6 +198,8 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     }
     let element = element_of(ctx, element_type)?;
     let direction = direction.unwrap_or_else(|| ctx.kw("INPUT"));
+    let reading = is_keyword(direction, "INPUT") || is_keyword(direction, "PROBE");
+    ctx.require_file(if reading { Capability::FileRead } else { Capability::FileWrite }, &path)?;
     let exists = std::path::Path::new(&path).exists();
     if is_keyword(direction, "INPUT") || is_keyword(direction, "PROBE") {
         let probe = is_keyword(direction, "PROBE");
@@ -206,6 +209,7 @@ fn open<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
                 None if probe => return Ok(Value::Nil),
                 Some(Value::Nil) => return Ok(Value::Nil),
                 Some(v) if is_keyword(v, "CREATE") => {
+                    ctx.require_file(Capability::FileWrite, &path)?;
                     std::fs::File::create(&path).map_err(|e| file_error(ctx, &path, format!("cannot create the file {path:?}: {e}")))?;
                 }
                 _ => return Err(file_error(ctx, &path, format!("The file {path:?} does not exist."))),

@@ -31,6 +31,7 @@ use mprof_heap::value::{Element, StreamKind};
 use mprof_heap::{Value, alloc};
 
 use crate::runtime::builtin::{BuiltinDef, cl, sys};
+use crate::runtime::capabilities::Capability;
 use crate::runtime::composite::{self, StreamPtr};
 use crate::runtime::ctx::{Ctx, file_name_arg};
 use crate::runtime::host::{Channel, Host};
@@ -914,6 +915,7 @@ fn string_input_position<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<
 /// NIL when it is missing and the caller asked for NIL.
 fn read_file<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let path = file_name_arg(ctx, a[0])?;
+    ctx.require_file(Capability::FileRead, &path)?;
     let started = std::time::Instant::now();
     match std::fs::read(&path) {
         Ok(bytes) => {

@@ -16,6 +16,7 @@ use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 
 use crate::runtime::builtin::{BuiltinDef, MANY, cl, ext, sys};
+use crate::runtime::capabilities::Capability;
 use crate::runtime::ctx::{Ctx, file_name_arg};
 use crate::runtime::raise::{HostRequest, LResult, Raise};
 
@@ -56,6 +57,7 @@ fn text<'gc>(ctx: &mut Ctx<'_, 'gc>, s: Option<String>) -> LResult<'gc> {
 /// (sys::%getenv name): the environment variable's value, or NIL.
 fn getenv<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let name = ctx.string_arg(a[0])?;
+    ctx.require(Capability::Environment)?;
     Ok(std::env::var(&name).map_or(Value::Nil, |v| alloc::string(ctx.mc, &v)))
 }
 
@@ -77,6 +79,7 @@ fn run_program<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let program = file_name_arg(ctx, a[0])?;
+    ctx.require(Capability::Processes)?;
     let args: Vec<String> = alloc::list_iter(a[1])
         .map(|v| crate::runtime::ctx::string_designator(ctx, v))
         .collect::<Result<_, _>>()?;
@@ -113,6 +116,7 @@ fn run_program<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// time, or NIL when the system cannot tell (as CLHS allows).
 fn file_write_date<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let path = file_name_arg(ctx, a[0])?;
+    ctx.require_file(Capability::FileRead, &path)?;
     let modified = std::fs::metadata(&path).and_then(|m| m.modified());
     Ok(match modified.ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()) {
         Some(d) => Value::Fixnum(d.as_secs() as i64 + UNIX_EPOCH_UNIVERSAL),
@@ -124,6 +128,7 @@ fn file_write_date<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
 /// parents; T when one was created, NIL when it existed.
 fn create_directories<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     let path = file_name_arg(ctx, a[0])?;
+    ctx.require_file(Capability::FileWrite, &path)?;
     if path.is_empty() || std::path::Path::new(&path).is_dir() {
         return Ok(Value::Nil);
     }
@@ -281,8 +286,15 @@ fn sleep<'gc>(ctx: &mut Ctx<'_, 'gc>, a: A<'_, 'gc>) -> LResult<'gc> {
     if secs.is_nan() || secs < 0.0 || secs.is_infinite() {
         return Err(ctx.type_error(a[0], "(REAL 0)"));
     }
-    std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(1e9)));
-    Ok(Value::Nil)
+    // In steps, so that a host's termination ends a long sleep within 10 ms.
+    let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.min(1e9));
+    loop {
+        let now = std::time::Instant::now();
+        if now >= end || ctx.host.terminate.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(Value::Nil);
+        }
+        std::thread::sleep((end - now).min(std::time::Duration::from_millis(10)));
+    }
 }
 
 /// (gc &key full): a full collection, run by the driver.

@@ -13,7 +13,7 @@
 //!   or configures the profiler from the interpreter's side does it inside
 //!   [`LentArena::lend`].
 
-use gc_arena::{Arena, Collect, DynamicRootSet, Mutation, Rootable, metrics::Metrics};
+use gc_arena::{Arena, Collect, Mutation, Rootable, metrics::Metrics};
 use mprof_heap::ThreadHeapState;
 
 use crate::runtime::world::World;
@@ -26,7 +26,7 @@ use crate::profile::ProfState;
 pub struct Root<'gc> {
     pub world: World<'gc>,
     pub vm: Vm<'gc>,
-    pub handles: DynamicRootSet<'gc>,
+    pub held: crate::runtime::handles::HeldValues<'gc>,
 }
 
 type RootArena = Arena<Rootable![Root<'_>]>;

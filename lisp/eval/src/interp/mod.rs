@@ -10,7 +10,15 @@
 //!   `(gc)` and `mprof:report`) are carried out here, between slices.
 
 mod boot;
+mod embed;
+mod error;
+mod limits;
 mod profiling;
+
+pub use embed::IntoArgs;
+pub use error::{ErrorKind, LispError};
+pub use limits::Terminator;
+use limits::{HeapLimit, HeapVerdict, RunLimits, Verdict};
 
 pub use profiling::Profiler;
 mod lent_arena;
@@ -19,7 +27,6 @@ use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use gc_arena::DynamicRootSet;
 use mprof_heap::{Value, alloc};
 
 use self::lent_arena::{LentArena, Root};
@@ -30,34 +37,12 @@ use mprof_display::report::ReportOptions;
 use crate::runtime::syms::Syms;
 use crate::vm::{Env, Step, Vm};
 use crate::runtime::world::{World, make_condition_types};
-use crate::runtime::host_value::{HostValue, from_host, print_context, to_host};
+use crate::runtime::host_value::{HostValue, print_context, to_host};
 use crate::interp::boot::{PRELUDE, init_world};
 
 type LispArena = LentArena;
 
-/// An error a Lisp program signalled and did not handle, or a failure of the driver.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LispError {
-    /// The condition's type name, e.g. `UNBOUND-VARIABLE`.
-    pub condition_type: String,
-    /// The condition's report.
-    pub message: String,
-    /// Lisp function names, innermost first.
-    pub backtrace: Vec<String>,
-    /// Set when the program asked to exit with this code.
-    pub exit_code: Option<i32>,
-    /// `file:line` of the top-level form that was running, when it came from a file.
-    pub location: Option<String>,
-}
-
-impl std::fmt::Display for LispError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.condition_type, self.message)
-    }
-}
-
-impl std::error::Error for LispError {}
-
+#[doc(hidden)] // the command line's and REPL's, not the embedding API
 /// The condition type of a return to the top level from the interactive
 /// debugger: the error was reported there already.
 pub const DEBUGGER_ABORT: &str = "MPROF-SYSTEM::DEBUGGER-ABORT";
@@ -68,8 +53,10 @@ pub struct Interpreter {
     host: Host,
     /// The most heap objects seen alive at once (sampled between slices).
     peak_live_objects: usize,
-    /// Heap bytes past which `drive` checks the heap limit (see `check_heap`).
-    heap_threshold: usize,
+    /// The heap limit's threshold and state (see `limits.rs`).
+    heap: HeapLimit,
+    /// The host's handle to end runs (shares its flag with `Host::terminate`).
+    terminator: Terminator,
     /// Profiling is on (the VM keeps the profiler's context stack).
     vm_profiling: bool,
     last_sample: std::time::Instant,
@@ -95,7 +82,10 @@ impl Interpreter {
         stdin: Box<dyn BufRead>,
         options: Options,
     ) -> Result<Interpreter, LispError> {
-        let host = Host::new(stdout, stderr, stdin, options.clone());
+        // The prelude runs with every capability (it may ask for the current
+        // directory); the host's grant applies from the first run of its own.
+        let boot_options = Options { capabilities: Default::default(), max_fuel: None, max_run_time: None, ..options.clone() };
+        let host = Host::new(stdout, stderr, stdin, boot_options);
         let frame_limit = options.max_frames;
         let arena = LispArena::new(|mc| {
             let packages = alloc::packages(mc);
@@ -104,7 +94,7 @@ impl Interpreter {
             let conditions = make_condition_types(mc, &packages, type_key);
             let world = World { packages, syms, conditions, type_key };
             init_world(mc, &world);
-            Root { world, vm: Vm::new(frame_limit, builtins::table()), handles: DynamicRootSet::new(mc) }
+            Root { world, vm: Vm::new(frame_limit, builtins::table()), held: crate::runtime::handles::HeldValues::new() }
         });
         // Collect less eagerly than gc-arena's default (which restarts a cycle
         // after 256 new objects): short-lived garbage is swept in larger
@@ -118,7 +108,8 @@ impl Interpreter {
             arena,
             host,
             peak_live_objects: 0,
-            heap_threshold: options.max_heap,
+            heap: HeapLimit::new(options.max_heap),
+            terminator: Terminator::default(),
             vm_profiling: false,
             last_sample: std::time::Instant::now(),
             time_profile: None,
@@ -135,6 +126,8 @@ impl Interpreter {
             })?;
         }
         interp.set_package_system(false);
+        interp.host.terminate = interp.terminator.flag();
+        interp.host.options = options;
         Ok(interp)
     }
 
@@ -149,8 +142,39 @@ impl Interpreter {
     /// The flag that interrupts a running evaluation: set it (from a signal
     /// handler or another thread) and the program gets an interactive-interrupt
     /// condition at its next slice; the interpreter clears it when it takes it.
+    /// A program can handle it (as a REPL's Ctrl-C wants); to end a run that
+    /// no handler can keep alive, use [`Interpreter::terminator`].
     pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
         self.host.interrupt.clone()
+    }
+
+    /// A handle that ends the run in progress (or the next one) from any
+    /// thread with [`ErrorKind::Terminated`]; no Lisp handler sees it.
+    pub fn terminator(&self) -> Terminator {
+        self.terminator.clone()
+    }
+
+    /// The options in force (limits and capabilities).
+    pub fn options(&self) -> &Options {
+        &self.host.options
+    }
+
+    /// Change the limits and capabilities; they hold from the next slice of
+    /// the run in progress (a native may call this) or the next run. The
+    /// standard streams stay as they are.
+    pub fn set_options(&mut self, options: Options) {
+        let frames = options.max_frames;
+        if options.max_heap != self.host.options.max_heap {
+            self.heap.reset(options.max_heap);
+        }
+        self.host.options = options;
+        self.arena.mutate_root(|_mc, root| root.vm.set_frame_limit(frames));
+    }
+
+    /// Set the deepest Lisp call nesting (`Options::max_frames`) from now on.
+    pub fn set_max_frames(&mut self, frames: usize) {
+        let options = Options { max_frames: frames, ..self.host.options.clone() };
+        self.set_options(options);
     }
 
     /// The command-line arguments the program sees (`MPROF-EXT:*POSIX-ARGV*`'s tail).
@@ -167,6 +191,7 @@ impl Interpreter {
         self.host.argv = argv;
     }
 
+    #[doc(hidden)] // the command line's and REPL's, not the embedding API
     /// One line from the interpreter's standard input (the one Lisp reads), without
     /// its newline; None at end of input.
     pub fn read_line(&mut self) -> Result<Option<String>, String> {
@@ -185,6 +210,7 @@ impl Interpreter {
         }))
     }
 
+    #[doc(hidden)] // the command line's and REPL's, not the embedding API
     /// Evaluate every form of `src`, keeping the last form's values for
     /// [`Interpreter::print_results`].
     pub fn run_source(&mut self, src: &str, file: Option<&str>) -> Result<(), LispError> {
@@ -192,6 +218,7 @@ impl Interpreter {
         self.drive()
     }
 
+    #[doc(hidden)] // the command line's and REPL's, not the embedding API
     /// Print the last run's values on standard output as the REPL does (one
     /// per line, as `prin1`, after a newline when `newline`), by Lisp code: the
     /// output streams, print methods run, and Ctrl-C interrupts it.
@@ -217,13 +244,8 @@ impl Interpreter {
 
     /// Load and evaluate a file.
     pub fn load_file(&mut self, path: &str) -> Result<(), LispError> {
-        let src = std::fs::read_to_string(path).map_err(|e| LispError {
-            condition_type: "FILE-ERROR".into(),
-            message: format!("cannot read {path}: {e}"),
-            backtrace: vec![],
-            exit_code: None,
-            location: None,
-        })?;
+        let src = std::fs::read_to_string(path)
+            .map_err(|e| LispError::new(ErrorKind::Condition, "FILE-ERROR", format!("cannot read {path}: {e}")))?;
         self.eval_source(&src, Some(path)).map(|_| ())
     }
 
@@ -252,51 +274,22 @@ impl Interpreter {
             }
         });
         if !ok {
-            return Err(LispError {
-                condition_type: "PROGRAM-ERROR".into(),
-                message: format!("{name:?} is not a symbol name"),
-                backtrace: vec![],
-                exit_code: None,
-                location: None,
-            });
+            return Err(LispError::new(ErrorKind::Condition, "PROGRAM-ERROR", format!("{name:?} is not a symbol name")));
         }
-        self.host.natives.push((name.to_string(), Box::new(f)));
+        self.host.natives.push((name.to_string(), Box::new(embed::catching_panics(name, f))));
         Ok(())
     }
 
-    /// Call the global function `name` (read in CL-USER) with host arguments.
-    pub fn call(&mut self, name: &str, args: &[HostValue]) -> Result<HostValue, LispError> {
-        let found = self.arena.mutate_root(|mc, root| {
-            let world = &root.world;
-            let f = match mprof_reader::read_one(name, 0, &Default::default()) {
-                Ok(Some((d, _))) => mprof_heap::datum::datum_to_value(mc, &world.packages, world.packages.user, &d).ok(),
-                _ => None,
-            };
-            let Some(f) = f.and_then(crate::runtime::world::function_of) else {
-                return false;
-            };
-            let args: Vec<Value<'_>> = args.iter().map(|a| from_host(mc, world, a)).collect();
-            root.vm.start_call(mc, f, &args);
-            true
-        });
-        if !found {
-            return Err(LispError {
-                condition_type: "UNDEFINED-FUNCTION".into(),
-                message: format!("The function {name} is undefined."),
-                backtrace: vec![],
-                exit_code: None,
-                location: None,
-            });
-        }
-        self.drive()?;
-        Ok(self.arena.mutate(|_mc, root| to_host(&root.world, root.vm.result, 0)))
-    }
-
-    /// Run the VM until the current run ends, collecting between slices.
+    /// Run the VM until the current run ends, collecting between slices and
+    /// holding the run to its limits (`limits.rs`).
     fn drive(&mut self) -> Result<(), LispError> {
-        let max_fuel = self.host.options.max_fuel;
-        let mut fuel_left = max_fuel;
-        let mut fuel_signalled = false;
+        let mut limits = RunLimits::new(self.host.options.max_fuel, self.host.options.max_run_time);
+        // Each run starts with its soft signal of the heap limit (as of fuel):
+        // memory stays bounded by the limit and the reserve either way.
+        self.heap.reset(self.host.options.max_heap);
+        if let Some(e) = limits.before_run(&self.terminator) {
+            return Err(self.end_run(e));
+        }
         loop {
             let fuel = self.host.options.slice_fuel;
             let host = &mut self.host;
@@ -316,40 +309,28 @@ impl Interpreter {
                     self.last_sample = std::time::Instant::now();
                 }
             }
-            if self.host.interrupt.swap(false, Ordering::SeqCst) {
-                self.arena.mutate_root(|_mc, root| root.vm.interrupt());
-            }
-            if matches!(step, Step::Running) && self.arena.lend(mprof_heap::live_bytes) as usize > self.heap_threshold {
-                self.check_heap();
-            }
-            if let (Some(left), Some(max), Step::Running) = (fuel_left, max_fuel, &step) {
-                if left > fuel as u64 {
-                    fuel_left = Some(left - fuel as u64);
-                } else if !fuel_signalled {
-                    fuel_signalled = true;
-                    fuel_left = Some(max / 8 + fuel as u64);
-                    self.arena.mutate_root(|_mc, root| root.vm.fuel_exhausted(max));
-                } else {
-                    // The handler of the first signal ran out too: end the run.
-                    self.host.flush_all();
-                    self.arena.mutate_root(|mc, root| root.vm.reset(mc));
-                    return Err(LispError {
-                        condition_type: "STORAGE-CONDITION".into(),
-                        message: format!("Fuel exhausted: the run executed its limit of {max} VM instructions and more (max_fuel)."),
-                        backtrace: vec![],
-                        exit_code: None,
-                        location: None,
-                    });
+            if matches!(step, Step::Running) {
+                if let Some(e) = self.check_limits(&mut limits, fuel) {
+                    return Err(self.end_run(e));
+                }
+                // Taken only when nothing else is queued for the next slice, so
+                // that a limit's signal and an interrupt never overwrite each
+                // other: a flag left set is taken at a later slice.
+                if self.host.interrupt.load(Ordering::SeqCst)
+                    && self.arena.mutate(|_mc, root| root.vm.idle_kick())
+                    && self.host.interrupt.swap(false, Ordering::SeqCst)
+                {
+                    self.arena.mutate_root(|_mc, root| root.vm.interrupt());
                 }
             }
             match step {
                 Step::Running => {}
                 Step::Done => {
-                    self.host.flush_all();
+                    self.finished();
                     return Ok(());
                 }
                 Step::Error => {
-                    self.host.flush_all();
+                    self.finished();
                     return Err(self.error_from_result());
                 }
                 Step::Request(req) => match req {
@@ -365,19 +346,56 @@ impl Interpreter {
                     }
                     HostRequest::Profile(p) => self.profile_request(p),
                     HostRequest::Exit(code) => {
-                        self.host.flush_all();
-                        self.arena.mutate_root(|mc, root| root.vm.reset(mc));
-                        return Err(LispError {
-                            condition_type: "EXIT".into(),
-                            message: format!("exit with code {code}"),
-                            backtrace: vec![],
-                            exit_code: Some(code),
-                            location: None,
-                        });
+                        return Err(self.end_run(LispError::new(
+                            ErrorKind::Exit { code },
+                            "EXIT",
+                            format!("exit with code {code}"),
+                        )));
                     }
+                    HostRequest::FramesExhausted(limit) => return Err(self.end_run(limits::frames_exhausted(limit))),
                 },
             }
         }
+    }
+
+    /// After a slice that is still running: the host's termination, the
+    /// deadline, fuel and the heap. Returns the error that ends the run, if any;
+    /// a soft first signal is queued in the VM instead.
+    fn check_limits(&mut self, limits: &mut RunLimits, fuel: u32) -> Option<LispError> {
+        match limits.after_slice(u64::from(fuel), self.host.options.max_fuel, &self.terminator) {
+            Verdict::Continue => {}
+            Verdict::SignalFuel(max) => self.arena.mutate_root(|_mc, root| root.vm.fuel_exhausted(max)),
+            Verdict::End(e) => return Some(e),
+        }
+        if self.arena.lend(mprof_heap::live_bytes) as usize > self.heap.threshold {
+            self.full_collection();
+            let used = self.arena.lend(mprof_heap::live_bytes) as usize;
+            let limit = self.host.options.max_heap;
+            match self.heap.measured(used, limit) {
+                HeapVerdict::Fine => {}
+                HeapVerdict::Signal => self.arena.mutate_root(|_mc, root| root.vm.heap_exhausted(used, limit)),
+                HeapVerdict::End(e) => return Some(e),
+            }
+        }
+        None
+    }
+
+    /// The run ended by itself: an interrupt that came too late for it is
+    /// dropped (it was meant for this run, not the next).
+    fn finished(&mut self) {
+        self.host.flush_all();
+        self.host.interrupt.store(false, Ordering::SeqCst);
+    }
+
+    /// End the run in progress with `e`: flush, forget the VM's state (no Lisp
+    /// handler or cleanup runs), and collect what the run held.
+    fn end_run(&mut self, e: LispError) -> LispError {
+        self.host.flush_all();
+        self.arena.mutate_root(|mc, root| root.vm.reset(mc));
+        if e.is_limit() {
+            self.full_collection();
+        }
+        e
     }
 
     fn resume_with_string(&mut self, text: &str) {
@@ -418,6 +436,7 @@ impl Interpreter {
         }
     }
 
+    #[doc(hidden)] // the command line's and REPL's, not the embedding API
     /// Enter the debugger on an unhandled error (an interactive REPL): it lists the
     /// restarts, chosen by number, and a backtrace with arguments, reading its
     /// commands from the standard input. An error then ends in [`LispError`] only
@@ -435,24 +454,6 @@ impl Interpreter {
     /// The most heap objects alive at once so far (sampled between VM slices).
     pub fn peak_live_objects(&self) -> usize {
         self.peak_live_objects
-    }
-
-    /// A complete collection: finish the cycle in progress, then a full one.
-    /// The heap passed its threshold: collect fully, and if the live objects
-    /// still exceed the limit, signal a storage-condition. The threshold then
-    /// rises by an eighth of the limit, so that the handler has room to run
-    /// and unwind; it falls back to the limit once a collection finds the
-    /// heap below it again.
-    fn check_heap(&mut self) {
-        self.full_collection();
-        let used = self.arena.lend(mprof_heap::live_bytes) as usize;
-        let limit = self.host.options.max_heap;
-        if used > limit {
-            self.heap_threshold = used.saturating_add(limit / 8);
-            self.arena.mutate_root(|_mc, root| root.vm.heap_exhausted(used, limit));
-        } else {
-            self.heap_threshold = limit;
-        }
     }
 
     /// Collect all garbage now (a report's "kept" is then what is reachable).
@@ -481,7 +482,29 @@ impl Interpreter {
         let (backtrace, location) = backtrace;
         // A condition with a Lisp :report function is reported by Lisp.
         let lisp_report = self.lisp_report();
-        LispError { condition_type, message: lisp_report.unwrap_or(message), backtrace, exit_code: None, location }
+        let message = lisp_report.unwrap_or(message);
+        let kind = self.kind_of_condition(&condition_type, &message);
+        LispError { kind, condition_type, message, backtrace, location }
+    }
+
+    /// The kind of an unhandled condition: a limit's first signal that no handler
+    /// took is that limit's kind, a reader error carries its position.
+    fn kind_of_condition(&mut self, condition_type: &str, message: &str) -> ErrorKind {
+        let options = &self.host.options;
+        if condition_type.ends_with("STACK-EXHAUSTED") {
+            ErrorKind::Frames { limit: options.max_frames }
+        } else if condition_type.ends_with("STORAGE-CONDITION") && message.starts_with("Fuel exhausted") {
+            ErrorKind::Fuel { limit: options.max_fuel.unwrap_or(0) }
+        } else if condition_type.ends_with("STORAGE-CONDITION") && message.starts_with("Heap exhausted") {
+            let limit = options.max_heap;
+            ErrorKind::Heap { used: self.arena.lend(mprof_heap::live_bytes) as usize, limit }
+        } else if condition_type.ends_with("READER-ERROR")
+            && let Some((_file, line, column)) = error::reader_position(message)
+        {
+            ErrorKind::Reader { line, column }
+        } else {
+            ErrorKind::Condition
+        }
     }
 
     /// Run the prelude's report function on the unhandled condition, if the
@@ -519,6 +542,7 @@ impl Interpreter {
         })
     }
 
+    #[doc(hidden)] // the command line's and REPL's, not the embedding API
     /// The names of all symbols accessible in the current package (for completion).
     /// Exported symbols come before internal ones, each group in alphabetical order.
     pub fn symbol_names(&mut self) -> Vec<String> {
@@ -551,6 +575,7 @@ impl Interpreter {
         })
     }
 
+    #[doc(hidden)] // the command line's and REPL's, not the embedding API
     /// Set `*`, `**` and `***`, and `/`, `//` and `///`, after a REPL evaluation
     /// (from the values of the last run).
     pub fn record_repl_values(&mut self) {
@@ -573,6 +598,7 @@ impl Interpreter {
     }
 }
 
+#[doc(hidden)] // the command line's and REPL's, not the embedding API
 /// The execution tables of `kinds` that `profile` holds (time, call counts, I/O), then,
 /// with `listing`, the annotated listing of every counted source. Empty when there is
 /// nothing to print. Shared by the MPROF package's report and the command line.

@@ -89,6 +89,7 @@ impl Profiler<'_> {
         }
     }
 
+    #[doc(hidden)] // the command line's
     /// The report of the kinds asked for: memory tables, time tables, call counts
     /// with the annotated listings, input/output summary.
     pub fn report_kinds(&mut self, options: &ReportOptions, kinds: ProfileKinds) -> String {

@@ -60,6 +60,7 @@ pub fn from_raise<'gc>(mc: &Mutation<'gc>, world: &World<'gc>, raise: Raise<'gc>
                 ErrorKind::StackExhausted => c.stack_exhausted,
                 ErrorKind::Storage => c.simple_storage_condition,
                 ErrorKind::Interrupt => c.interactive_interrupt,
+                ErrorKind::Capability => c.capability_denied,
             };
             let args = alloc::list(mc, &irritants);
             make(mc, t, &[("FORMAT-CONTROL", control(&message)), ("FORMAT-ARGUMENTS", args)])

@@ -51,6 +51,17 @@ impl<'a, 'gc> Ctx<'a, 'gc> {
         self.world.t()
     }
 
+    /// Refuse, with a `capability-denied` error, what the host did not grant.
+    pub fn require(&self, cap: crate::runtime::capabilities::Capability) -> Result<(), Raise<'gc>> {
+        self.host.options.capabilities.check(cap).map_err(|m| Raise::simple(ErrorKind::Capability, m))
+    }
+
+    /// Refuse, with a `capability-denied` error, to read (or write) `path` when the
+    /// host did not grant it.
+    pub fn require_file(&self, cap: crate::runtime::capabilities::Capability, path: &str) -> Result<(), Raise<'gc>> {
+        self.host.options.capabilities.check_file(cap, path).map_err(|m| Raise::simple(ErrorKind::Capability, m))
+    }
+
     pub fn bool(&self, b: bool) -> Value<'gc> {
         if b { self.world.t() } else { Value::Nil }
     }

@@ -40,11 +40,39 @@ pub struct Options {
     /// has an eighth of this more to finish; past that the run ends with an
     /// error returned to the host.
     pub max_fuel: Option<u64>,
+    /// What the program may reach outside the interpreter (files, environment,
+    /// processes, sockets). Default: everything.
+    pub capabilities: crate::runtime::capabilities::Capabilities,
+    /// Wall-clock time one run may take before it is terminated (None: no
+    /// limit). Checked between slices, like a host's `Terminator`.
+    pub max_run_time: Option<std::time::Duration>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_frames: 1_000_000, slice_fuel: 4096, max_heap: default_max_heap(), max_fuel: None }
+        Options {
+            max_frames: 1_000_000,
+            slice_fuel: 4096,
+            max_heap: default_max_heap(),
+            max_fuel: None,
+            capabilities: Default::default(),
+            max_run_time: None,
+        }
+    }
+}
+
+impl Options {
+    /// Options for untrusted code: no files, environment, processes or sockets
+    /// (`Capabilities::none`), and limits a host is expected to tighten: 256 MB
+    /// of heap, 10,000 frames, 100 million instructions per run.
+    pub fn sandboxed() -> Self {
+        Options {
+            max_frames: 10_000,
+            max_heap: 256 << 20,
+            max_fuel: Some(100_000_000),
+            capabilities: crate::runtime::capabilities::Capabilities::none(),
+            ..Options::default()
+        }
     }
 }
 
@@ -81,6 +109,9 @@ pub struct Host {
     pub start: Instant,
     /// Set from a signal handler (Ctrl-C); checked between slices.
     pub interrupt: Arc<AtomicBool>,
+    /// Set by the host to end the run (uncatchable); checked between slices
+    /// and by builtins that block (`sleep`).
+    pub terminate: Arc<AtomicBool>,
     /// Arguments after the program file on the command line.
     pub argv: Vec<String>,
     /// Input/output statistics, when being recorded (`--time`, `--io`).
@@ -207,6 +238,7 @@ impl Host {
             options,
             start: Instant::now(),
             interrupt: Arc::new(AtomicBool::new(false)),
+            terminate: Arc::new(AtomicBool::new(false)),
             argv: Vec::new(),
             io: None,
             format_consumed: 0,

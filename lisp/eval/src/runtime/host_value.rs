@@ -3,13 +3,17 @@
 //! else printed) and back. The embedding API and the VM's calls of host
 //! functions convert through here.
 //!
-//! Invariant: no `Gc` pointer is in a `HostValue`; converting never recurses
+//! Invariants: no `Gc` pointer is in a `HostValue` (a [`Handle`] names a
+//! slot of the interpreter's held values instead); converting never recurses
 //! deeper than 1,000 list levels (deeper lists come back printed) and prints
-//! circular data finitely.
+//! circular data finitely; converting back never guesses: a symbol name that
+//! does not read as exactly one symbol, a malformed big integer or printed
+//! text (`Other`) is an error, never NIL.
 
 use gc_arena::Mutation;
 use mprof_heap::{Value, alloc};
 
+use crate::runtime::handles::{Handle, HeldValues};
 use crate::runtime::world::World;
 
 /// A Lisp value converted for the host.
@@ -33,8 +37,12 @@ pub enum HostValue {
     Symbol(String),
     /// A proper list, element by element.
     List(Vec<HostValue>),
-    /// Anything else, printed as `prin1` would.
+    /// Anything else, printed as `prin1` would (it cannot be passed back:
+    /// hold a [`Handle`] to keep the object itself).
     Other(String),
+    /// A Lisp object the host holds (see `Interpreter::eval_handle`); passed
+    /// back to Lisp as the object itself.
+    Handle(Handle),
 }
 
 pub(crate) fn print_context<'a, 'gc>(world: &'a World<'gc>, escape: bool) -> mprof_heap::printer::PrintContext<'a, 'gc> {
@@ -69,23 +77,48 @@ pub(crate) fn to_host<'gc>(world: &World<'gc>, v: Value<'gc>, depth: usize) -> H
     }
 }
 
-pub(crate) fn from_host<'gc>(mc: &Mutation<'gc>, world: &World<'gc>, v: &HostValue) -> Value<'gc> {
-    match v {
+/// The Lisp value of `v`; `held` resolves handles (None where no handle can be
+/// resolved: a native's result). An error says what could not be converted.
+pub(crate) fn from_host<'gc>(
+    mc: &Mutation<'gc>,
+    world: &World<'gc>,
+    held: Option<&HeldValues<'gc>>,
+    v: &HostValue,
+) -> Result<Value<'gc>, String> {
+    Ok(match v {
         HostValue::Nil => Value::Nil,
         HostValue::T => world.t(),
         HostValue::Integer(i) => Value::Fixnum(*i),
-        HostValue::BigInteger(s) => s.parse::<num_bigint::BigInt>().map(|b| alloc::integer(mc, b)).unwrap_or(Value::Nil),
+        HostValue::BigInteger(s) => match s.parse::<num_bigint::BigInt>() {
+            Ok(b) => alloc::integer(mc, b),
+            Err(_) => return Err(format!("BigInteger({s:?}) is not a decimal integer")),
+        },
         HostValue::Float(x) => alloc::float(mc, *x),
         HostValue::Char(c) => Value::Char(*c),
         HostValue::String(s) => alloc::string(mc, s),
-        HostValue::Symbol(name) | HostValue::Other(name) => match mprof_reader::read_one(name, 0, &Default::default()) {
-            Ok(Some((d, _))) => mprof_heap::datum::datum_to_value(mc, &world.packages, world.packages.user, &d).unwrap_or(Value::Nil),
-            _ => Value::Nil,
-        },
+        HostValue::Symbol(name) => {
+            let read = mprof_reader::read_one(name, 0, &Default::default());
+            let sym = match read {
+                Ok(Some((d, end))) if name[end..].trim().is_empty() => {
+                    mprof_heap::datum::datum_to_value(mc, &world.packages, world.packages.user, &d).ok()
+                }
+                _ => None,
+            };
+            match sym {
+                Some(s @ (Value::Symbol(_) | Value::Nil)) => s,
+                _ => return Err(format!("Symbol({name:?}) does not read as one symbol (write it as prin1 would: |hello world|)")),
+            }
+        }
+        HostValue::Other(text) => {
+            return Err(format!("Other({text:?}) is printed text, not an object: hold it as a Handle to pass it back"));
+        }
         HostValue::List(items) => {
-            let vals: Vec<Value<'gc>> = items.iter().map(|x| from_host(mc, world, x)).collect();
+            let vals = items.iter().map(|x| from_host(mc, world, held, x)).collect::<Result<Vec<_>, _>>()?;
             alloc::list(mc, &vals)
         }
-    }
+        HostValue::Handle(h) => match held {
+            Some(held) => held.get(h)?,
+            None => return Err(format!("{h:?} cannot be resolved here")),
+        },
+    })
 }
-

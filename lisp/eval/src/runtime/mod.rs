@@ -8,14 +8,17 @@
 
 pub(crate) mod arrays;
 pub(crate) mod builtin;
+pub(crate) mod capabilities;
 pub(crate) mod chars;
 pub(crate) mod composite;
 pub(crate) mod conditions;
+pub(crate) mod convert;
 pub(crate) mod ctx;
 pub(crate) mod cycle;
 pub(crate) mod equal;
 pub(crate) mod format;
 pub(crate) mod format_function;
+pub(crate) mod handles;
 pub(crate) mod host;
 pub(crate) mod host_value;
 pub(crate) mod labels;

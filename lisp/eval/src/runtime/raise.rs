@@ -30,6 +30,9 @@ pub enum ErrorKind {
     Storage,
     /// `interactive-interrupt` (Ctrl-C)
     Interrupt,
+    /// `mprof-ext:capability-denied`: the host did not grant what the program tried
+    /// (files, environment, processes; `runtime/capabilities.rs`).
+    Capability,
 }
 
 /// A request only the driver (outside `mutate`) can carry out.
@@ -44,6 +47,9 @@ pub enum HostRequest {
     Profile(ProfileRequest),
     /// Stop the program with this exit code.
     Exit(i32),
+    /// End the run: calls nested past the frame limit and the margin given to
+    /// the handlers of the first stack-exhausted error.
+    FramesExhausted(usize),
 }
 
 /// Which profiles a start or a report is about.

@@ -32,6 +32,9 @@ pub struct ConditionTypes<'gc> {
     /// Data or code too deep or too large to handle (a tree walk's depth limit, the heap limit).
     pub simple_storage_condition: Ptr<'gc, StructType<'gc>>,
     pub interactive_interrupt: Ptr<'gc, StructType<'gc>>,
+    /// `MPROF-EXT:CAPABILITY-DENIED`, a simple error: the sandbox refused a file,
+    /// the environment or a process.
+    pub capability_denied: Ptr<'gc, StructType<'gc>>,
 }
 
 #[derive(Collect)]
@@ -268,6 +271,11 @@ pub fn make_condition_types<'gc>(
     let simple_storage_condition =
         def(sys("SIMPLE-STORAGE-CONDITION"), &[storage, simple_condition, serious, condition], &fc);
     let interactive_interrupt = def(sys("INTERACTIVE-INTERRUPT"), &[serious, condition], &[]);
+    let capability_denied = def(
+        packages.intern_external(mc, packages.extensions, "CAPABILITY-DENIED"),
+        &[cl("SIMPLE-ERROR"), simple_condition, error, serious, condition],
+        &fc,
+    );
     ConditionTypes {
         condition: t_condition,
         simple_error,
@@ -285,6 +293,7 @@ pub fn make_condition_types<'gc>(
         stack_exhausted,
         simple_storage_condition,
         interactive_interrupt,
+        capability_denied,
     }
 }
 

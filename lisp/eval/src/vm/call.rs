@@ -67,7 +67,7 @@ impl<'gc> Vm<'gc> {
                 self.frame_limit = self.base_frame_limit + 10_000;
                 return Err(Raise::simple(ErrorKind::StackExhausted, "Control stack exhausted"));
             }
-            return Err(Raise::Request(HostRequest::Exit(70)));
+            return Err(Raise::Request(HostRequest::FramesExhausted(self.base_frame_limit)));
         }
         let info = &Gc::as_ref(proto).val.info;
         let p = &info.params;
@@ -278,7 +278,8 @@ impl<'gc> Vm<'gc> {
             return Err(Raise::error("internal error: unknown native function"));
         };
         let r = f(&args).map_err(|m| Raise::error(format!("{name}: {m}")))?;
-        let v = crate::runtime::host_value::from_host(env.mc, env.world, &r);
+        let v = crate::runtime::host_value::from_host(env.mc, env.world, None, &r)
+            .map_err(|m| Raise::error(format!("{name} returned a value Lisp cannot take: {m}")))?;
         self.stack.truncate(ret);
         self.stack.push(v);
         self.values_single = true;

@@ -458,6 +458,20 @@ impl<'gc> Vm<'gc> {
         }
     }
 
+    /// Set the frame limit (the host may change it between runs or during one;
+    /// a margin being used by a handler is kept until the run unwinds).
+    pub fn set_frame_limit(&mut self, limit: usize) {
+        if self.frame_limit == self.base_frame_limit {
+            self.frame_limit = limit;
+        }
+        self.base_frame_limit = limit;
+    }
+
+    /// Whether nothing is queued for the next slice (an interrupt may be).
+    pub fn idle_kick(&self) -> bool {
+        matches!(self.kick, Kick::None)
+    }
+
     /// Interrupt the running program at its next step (Ctrl-C).
     pub fn interrupt(&mut self) {
         if !self.frames.is_empty() {

@@ -14,7 +14,7 @@ impl<'gc> Vm<'gc> {
     /// Signal an error raised by a builtin or by the VM: make the condition
     /// and call ERROR with it (or abort if ERROR cannot run).
     pub(super) fn raise(&mut self, env: &mut Env<'_, 'gc>, r: Raise<'gc>) {
-        if let Raise::Request(HostRequest::Exit(70)) = r {
+        if let Raise::Request(HostRequest::FramesExhausted(_)) = r {
             // The frame limit was hit again while handling stack exhaustion.
             let c = crate::runtime::conditions::from_raise(
                 env.mc,
