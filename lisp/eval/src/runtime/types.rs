@@ -5,6 +5,7 @@
 //! expands those before calling the builtin, which rejects what is left.
 
 use mprof_heap::spec::ElementType;
+use mprof_heap::value::{Ptr, Symbol};
 use mprof_heap::{Value, alloc};
 
 use crate::runtime::numbers::{Num, compare};
@@ -24,44 +25,38 @@ fn name_of<'gc>(v: Value<'gc>) -> Option<&'gc str> {
 /// `SYS::DEFTYPE-EXPANDER` property), which a builtin cannot expand itself
 /// (`Raise::UserType` hands such a call to Lisp).
 pub fn names_user_type<'gc>(ctx: &Ctx<'_, 'gc>, spec: Value<'gc>) -> bool {
-    let (head, args) = match spec {
-        Value::Symbol(s) => (s, Value::Nil),
-        Value::Cons(c) => match c.car.get() {
-            Value::Symbol(s) => (s, c.cdr.get()),
-            _ => return false,
-        },
-        _ => return false,
-    };
+    let Some((head, args)) = type_head(spec) else { return false };
     if head.package.get().is_some_and(|p| gc_arena::Gc::ptr_eq(p, ctx.world.packages.common_lisp)) {
         // (vector x), (array x ...), (simple-array x ...): x may be one.
         return matches!(&*head.name, "VECTOR" | "ARRAY" | "SIMPLE-ARRAY")
-            && matches!(alloc::car(args), v @ (Value::Symbol(_) | Value::Cons(_)) if names_user_type_head(ctx, v));
+            && type_head(alloc::car(args)).is_some_and(|(element, _)| has_deftype_expander(ctx, element));
     }
-    names_user_type_head(ctx, spec)
+    has_deftype_expander(ctx, head)
 }
 
-/// Whether `spec`'s head symbol has a DEFTYPE expander.
-fn names_user_type_head<'gc>(ctx: &Ctx<'_, 'gc>, spec: Value<'gc>) -> bool {
-    let head = match spec {
-        Value::Symbol(s) => s,
+/// A type specifier's head symbol and its arguments (NIL for a bare symbol).
+fn type_head<'gc>(spec: Value<'gc>) -> Option<(Ptr<'gc, Symbol<'gc>>, Value<'gc>)> {
+    match spec {
+        Value::Symbol(s) => Some((s, Value::Nil)),
         Value::Cons(c) => match c.car.get() {
-            Value::Symbol(s) => s,
-            _ => return false,
+            Value::Symbol(s) => Some((s, c.cdr.get())),
+            _ => None,
         },
-        _ => return false,
-    };
+        _ => None,
+    }
+}
+
+/// Whether DEFTYPE gave `name` an expander (a property of its plist, which
+/// is walked a bounded number of steps, as a plist may be circular).
+fn has_deftype_expander<'gc>(ctx: &Ctx<'_, 'gc>, name: Ptr<'gc, Symbol<'gc>>) -> bool {
     let Some((key, _)) = ctx.world.packages.find_symbol(ctx.world.packages.system, "DEFTYPE-EXPANDER") else { return false };
-    let mut plist = head.plist.get();
-    let mut hops = 0;
-    while let Value::Cons(c) = plist {
+    let mut plist = name.plist.get();
+    for _ in 0..10_000 {
+        let Value::Cons(c) = plist else { return false };
         if c.car.get().eq(key) {
             return true;
         }
         plist = alloc::cdr(c.cdr.get());
-        hops += 1;
-        if hops > 10_000 {
-            return false;
-        }
     }
     false
 }
